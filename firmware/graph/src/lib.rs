@@ -1,0 +1,1 @@
+//! routerd-graph (being written).

@@ -1,0 +1,53 @@
+//! The interface every host backend implements: inventory (observe) plus configurator
+//! (create, modify, delete) for a fixed set of artifact kinds.
+//!
+//! The engine keeps one [`Backend`] per `applyWith` family and routes each artifact to the
+//! backend whose [`Backend::kinds`] lists its kind. Backends hold no ownership policy: they list
+//! what is on the host and do what they are told. Deciding what may be deleted is the engine's.
+
+use futures::future::BoxFuture;
+
+use crate::artifact::{Artifact, ArtifactKey, ArtifactKind};
+use crate::error::HostError;
+
+/// Inventory + configurator for some artifact kinds, bound to one network namespace.
+pub trait Backend: Send + Sync {
+    /// The `applyWith` name shown in plans and intents (`rtnetlink`, `nftnl`, `procfs`).
+    fn apply_with(&self) -> &'static str;
+
+    /// Kinds this backend observes and configures.
+    fn kinds(&self) -> &'static [ArtifactKind];
+
+    /// Lists the host objects of `kind` (one of [`Backend::kinds`]) as they are now.
+    ///
+    /// `wanted` names the keys the engine asks about (desired and ledger-owned ones). Backends
+    /// whose kind can be listed cheaply (links, addresses, routes, rules, nft tables) ignore it
+    /// and list every object of the kind, so orphans in routerd's namespaces are seen; backends
+    /// that cannot list (sysctl) read exactly the `wanted` keys and omit absent ones.
+    ///
+    /// Shape: one [`Artifact`] per object, keyed as [`crate::artifact::ArtifactSpec::key`]
+    /// derives. The listing never filters by ownership.
+    fn observe<'a>(
+        &'a self,
+        kind: ArtifactKind,
+        wanted: &'a [ArtifactKey],
+    ) -> BoxFuture<'a, Result<Vec<Artifact>, HostError>>;
+
+    /// Creates `desired` on the host.
+    fn create<'a>(&'a self, desired: &'a Artifact) -> BoxFuture<'a, Result<(), HostError>>;
+
+    /// Changes `observed` in place into `desired` (same key).
+    fn modify<'a>(
+        &'a self,
+        observed: &'a Artifact,
+        desired: &'a Artifact,
+    ) -> BoxFuture<'a, Result<(), HostError>>;
+
+    /// Removes `observed` from the host.
+    fn delete<'a>(&'a self, observed: &'a Artifact) -> BoxFuture<'a, Result<(), HostError>>;
+
+    /// Whether going from `observed` to `desired` needs delete + create instead of modify.
+    fn needs_recreate(&self, _observed: &Artifact, _desired: &Artifact) -> bool {
+        false
+    }
+}

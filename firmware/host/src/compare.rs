@@ -1,0 +1,151 @@
+//! Desired-versus-observed comparison per artifact family: the attribute list behind Modify
+//! decisions, drift reports and adoption refusals. Pure.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::artifact::{ArtifactSpec, AttributeDiff};
+use crate::nftables::ir::NftTableState;
+
+/// See [`ArtifactSpec::drift`].
+pub(crate) fn drift(desired: &ArtifactSpec, observed: &ArtifactSpec) -> Vec<AttributeDiff> {
+    let mut out = Vec::new();
+    match (desired, observed) {
+        (ArtifactSpec::Link(d), ArtifactSpec::Link(o)) => {
+            if d.admin_up.is_some() && d.admin_up != o.admin_up {
+                push(&mut out, "adminUp", &d.admin_up, &o.admin_up);
+            }
+            if d.mtu.is_some() && d.mtu != o.mtu {
+                push(&mut out, "mtu", &d.mtu, &o.mtu);
+            }
+        }
+        (ArtifactSpec::Address(d), ArtifactSpec::Address(o)) => {
+            // The key already holds ifname and address; nothing else is compared.
+            if d != o {
+                push(&mut out, "address", &d.address, &o.address);
+            }
+        }
+        (ArtifactSpec::Route(d), ArtifactSpec::Route(o)) => {
+            if d.gateway != o.gateway {
+                push(&mut out, "gateway", &d.gateway, &o.gateway);
+            }
+            if d.oif.is_some() && d.oif != o.oif {
+                push(&mut out, "oif", &d.oif, &o.oif);
+            }
+            if d.protocol != o.protocol {
+                push(&mut out, "protocol", &d.protocol, &o.protocol);
+            }
+        }
+        (ArtifactSpec::RouteTable(_), ArtifactSpec::RouteTable(_)) => {}
+        (ArtifactSpec::FwmarkRule(d), ArtifactSpec::FwmarkRule(o)) => {
+            if d.mask != o.mask {
+                push(&mut out, "mask", &d.mask, &o.mask);
+            }
+            if d.table != o.table {
+                push(&mut out, "table", &d.table, &o.table);
+            }
+            if d.priority != o.priority {
+                push(&mut out, "priority", &d.priority, &o.priority);
+            }
+        }
+        (ArtifactSpec::Sysctl(d), ArtifactSpec::Sysctl(o)) => {
+            if fold_ws(&d.value) != fold_ws(&o.value) {
+                push(&mut out, "value", &d.value, &o.value);
+            }
+        }
+        (ArtifactSpec::NftTable(d), ArtifactSpec::NftTableObserved(o)) => {
+            nft_drift(&d.expected_state(), o, &mut out);
+        }
+        (ArtifactSpec::NftTable(d), ArtifactSpec::NftTable(o)) => {
+            nft_drift(&d.expected_state(), &o.expected_state(), &mut out);
+        }
+        (ArtifactSpec::Opaque(d), ArtifactSpec::Opaque(o)) => {
+            if d.attributes != o.attributes {
+                push(&mut out, "attributes", &d.attributes, &o.attributes);
+            }
+        }
+        (d, o) => push(&mut out, "type", &type_name(d), &type_name(o)),
+    }
+    out
+}
+
+fn nft_drift(d: &NftTableState, o: &NftTableState, out: &mut Vec<AttributeDiff>) {
+    if d.comment != o.comment {
+        push(out, "comment", &d.comment, &o.comment);
+    }
+    let names = |s: &NftTableState| s.chains.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+    if names(d) != names(o) {
+        push(out, "chains", &names(d), &names(o));
+        return;
+    }
+    for (dc, oc) in d.chains.iter().zip(&o.chains) {
+        if dc.base != oc.base {
+            push(out, &format!("chains.{}.hook", dc.name), &dc.base, &oc.base);
+        }
+        if dc.rules != oc.rules {
+            push(out, &format!("chains.{}.rules", dc.name), &dc.rules, &oc.rules);
+        }
+    }
+}
+
+fn push<D: Serialize + ?Sized, O: Serialize + ?Sized>(
+    out: &mut Vec<AttributeDiff>,
+    attribute: &str,
+    desired: &D,
+    observed: &O,
+) {
+    out.push(AttributeDiff {
+        attribute: attribute.to_string(),
+        desired: serde_json::to_value(desired).unwrap_or(Value::Null),
+        observed: serde_json::to_value(observed).unwrap_or(Value::Null),
+    });
+}
+
+fn fold_ws(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn type_name(s: &ArtifactSpec) -> &'static str {
+    match s {
+        ArtifactSpec::Link(_) => "link",
+        ArtifactSpec::Address(_) => "address",
+        ArtifactSpec::Route(_) => "route",
+        ArtifactSpec::RouteTable(_) => "routeTable",
+        ArtifactSpec::FwmarkRule(_) => "fwmarkRule",
+        ArtifactSpec::Sysctl(_) => "sysctl",
+        ArtifactSpec::NftTable(_) | ArtifactSpec::NftTableObserved(_) => "nftTable",
+        ArtifactSpec::Opaque(_) => "opaque",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::artifact::{LinkSpec, SysctlSpec};
+
+    #[test]
+    fn link_drift_ignores_fields_left_unset() {
+        let d = ArtifactSpec::Link(LinkSpec { ifname: "lan".into(), admin_up: Some(true), mtu: None });
+        let o = ArtifactSpec::Link(LinkSpec {
+            ifname: "lan".into(),
+            admin_up: Some(true),
+            mtu: Some(9000),
+        });
+        assert!(drift(&d, &o).is_empty());
+        let down = ArtifactSpec::Link(LinkSpec {
+            ifname: "lan".into(),
+            admin_up: Some(false),
+            mtu: Some(1500),
+        });
+        let diffs = drift(&d, &down);
+        assert_eq!(diffs.len(), 1);
+        assert_eq!(diffs[0].attribute, "adminUp");
+    }
+
+    #[test]
+    fn sysctl_drift_folds_whitespace() {
+        let d = ArtifactSpec::Sysctl(SysctlSpec { key: "k".into(), value: "4096 87380".into() });
+        let o = ArtifactSpec::Sysctl(SysctlSpec { key: "k".into(), value: "4096\t87380\n".into() });
+        assert!(drift(&d, &o).is_empty());
+    }
+}

@@ -1,0 +1,30 @@
+//! Host access for routerd: inventory and configurators per artifact kind.
+//!
+//! This is the only crate that talks to Linux. Every backend is bound to a network namespace
+//! ([`netns::Netns`]) and implements [`backend::Backend`]:
+//!
+//! | module | applyWith | kinds |
+//! |---|---|---|
+//! | [`netlink`] | `rtnetlink` | `linux.link`, `linux.ipv4/ipv6.address`, `linux.ipv4/ipv6.route`, `linux.ipv4.routeTable`, `linux.ipv4.fwmarkRule` |
+//! | [`nftables`] | `nftnl` | `nft.table` |
+//! | [`sysctl`] | `procfs` | `linux.sysctl` |
+//!
+//! Ownership policy is not here: backends list everything of their kind and do what the engine
+//! asks. See `firmware/engine` for what may be deleted.
+
+pub mod artifact;
+pub mod backend;
+mod compare;
+pub mod error;
+pub mod netlink;
+pub mod netns;
+pub mod nftables;
+pub mod sysctl;
+
+pub use artifact::{
+    Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, AttributeDiff, ROUTERD_FWMARK_RANGE,
+    ROUTERD_NFT_TABLE_PREFIX, ROUTERD_ROUTE_PROTOCOL,
+};
+pub use backend::Backend;
+pub use error::{ErrorClass, HostError};
+pub use netns::Netns;

@@ -1,0 +1,1 @@
+//! rtnetlink backend (stub).

@@ -1,0 +1,3 @@
+//! nftnl backend for `nft.table`.
+
+pub mod ir;

@@ -1,0 +1,1 @@
+//! procfs sysctl backend (stub).

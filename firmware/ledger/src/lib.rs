@@ -1,0 +1,1 @@
+//! routerd-ledger (being written).
