@@ -1,1 +1,22 @@
-//! routerd-engine (being written).
+//! The routerd engine: render resources into artifact intents, observe the host, plan,
+//! apply, clean up proven orphans, adopt, and report the Result document.
+//!
+//! Pure: [`render::render`], [`plan::plan`], [`report::build`]. Effectful: [`Session`]
+//! (inventory and configurators through `routerd-host`, the ledger through `routerd-ledger`).
+//! Ownership policy (seed 000) lives in [`policy`] and in what [`plan::plan`] lets into the
+//! current-state graph; see `docs/adr/0002-ownership-rules.md`.
+
+mod error;
+pub mod intent;
+pub mod item;
+pub mod plan;
+pub mod policy;
+pub mod render;
+pub mod report;
+pub mod result;
+mod session;
+pub mod table;
+
+pub use error::EngineError;
+pub use result::{Phase, ResultDocument};
+pub use session::{ConfigInput, Session, SessionOptions};

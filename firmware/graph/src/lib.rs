@@ -1,1 +1,128 @@
-//! routerd-graph (being written).
+//! Dependency graph and state reconciler with the semantics of EVE's reconciler (seed 003).
+//!
+//! The current and the intended state are each a [`Graph`] of items; an item declares the items
+//! it depends on. [`plan`] computes, purely, the ordered operations that move the current state
+//! to the intended one; [`Reconciler::reconcile`] executes them through [`Configurator`]s and
+//! updates the current graph in place. Both share one ordering core:
+//!
+//! 1. deletes and modifies, dependents before what they depend on (a recreate deletes its
+//!    dependents first);
+//! 2. creates, dependencies before their dependents, once every dependency exists and satisfies
+//!    its predicate; the rest stays pending.
+//!
+//! External items are observed facts that are never touched; their presence only decides
+//! whether dependents can exist. A failed operation blocks only what depends on it. Operations
+//! may continue in the background ([`OpContext::continue_in_background`]); a later reconcile
+//! finishes their transition.
+//!
+//! This crate knows nothing of Linux, netlink or routerd kinds: it is generic over [`Item`].
+//! It spawns no task and keeps no state between calls besides the current-state graph.
+//!
+//! ```no_run
+//! use std::fmt;
+//!
+//! use futures::future::BoxFuture;
+//! use routerd_graph::{
+//!     Configurator, Dependency, Graph, GraphError, Item, Key, KindRegistry, OpContext, OpError,
+//!     Reconciler, Selection,
+//! };
+//!
+//! #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+//! enum Kind {
+//!     Link,
+//!     Addr,
+//! }
+//!
+//! impl fmt::Display for Kind {
+//!     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+//!         f.write_str(if *self == Kind::Link { "link" } else { "addr" })
+//!     }
+//! }
+//!
+//! #[derive(Clone, Debug, PartialEq)]
+//! struct Node {
+//!     kind: Kind,
+//!     name: String,
+//!     on_link: Option<String>,
+//! }
+//!
+//! impl Item for Node {
+//!     type Kind = Kind;
+//!
+//!     fn key(&self) -> Key<Kind> {
+//!         Key::new(self.kind, self.name.clone())
+//!     }
+//!
+//!     fn deps(&self) -> Vec<Dependency<Self>> {
+//!         let link = |name: &String| Key::new(Kind::Link, name.clone());
+//!         self.on_link.iter().map(|name| Dependency::on(link(name), "needs its link")).collect()
+//!     }
+//!
+//!     fn matches(&self, current: &Self) -> bool {
+//!         self == current
+//!     }
+//! }
+//!
+//! struct Print;
+//!
+//! fn say(op: &str, node: &Node) -> Result<(), OpError> {
+//!     println!("{op} {}", node.key());
+//!     Ok(())
+//! }
+//!
+//! impl Configurator<Node> for Print {
+//!     fn create<'a>(&'a self, _: &'a OpContext, n: &'a Node) -> BoxFuture<'a, Result<(), OpError>> {
+//!         Box::pin(async move { say("create", n) })
+//!     }
+//!
+//!     fn modify<'a>(
+//!         &'a self,
+//!         _: &'a OpContext,
+//!         _: &'a Node,
+//!         n: &'a Node,
+//!     ) -> BoxFuture<'a, Result<(), OpError>> {
+//!         Box::pin(async move { say("modify", n) })
+//!     }
+//!
+//!     fn delete<'a>(&'a self, _: &'a OpContext, n: &'a Node) -> BoxFuture<'a, Result<(), OpError>> {
+//!         Box::pin(async move { say("delete", n) })
+//!     }
+//! }
+//!
+//! async fn apply() -> Result<(), GraphError> {
+//!     let registry = KindRegistry::new().with(Kind::Link, Print).with(Kind::Addr, Print);
+//!     let node = |kind, name: &str, on_link: Option<&str>| Node {
+//!         kind,
+//!         name: name.to_string(),
+//!         on_link: on_link.map(str::to_string),
+//!     };
+//!     let intended: Graph<Node> =
+//!         [node(Kind::Addr, "wan", Some("eth0")), node(Kind::Link, "eth0", None)].into_iter().collect();
+//!     let mut current = Graph::new();
+//!     let reconciler = Reconciler::new(&registry);
+//!     // Prints "create link/eth0" then "create addr/wan".
+//!     let status = reconciler.reconcile(&mut current, &intended, Selection::All).await?;
+//!     assert!(status.is_ok() && current.len() == 2);
+//!     Ok(())
+//! }
+//! ```
+
+mod background;
+mod configurator;
+pub mod dot;
+mod engine;
+mod error;
+mod graph;
+mod item;
+mod plan;
+mod reconciler;
+mod state;
+
+pub use background::{CancelHandle, CancelToken, DoneHandle, OpContext, ResumeSignal};
+pub use configurator::{Configurator, KindRegistry, OpError, Registry};
+pub use error::{GraphError, OperationError, ReconcileError};
+pub use graph::Graph;
+pub use item::{Dependency, Item, Key, MustSatisfy};
+pub use plan::{Plan, PlannedOp, Reason, plan};
+pub use reconciler::{OpLogEntry, Reconciler, Status};
+pub use state::{ItemState, ItemStatus, Operation, Selection};

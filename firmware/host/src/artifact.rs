@@ -21,6 +21,10 @@ use crate::nftables::ir::{NftTableSpec, NftTableState};
 /// `proto 208` (or `proto routerd` with the board's `rt_protos.d/routerd.conf`).
 pub const ROUTERD_ROUTE_PROTOCOL: u8 = 208;
 
+/// Tables that are never a `linux.ipv4.routeTable` artifact: `default` (253), `main` (254)
+/// and `local` (255) belong to the whole system (`include/uapi/linux/rtnetlink.h`).
+pub const RESERVED_ROUTE_TABLES: [u32; 3] = [253, 254, 255];
+
 /// The fwmark range routerd treats as its own namespace (seed 000, "Orphans").
 pub const ROUTERD_FWMARK_RANGE: std::ops::RangeInclusive<u32> = 0x100..=0x1ff;
 
@@ -347,7 +351,9 @@ impl ArtifactSpec {
                 };
                 ArtifactKey::new(kind, format!("{}:{}:{}", r.table, r.destination, r.metric))
             }
-            Self::RouteTable(t) => ArtifactKey::new(ArtifactKind::Ipv4RouteTable, t.table.to_string()),
+            Self::RouteTable(t) => {
+                ArtifactKey::new(ArtifactKind::Ipv4RouteTable, t.table.to_string())
+            }
             Self::FwmarkRule(r) => {
                 ArtifactKey::new(ArtifactKind::Ipv4FwmarkRule, format!("{:#x}", r.mark))
             }

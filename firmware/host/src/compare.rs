@@ -125,7 +125,8 @@ mod tests {
 
     #[test]
     fn link_drift_ignores_fields_left_unset() {
-        let d = ArtifactSpec::Link(LinkSpec { ifname: "lan".into(), admin_up: Some(true), mtu: None });
+        let d =
+            ArtifactSpec::Link(LinkSpec { ifname: "lan".into(), admin_up: Some(true), mtu: None });
         let o = ArtifactSpec::Link(LinkSpec {
             ifname: "lan".into(),
             admin_up: Some(true),

@@ -22,8 +22,8 @@ pub mod nftables;
 pub mod sysctl;
 
 pub use artifact::{
-    Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, AttributeDiff, ROUTERD_FWMARK_RANGE,
-    ROUTERD_NFT_TABLE_PREFIX, ROUTERD_ROUTE_PROTOCOL,
+    Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, AttributeDiff, RESERVED_ROUTE_TABLES,
+    ROUTERD_FWMARK_RANGE, ROUTERD_NFT_TABLE_PREFIX, ROUTERD_ROUTE_PROTOCOL,
 };
 pub use backend::Backend;
 pub use error::{ErrorClass, HostError};

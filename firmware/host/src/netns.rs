@@ -37,7 +37,10 @@ impl Netns {
         if name.is_empty() || name.contains('/') || name == "." || name == ".." {
             return Err(HostError::Netns {
                 name: name.to_string(),
-                source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a namespace name"),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "not a namespace name",
+                ),
             });
         }
         Self::at_path(name, Path::new(NETNS_RUN_DIR).join(name))

@@ -1,1 +1,81 @@
-//! routerd-ledger (being written).
+//! The ownership ledger: the durable record of artifacts this installation created or adopted
+//! (seed 000, "Resource Ownership and Reconcile").
+//!
+//! The ledger only stores; ownership policy (what may be recorded, what may be deleted) lives in
+//! the engine. It knows artifacts by their stable strings (`kind`, `name`), not by host types, so
+//! it depends on nothing of ours.
+//!
+//! Crash safety follows a write-ahead rule. Before apply, the engine records every artifact it is
+//! about to create as [`EntryState::Pending`] in one durable transaction; after apply it promotes
+//! the ones that succeeded to [`EntryState::Owned`] and drops the rest in a second one. A run
+//! that finds `Pending` entries left by a crash resolves them against the host: present means we
+//! created it (nothing else was supposed to), absent means the create never happened. Either way
+//! no artifact we created is ever unrecorded. Two fsyncs per reconcile, not one per artifact.
+//!
+//! Storage: one redb file (ACID, stable format; see `docs/adr/0001-ledger-store.md`). A
+//! [`Ledger::open_read_only`] handle never writes the file, so dry runs leave it byte-identical.
+
+mod error;
+mod store;
+
+pub use error::LedgerError;
+pub use store::{AppliedGeneration, Ledger, LedgerChange};
+
+use serde::{Deserialize, Serialize};
+
+/// Default location on the router.
+pub const DEFAULT_LEDGER_PATH: &str = "/var/lib/routerd/routerd.redb";
+
+/// How this installation came to own an artifact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Origin {
+    /// routerd created it.
+    Created,
+    /// It existed before and the operator adopted it (`adopt --apply`).
+    Adopted,
+}
+
+/// Whether an entry is proven.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum EntryState {
+    /// About to be created; not yet proof of ownership (see the crate docs).
+    Pending,
+    /// Created or adopted successfully: proof of ownership.
+    Owned,
+}
+
+/// One owned (or about-to-be-owned) artifact.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerEntry {
+    /// Artifact kind string (`nft.table`).
+    pub kind: String,
+    /// Artifact name (`inet/routerd_nat`).
+    pub name: String,
+    /// Resource ID of the owner (`net.routerd.net/v1alpha1/IPv4SourceNAT/lan-nat`).
+    pub owner: String,
+    /// Created or adopted.
+    pub origin: Origin,
+    /// Pending or owned.
+    pub state: EntryState,
+    /// Config generation that recorded it.
+    pub generation: u64,
+    /// When it was recorded, seconds since the Unix epoch.
+    pub recorded_at: u64,
+    /// Desired attributes at the time of recording (JSON of the artifact spec).
+    pub attributes: serde_json::Value,
+}
+
+impl LedgerEntry {
+    /// The store key: `kind/name`.
+    pub fn key(&self) -> String {
+        entry_key(&self.kind, &self.name)
+    }
+}
+
+/// The store key of an artifact: `kind/name`.
+pub fn entry_key(kind: &str, name: &str) -> String {
+    format!("{kind}/{name}")
+}

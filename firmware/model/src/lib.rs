@@ -1,1 +1,36 @@
-//! routerd-model (being written).
+//! routerd-model: the `router.yaml` config model.
+//!
+//! Owns the typed form of every resource kind (schema `routerd-config-v1alpha1` plus the
+//! routerd-rs static-route kinds), parsing with `file:line:column` errors, and semantic
+//! validation (addresses, ranges, durations, unique IDs/ifnames/marks, references).
+//!
+//! Does no I/O except [`load`], which reads one file. Knows nothing about Linux, the
+//! reconciler or the ledger.
+//!
+//! ```no_run
+//! let config = routerd_model::load(std::path::Path::new("/etc/routerd/router.yaml"))?;
+//! for resource in config.resources_of(routerd_model::ResourceKind::Interface) {
+//!     println!("{}", resource.id());
+//! }
+//! # Ok::<(), routerd_model::ConfigErrors>(())
+//! ```
+
+pub mod addr;
+mod config;
+mod diag;
+pub mod duration;
+mod error;
+mod kind;
+mod parse;
+pub mod spec;
+mod validate;
+mod yaml;
+
+pub use config::{Config, Metadata, ReconcileMode, ReconcileSpec, Resource, RouterSpec};
+pub use duration::parse_duration;
+pub use error::{ConfigError, ConfigErrors, Location};
+pub use kind::{
+    FIREWALL_API_VERSION, KindSpec, NET_API_VERSION, ROUTER_API_VERSION, ROUTER_KIND, ResourceKind,
+    ResourceSpec, SYSTEM_API_VERSION, UnknownKindError,
+};
+pub use parse::{load, parse_config};

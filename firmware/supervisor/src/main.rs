@@ -1,1 +1,206 @@
-fn main() {}
+//! `routerd`: one-shot engine commands against the host or a named network namespace.
+//!
+//! The daemon (`routerd serve`) arrives with the supervisor issue; these commands are what it
+//! will run on every reconcile, exposed for the serial console, scripts and tests.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::SystemTime;
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use routerd_engine::{ConfigInput, EngineError, ResultDocument, Session, SessionOptions};
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0   success (reconcile: every resource Healthy or RequiresAdoption)
+  1   the config is invalid; every error was printed and nothing was changed
+  2   finished, but some resources are Blocked or some operations failed
+  3   adopt --apply refused at least one candidate whose attributes differ
+  64  usage error
+  69  host unavailable (network namespace missing, not permitted)
+  74  ledger file unreadable or unwritable
+  75  temporary failure (ledger locked by another routerd, netlink busy); retry";
+
+/// Reconciles a declarative router.yaml into the kernel, proving ownership before any delete.
+#[derive(Parser, Debug)]
+#[command(name = "routerd", version, after_help = EXIT_CODES)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Parse and validate the config; print every error with file:line:column.
+    Validate {
+        /// The router.yaml to check.
+        #[arg(long, default_value = "/etc/routerd/router.yaml")]
+        config: PathBuf,
+    },
+    /// Show the artifacts of every resource as they are on the host (read-only).
+    Observe(EngineArgs),
+    /// Show what reconcile would change, orphans and adoption candidates (read-only).
+    Plan(EngineArgs),
+    /// Apply the config to the host.
+    Reconcile {
+        /// Run once and exit (the daemon that keeps reconciling is `routerd serve`).
+        #[arg(long, required = true)]
+        once: bool,
+        /// Compute and print everything, change nothing on the host or in the ledger.
+        #[arg(long)]
+        dry_run: bool,
+        #[command(flatten)]
+        engine: EngineArgs,
+    },
+    /// Record existing host artifacts that match the config as owned (ledger only).
+    Adopt {
+        /// List candidates (read-only).
+        #[arg(long, conflicts_with = "apply", required_unless_present = "apply")]
+        candidates: bool,
+        /// Record every candidate whose observed attributes match the config.
+        #[arg(long)]
+        apply: bool,
+        #[command(flatten)]
+        engine: EngineArgs,
+    },
+}
+
+#[derive(Args, Debug)]
+struct EngineArgs {
+    /// The router.yaml to apply.
+    #[arg(long, default_value = "/etc/routerd/router.yaml")]
+    config: PathBuf,
+    /// Target the network namespace /run/netns/NAME instead of the host's own.
+    #[arg(long, value_name = "NAME")]
+    netns: Option<String>,
+    /// The ownership ledger.
+    #[arg(long, value_name = "PATH", default_value = routerd_ledger::DEFAULT_LEDGER_PATH)]
+    ledger: PathBuf,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Table)]
+    output: Output,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Output {
+    /// The Result document as JSON.
+    Json,
+    /// A table that fits 80 columns.
+    Table,
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 64 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            let code = e.downcast_ref::<EngineError>().map_or(1, EngineError::exit_code);
+            eprintln!("routerd: {e:#}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<u8> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    match cli.command {
+        Command::Validate { config } => Ok(validate(&config)),
+        Command::Observe(args) => runtime.block_on(engine_command(args, Mode::Observe)),
+        Command::Plan(args) => runtime.block_on(engine_command(args, Mode::Plan)),
+        Command::Reconcile { once: _, dry_run, engine } => {
+            let mode = if dry_run { Mode::DryRun } else { Mode::Reconcile };
+            runtime.block_on(engine_command(engine, mode))
+        }
+        Command::Adopt { candidates: _, apply, engine } => {
+            let mode = if apply { Mode::AdoptApply } else { Mode::AdoptCandidates };
+            runtime.block_on(engine_command(engine, mode))
+        }
+    }
+}
+
+fn validate(path: &std::path::Path) -> u8 {
+    match routerd_model::load(path) {
+        Ok(cfg) => {
+            println!("{}: valid ({} resources)", path.display(), cfg.spec.resources.len());
+            0
+        }
+        Err(errors) => {
+            eprintln!("{errors}");
+            1
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Observe,
+    Plan,
+    DryRun,
+    Reconcile,
+    AdoptCandidates,
+    AdoptApply,
+}
+
+async fn engine_command(args: EngineArgs, mode: Mode) -> anyhow::Result<u8> {
+    let config = match ConfigInput::load(&args.config) {
+        Ok(c) => c,
+        Err(errors) => {
+            eprintln!("{errors}");
+            return Ok(1);
+        }
+    };
+    let writes = matches!(mode, Mode::Reconcile | Mode::AdoptApply);
+    let opts = SessionOptions {
+        netns: args.netns.clone(),
+        ledger_path: args.ledger.clone(),
+        read_only: !writes,
+    };
+    let mut session = Session::open(opts).await?;
+    let now = SystemTime::now();
+    let (doc, code) = match mode {
+        Mode::Observe => {
+            let doc = session.observe(&config, now).await?;
+            (doc, 0)
+        }
+        Mode::Plan | Mode::DryRun => {
+            let doc = session.plan(&config, now, mode == Mode::DryRun).await?;
+            let code = if doc.phase == routerd_engine::Phase::Blocked { 2 } else { 0 };
+            (doc, code)
+        }
+        Mode::Reconcile => {
+            let doc = session.reconcile(&config, now).await?;
+            let failed = doc.operations.iter().any(|o| o.result == "failed");
+            let code = if failed || doc.phase == routerd_engine::Phase::Blocked { 2 } else { 0 };
+            (doc, code)
+        }
+        Mode::AdoptCandidates => (session.adopt(&config, now, false).await?, 0),
+        Mode::AdoptApply => {
+            let doc = session.adopt(&config, now, true).await?;
+            let refused = doc.adoption_candidates.iter().any(|c| !c.adoptable);
+            (doc, if refused { 3 } else { 0 })
+        }
+    };
+    print_doc(&doc, args.output)?;
+    Ok(code)
+}
+
+fn print_doc(doc: &ResultDocument, output: Output) -> anyhow::Result<()> {
+    match output {
+        Output::Json => {
+            println!("{}", serde_json::to_string_pretty(doc).context("encoding JSON")?);
+        }
+        Output::Table => print!("{}", routerd_engine::table::render(doc)),
+    }
+    Ok(())
+}

@@ -220,6 +220,9 @@ pub enum NftCtState {
 }
 
 impl NftCtState {
+    /// Every state, in bit order.
+    pub const ALL: [NftCtState; 4] = [Self::Invalid, Self::Established, Self::Related, Self::New];
+
     /// The `NF_CT_STATE_*_BIT` value.
     pub fn bit(self) -> u32 {
         match self {
@@ -354,11 +357,14 @@ impl NftRule {
 }
 
 impl fmt::Display for NftTableSpec {
-    /// nft syntax, as `nft list table` would print it (without handles).
+    /// nft syntax, exactly as `nft list table` (nftables 1.0.6) prints it, without handles.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "table {} {} {{", self.family.as_str(), self.name)?;
         writeln!(f, "\tcomment \"{}\"", self.comment())?;
-        for chain in &self.chains {
+        for (i, chain) in self.chains.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
             writeln!(f, "\tchain {} {{", chain.name)?;
             if let Some(b) = &chain.base {
                 writeln!(
@@ -366,12 +372,12 @@ impl fmt::Display for NftTableSpec {
                     "\t\ttype {} hook {} priority {}; policy {};",
                     b.chain_type.as_str(),
                     b.hook.as_str(),
-                    b.priority,
+                    b.priority_display(),
                     b.policy.as_str()
                 )?;
             }
             for rule in &chain.rules {
-                writeln!(f, "\t\t{rule}")?;
+                writeln!(f, "\t\t{}", rule.to_nft(self.family))?;
             }
             writeln!(f, "\t}}")?;
         }
@@ -379,38 +385,167 @@ impl fmt::Display for NftTableSpec {
     }
 }
 
+impl NftBaseChain {
+    /// The priority as nft prints it: a standard name (`filter`, `srcnat`, `mangle - 5`) when one
+    /// applies to this hook within +-10, the number otherwise.
+    pub fn priority_display(&self) -> String {
+        const STANDARD: [(&str, i32); 6] = [
+            ("raw", -300),
+            ("mangle", -150),
+            ("dstnat", -100),
+            ("filter", 0),
+            ("security", 50),
+            ("srcnat", 100),
+        ];
+        for (name, value) in STANDARD {
+            let applies = match name {
+                "dstnat" => self.hook == NftHook::Prerouting,
+                "srcnat" => self.hook == NftHook::Postrouting,
+                _ => true,
+            };
+            let diff = i64::from(self.priority) - i64::from(value);
+            if applies && (-10..=10).contains(&diff) {
+                return match diff {
+                    0 => name.to_string(),
+                    d if d > 0 => format!("{name} + {d}"),
+                    d => format!("{name} - {}", -d),
+                };
+            }
+        }
+        self.priority.to_string()
+    }
+}
+
+impl NftRule {
+    /// The rule in nft syntax as `nft list table` prints it inside a table of `family`.
+    ///
+    /// nft hides the protocol match a later header match depends on (`meta l4proto tcp th dport
+    /// 80` lists as `tcp dport 80`, `meta nfproto ipv4 ip saddr ..` as `ip saddr ..`), and omits
+    /// the NAT family keyword outside `inet` tables; so does this.
+    pub fn to_nft(&self, family: NftFamily) -> String {
+        let hidden = self.hidden_dependencies();
+        let mut l4 = None;
+        let mut parts = Vec::with_capacity(self.matches.len() + self.actions.len() + 1);
+        for (m, hide) in self.matches.iter().zip(hidden) {
+            match m {
+                NftMatch::L4Proto(p) => l4 = Some(*p),
+                NftMatch::TcpSyn => l4 = Some(NftL4Proto::Tcp),
+                _ => {}
+            }
+            if hide {
+                continue;
+            }
+            parts.push(match (m, l4) {
+                (NftMatch::Dport(p), Some(proto @ (NftL4Proto::Tcp | NftL4Proto::Udp))) => {
+                    format!("{} dport {p}", proto.as_str())
+                }
+                _ => m.to_string(),
+            });
+        }
+        parts.extend(self.actions.iter().map(|a| a.to_nft(family)));
+        parts.push(format!("comment \"{}\"", self.comment()));
+        parts.join(" ")
+    }
+
+    /// Which matches nft folds into a later header match (see [`NftRule::to_nft`]): the latest
+    /// pending protocol match of the header's layer, when it names the header's protocol.
+    fn hidden_dependencies(&self) -> Vec<bool> {
+        use NftIpFamily::{Ipv4, Ipv6};
+        use NftL4Proto::{Tcp, Udp};
+        let mut hidden = vec![false; self.matches.len()];
+        let mut nfproto: Option<(usize, NftIpFamily)> = None;
+        let mut l4proto: Option<(usize, NftL4Proto)> = None;
+        for (i, m) in self.matches.iter().enumerate() {
+            let consumed = match m {
+                NftMatch::NfProto(f) => {
+                    nfproto = Some((i, *f));
+                    None
+                }
+                NftMatch::L4Proto(p) => {
+                    l4proto = Some((i, *p));
+                    None
+                }
+                NftMatch::Ip4Saddr(_) | NftMatch::Ip4Daddr(_) => {
+                    nfproto.take().filter(|(_, f)| *f == Ipv4).map(|(j, _)| j)
+                }
+                NftMatch::Ip6Saddr(_) | NftMatch::Ip6Daddr(_) => {
+                    nfproto.take().filter(|(_, f)| *f == Ipv6).map(|(j, _)| j)
+                }
+                NftMatch::Dport(_) => {
+                    l4proto.take().filter(|(_, p)| matches!(p, Tcp | Udp)).map(|(j, _)| j)
+                }
+                NftMatch::TcpSyn => l4proto.take().filter(|(_, p)| *p == Tcp).map(|(j, _)| j),
+                _ => None,
+            };
+            if let Some(j) = consumed {
+                hidden[j] = true;
+            }
+        }
+        hidden
+    }
+}
+
 impl fmt::Display for NftRule {
+    /// nft syntax as listed inside an `inet` table; see [`NftRule::to_nft`].
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut parts: Vec<String> = self.matches.iter().map(ToString::to_string).collect();
-        parts.extend(self.actions.iter().map(ToString::to_string));
-        write!(f, "{} comment \"{}\"", parts.join(" "), self.comment())
+        f.write_str(&self.to_nft(NftFamily::Inet))
     }
 }
 
 impl fmt::Display for NftMatch {
+    /// nft syntax of this match on its own (nftables 1.0.6 listing style).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::IifName(n) => write!(f, "iifname \"{n}\""),
             Self::OifName(n) => write!(f, "oifname \"{n}\""),
             Self::NfProto(NftIpFamily::Ipv4) => f.write_str("meta nfproto ipv4"),
             Self::NfProto(NftIpFamily::Ipv6) => f.write_str("meta nfproto ipv6"),
-            Self::Ip4Saddr(n) => write!(f, "ip saddr {n}"),
-            Self::Ip4Daddr(n) => write!(f, "ip daddr {n}"),
-            Self::Ip6Saddr(n) => write!(f, "ip6 saddr {n}"),
-            Self::Ip6Daddr(n) => write!(f, "ip6 daddr {n}"),
+            Self::Ip4Saddr(n) => write!(f, "ip saddr {}", v4_prefix(n)),
+            Self::Ip4Daddr(n) => write!(f, "ip daddr {}", v4_prefix(n)),
+            Self::Ip6Saddr(n) => write!(f, "ip6 saddr {}", v6_prefix(n)),
+            Self::Ip6Daddr(n) => write!(f, "ip6 daddr {}", v6_prefix(n)),
             Self::L4Proto(p) => write!(f, "meta l4proto {}", p.as_str()),
             Self::Dport(p) => write!(f, "th dport {p}"),
             Self::CtState(states) => {
-                let s: Vec<&str> = states.iter().map(|s| s.as_str()).collect();
-                write!(f, "ct state {{ {} }}", s.join(", "))
+                // nft lists a state bitmask in bit order, comma separated.
+                let mask = states.iter().fold(0, |m, s| m | s.bit());
+                let names: Vec<&str> = NftCtState::ALL
+                    .iter()
+                    .filter(|s| mask & s.bit() != 0)
+                    .map(|s| s.as_str())
+                    .collect();
+                write!(f, "ct state {}", names.join(","))
             }
-            Self::Mark(m) => write!(f, "meta mark {m:#x}"),
-            Self::TcpSyn => f.write_str("tcp flags & (syn | rst) == syn"),
+            Self::Mark(m) => write!(f, "meta mark 0x{m:08x}"),
+            Self::TcpSyn => f.write_str("tcp flags syn / syn,rst"),
+        }
+    }
+}
+
+impl NftAction {
+    /// nft syntax of this statement inside a table of `family`: NAT statements name their
+    /// address family (`snat ip to`) only in `inet` tables.
+    pub fn to_nft(&self, family: NftFamily) -> String {
+        let nat = |verb: &str, address: &IpAddr| match family {
+            NftFamily::Inet => format!("{verb} {} to", ip_keyword(address)),
+            NftFamily::Ip | NftFamily::Ip6 => format!("{verb} to"),
+        };
+        match self {
+            Self::Snat { address, ports } => match ports {
+                Some((a, b)) => format!("{} {}:{a}-{b}", nat("snat", address), nat_addr(address)),
+                None => format!("{} {address}", nat("snat", address)),
+            },
+            Self::Dnat { address, port } => match port {
+                Some(p) => format!("{} {}:{p}", nat("dnat", address), nat_addr(address)),
+                None => format!("{} {address}", nat("dnat", address)),
+            },
+            other => other.to_string(),
         }
     }
 }
 
 impl fmt::Display for NftAction {
+    /// nft syntax as listed inside an `inet` table; see [`NftAction::to_nft`].
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Accept => f.write_str("accept"),
@@ -419,21 +554,8 @@ impl fmt::Display for NftAction {
             Self::Jump(c) => write!(f, "jump {c}"),
             Self::Masquerade { ports: None } => f.write_str("masquerade"),
             Self::Masquerade { ports: Some((a, b)) } => write!(f, "masquerade to :{a}-{b}"),
-            Self::Snat { address, ports } => {
-                write!(f, "snat {} to {}", ip_keyword(address), address)?;
-                if let Some((a, b)) = ports {
-                    write!(f, ":{a}-{b}")?;
-                }
-                Ok(())
-            }
-            Self::Dnat { address, port } => {
-                write!(f, "dnat {} to {}", ip_keyword(address), address)?;
-                if let Some(p) = port {
-                    write!(f, ":{p}")?;
-                }
-                Ok(())
-            }
-            Self::SetMark(m) => write!(f, "meta mark set {m:#x}"),
+            Self::Snat { .. } | Self::Dnat { .. } => f.write_str(&self.to_nft(NftFamily::Inet)),
+            Self::SetMark(m) => write!(f, "meta mark set 0x{m:08x}"),
             Self::ClampMssToPmtu => f.write_str("tcp option maxseg size set rt mtu"),
             Self::SetMss(s) => write!(f, "tcp option maxseg size set {s}"),
         }
@@ -442,6 +564,26 @@ impl fmt::Display for NftAction {
 
 fn ip_keyword(a: &IpAddr) -> &'static str {
     if a.is_ipv4() { "ip" } else { "ip6" }
+}
+
+/// An address followed by `:port`: IPv6 in brackets.
+fn nat_addr(a: &IpAddr) -> String {
+    match a {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => format!("[{v6}]"),
+    }
+}
+
+/// A prefix as nft lists it: host bits cleared, a full-length prefix as a bare address.
+fn v4_prefix(n: &Ipv4Net) -> String {
+    let n = n.trunc();
+    if n.prefix_len() == 32 { n.addr().to_string() } else { n.to_string() }
+}
+
+/// See [`v4_prefix`].
+fn v6_prefix(n: &Ipv6Net) -> String {
+    let n = n.trunc();
+    if n.prefix_len() == 128 { n.addr().to_string() } else { n.to_string() }
 }
 
 impl NftChainType {

@@ -1,0 +1,32 @@
+# Every routine task. `just --list` shows them.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+routerd := "target/debug/routerd"
+
+# The main job: build, make the lab, reconcile examples/lab-router.yaml, prove it with traffic.
+demo: build
+    scripts/demo.sh {{routerd}}
+
+# Build every crate (debug).
+build:
+    cargo build --workspace --locked
+
+# Every test: formatting, lints, layering, unit, reconciler scenarios, namespace integration (root).
+test: lint
+    cargo nextest run --workspace --locked --no-fail-fast
+
+# Static checks.
+lint:
+    cargo fmt --all -- --check
+    cargo clippy --workspace --all-targets --locked -- -D warnings
+    scripts/check-layering.sh
+
+# The benchmark of docs/benchmarks.md (root; release build).
+bench:
+    cargo build --release --locked -p routerd-supervisor
+    scripts/bench/run.sh target/release/routerd
+
+# Remove the demo lab namespaces.
+clean-lab:
+    scripts/lab.sh down rd-demo

@@ -1,0 +1,167 @@
+//! Artifact intents: a resource's declaration of one host artifact (seed 000, "Artifact
+//! Intents"). Rendering produces them; planning turns them into graph items.
+
+use std::fmt;
+
+use routerd_host::{Artifact, ArtifactKey, ArtifactKind};
+use serde::{Deserialize, Serialize};
+
+/// What the resource wants done with the artifact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Action {
+    /// routerd wants it to exist and may manage it.
+    Ensure,
+    /// routerd relies on it but does not own it (never created, modified or deleted).
+    Observe,
+    /// Reserved for explicit deletion flows.
+    Delete,
+}
+
+impl Action {
+    /// The lowercase word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ensure => "ensure",
+            Self::Observe => "observe",
+            Self::Delete => "delete",
+        }
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The module family that can create and correct an artifact kind, shown in plans as
+/// `applyWith`. Families without a configurator in this build make their intents `Blocked`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum ApplyWith {
+    /// rtnetlink: links, addresses, routes, rules, tunnels.
+    #[serde(rename = "rtnetlink")]
+    Rtnetlink,
+    /// libnftnl batches: nftables tables.
+    #[serde(rename = "nftnl")]
+    Nftnl,
+    /// `/proc/sys` files of the target namespace.
+    #[serde(rename = "procfs")]
+    Procfs,
+    /// Engine-internal: no host state of its own (firewall zones).
+    #[serde(rename = "routerd")]
+    Routerd,
+    /// systemd-hostnamed over D-Bus.
+    #[serde(rename = "hostnamed")]
+    Hostnamed,
+    /// systemd over D-Bus (units).
+    #[serde(rename = "systemd")]
+    Systemd,
+    /// systemd-networkd (DHCP client bindings, prefix delegation).
+    #[serde(rename = "networkd")]
+    Networkd,
+    /// dnsmasq config and service.
+    #[serde(rename = "dnsmasq")]
+    Dnsmasq,
+    /// systemd-timesyncd drop-in.
+    #[serde(rename = "timesyncd")]
+    Timesyncd,
+    /// journald forwarding / remote syslog.
+    #[serde(rename = "journald")]
+    Journald,
+    /// pppd via a routerd-pppoe unit.
+    #[serde(rename = "pppd")]
+    Pppd,
+    /// The supervisor's scheduler (health checks, state variables, address selection).
+    #[serde(rename = "routerd-scheduler")]
+    Scheduler,
+    /// Managed files.
+    #[serde(rename = "files")]
+    Files,
+}
+
+impl ApplyWith {
+    /// The stable name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Rtnetlink => "rtnetlink",
+            Self::Nftnl => "nftnl",
+            Self::Procfs => "procfs",
+            Self::Routerd => "routerd",
+            Self::Hostnamed => "hostnamed",
+            Self::Systemd => "systemd",
+            Self::Networkd => "networkd",
+            Self::Dnsmasq => "dnsmasq",
+            Self::Timesyncd => "timesyncd",
+            Self::Journald => "journald",
+            Self::Pppd => "pppd",
+            Self::Scheduler => "routerd-scheduler",
+            Self::Files => "files",
+        }
+    }
+}
+
+impl fmt::Display for ApplyWith {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A dependency of an intent on another artifact.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IntentDep {
+    /// The artifact depended on.
+    pub key: ArtifactKey,
+    /// Why, for pending reports (`address needs link lan0`).
+    pub description: String,
+    /// Recreate this artifact when the dependency is modified.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub recreate_when_modified: bool,
+}
+
+/// One artifact intent.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Intent {
+    /// The artifact with its desired attributes.
+    pub artifact: Artifact,
+    /// Owner resource ID (`apiVersion/kind/name`).
+    pub owner: String,
+    /// Ensure, observe or delete.
+    pub action: Action,
+    /// Configurator family.
+    pub apply_with: ApplyWith,
+    /// Artifacts that must exist first.
+    pub dependencies: Vec<IntentDep>,
+}
+
+impl Intent {
+    /// The artifact key.
+    pub fn key(&self) -> &ArtifactKey {
+        &self.artifact.key
+    }
+
+    /// The artifact kind.
+    pub fn kind(&self) -> ArtifactKind {
+        self.artifact.key.kind
+    }
+}
+
+/// Kinds this build can list on the host. Only these enter the ledger (seed 000: "only
+/// inventory-backed ensure artifacts are remembered").
+pub fn is_inventory_backed(kind: ArtifactKind) -> bool {
+    use ArtifactKind as K;
+    matches!(
+        kind,
+        K::Link
+            | K::Ipv4Address
+            | K::Ipv6Address
+            | K::Ipv4Route
+            | K::Ipv6Route
+            | K::Ipv4RouteTable
+            | K::Ipv4FwmarkRule
+            | K::Sysctl
+            | K::NftTable
+    )
+}

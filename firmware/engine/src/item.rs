@@ -1,0 +1,179 @@
+//! Graph items for host artifacts, and the registry that hands each one to its backend.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use routerd_graph::{Configurator, Dependency, Item, Key, OpContext, OpError, Registry};
+use routerd_host::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, Backend, HostError};
+
+use crate::intent::{ApplyWith, IntentDep};
+
+/// An artifact as a node of the dependency graph.
+#[derive(Clone, Debug)]
+pub struct HostItem {
+    /// The artifact: desired attributes in the intended graph, observed ones in the current.
+    pub artifact: Artifact,
+    /// Owner resource ID; empty for orphans no resource emits.
+    pub owner: String,
+    /// Configurator family.
+    pub apply_with: ApplyWith,
+    /// Dependencies, from the intent.
+    pub deps: Vec<IntentDep>,
+    /// Observed only: never created, modified or deleted.
+    pub external: bool,
+}
+
+impl Item for HostItem {
+    type Kind = ArtifactKind;
+
+    fn key(&self) -> Key<ArtifactKind> {
+        graph_key(&self.artifact.key)
+    }
+
+    fn deps(&self) -> Vec<Dependency<Self>> {
+        self.deps
+            .iter()
+            .map(|d| {
+                let dep = Dependency::on(graph_key(&d.key), d.description.clone());
+                if d.recreate_when_modified { dep.recreate_when_modified() } else { dep }
+            })
+            .collect()
+    }
+
+    fn is_external(&self) -> bool {
+        self.external
+    }
+
+    fn matches(&self, current: &Self) -> bool {
+        self.artifact.spec.drift(&current.artifact.spec).is_empty()
+    }
+
+    fn label(&self) -> String {
+        self.artifact.key.to_string()
+    }
+}
+
+/// The graph key of an artifact key.
+pub fn graph_key(key: &ArtifactKey) -> Key<ArtifactKind> {
+    Key::new(key.kind, key.name.clone())
+}
+
+/// The artifact key of a graph key.
+pub fn artifact_key(key: &Key<ArtifactKind>) -> ArtifactKey {
+    ArtifactKey::new(key.kind, key.name.clone())
+}
+
+/// Configurators for the backends of this build, by artifact kind.
+pub struct BackendRegistry {
+    by_kind: BTreeMap<ArtifactKind, BackendConfigurator>,
+    backends: Vec<Arc<dyn Backend>>,
+    failures: Arc<Mutex<BTreeMap<ArtifactKey, &'static str>>>,
+}
+
+struct BackendConfigurator {
+    backend: Arc<dyn Backend>,
+    failures: Arc<Mutex<BTreeMap<ArtifactKey, &'static str>>>,
+}
+
+impl BackendRegistry {
+    /// A registry over `backends`; a kind served by two backends goes to the first.
+    pub fn new(backends: Vec<Arc<dyn Backend>>) -> Self {
+        let failures = Arc::new(Mutex::new(BTreeMap::new()));
+        let mut by_kind = BTreeMap::new();
+        for b in &backends {
+            for kind in b.kinds() {
+                by_kind.entry(*kind).or_insert_with(|| BackendConfigurator {
+                    backend: Arc::clone(b),
+                    failures: Arc::clone(&failures),
+                });
+            }
+        }
+        Self { by_kind, backends, failures }
+    }
+
+    /// The backends, for inventory.
+    pub fn backends(&self) -> &[Arc<dyn Backend>] {
+        &self.backends
+    }
+
+    /// Whether an artifact of this kind and spec, declared with `apply_with`, has a
+    /// configurator in this build.
+    pub fn supports(&self, artifact: &Artifact, apply_with: ApplyWith) -> bool {
+        !matches!(artifact.spec, ArtifactSpec::Opaque(_))
+            && self
+                .by_kind
+                .get(&artifact.key.kind)
+                .is_some_and(|c| c.backend.apply_with() == apply_with.as_str())
+    }
+
+    /// Whether the kind can be listed on the host.
+    pub fn observes(&self, kind: ArtifactKind) -> bool {
+        self.by_kind.contains_key(&kind)
+    }
+
+    /// The stable reason of the last failure of `key` (`KernelRejected`, ...), if any.
+    pub fn failure_reason(&self, key: &ArtifactKey) -> Option<&'static str> {
+        self.failures.lock().ok().and_then(|f| f.get(key).copied())
+    }
+}
+
+impl Registry<HostItem> for BackendRegistry {
+    fn configurator(&self, item: &HostItem) -> Option<&dyn Configurator<HostItem>> {
+        if !self.supports(&item.artifact, item.apply_with) {
+            return None;
+        }
+        self.by_kind.get(&item.artifact.key.kind).map(|c| c as &dyn Configurator<HostItem>)
+    }
+}
+
+impl BackendConfigurator {
+    fn record(&self, key: &ArtifactKey, result: Result<(), HostError>) -> Result<(), OpError> {
+        result.map_err(|e| {
+            if let Ok(mut f) = self.failures.lock() {
+                f.insert(key.clone(), e.reason());
+            }
+            Box::new(e) as OpError
+        })
+    }
+}
+
+impl Configurator<HostItem> for BackendConfigurator {
+    fn create<'a>(
+        &'a self,
+        _ctx: &'a OpContext,
+        item: &'a HostItem,
+    ) -> BoxFuture<'a, Result<(), OpError>> {
+        Box::pin(async move {
+            let r = self.backend.create(&item.artifact).await;
+            self.record(&item.artifact.key, r)
+        })
+    }
+
+    fn modify<'a>(
+        &'a self,
+        _ctx: &'a OpContext,
+        current: &'a HostItem,
+        intended: &'a HostItem,
+    ) -> BoxFuture<'a, Result<(), OpError>> {
+        Box::pin(async move {
+            let r = self.backend.modify(&current.artifact, &intended.artifact).await;
+            self.record(&intended.artifact.key, r)
+        })
+    }
+
+    fn delete<'a>(
+        &'a self,
+        _ctx: &'a OpContext,
+        item: &'a HostItem,
+    ) -> BoxFuture<'a, Result<(), OpError>> {
+        Box::pin(async move {
+            let r = self.backend.delete(&item.artifact).await;
+            self.record(&item.artifact.key, r)
+        })
+    }
+
+    fn needs_recreate(&self, current: &HostItem, intended: &HostItem) -> bool {
+        self.backend.needs_recreate(&current.artifact, &intended.artifact)
+    }
+}

@@ -1,0 +1,145 @@
+//! Ownership policy: which observed artifacts are inside a routerd namespace, which of those may
+//! be deleted, and what the operator is told about the rest. Seed 000 "Orphans" and "Cleanup
+//! Policy"; the choices it leaves open are in `docs/adr/0002-ownership-rules.md`. Pure.
+
+use routerd_host::{
+    Artifact, ArtifactKind, ArtifactSpec, ROUTERD_FWMARK_RANGE, ROUTERD_NFT_TABLE_PREFIX,
+    ROUTERD_ROUTE_PROTOCOL,
+};
+
+/// Whether an observed artifact is inside one of routerd's namespaces or ranges (the weaker
+/// orphan signal): fwmark `0x100-0x1ff`, nft tables `routerd_*`, routes and route tables with
+/// routerd's protocol number, units `routerd-*.service`.
+pub fn in_routerd_namespace(artifact: &Artifact) -> bool {
+    match &artifact.spec {
+        ArtifactSpec::FwmarkRule(r) => ROUTERD_FWMARK_RANGE.contains(&r.mark),
+        ArtifactSpec::NftTableObserved(t) => t.name.starts_with(ROUTERD_NFT_TABLE_PREFIX),
+        ArtifactSpec::NftTable(t) => t.name.starts_with(ROUTERD_NFT_TABLE_PREFIX),
+        ArtifactSpec::Route(r) => r.protocol == ROUTERD_ROUTE_PROTOCOL,
+        ArtifactSpec::RouteTable(_) => true,
+        _ => {
+            artifact.key.kind == ArtifactKind::SystemdService
+                && artifact.key.name.starts_with("routerd-")
+                && artifact.key.name.ends_with(".service")
+        }
+    }
+}
+
+/// Verdict on an orphan: delete it, or report it and leave it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cleanup {
+    /// Ownership is proven as the cleanup policy requires: reconcile deletes it.
+    Delete {
+        /// Why deleting is allowed.
+        reason: &'static str,
+    },
+    /// Left on the host, reported with a remediation.
+    Keep {
+        /// Why it is kept.
+        reason: &'static str,
+        /// What the operator can do.
+        remediation: &'static str,
+    },
+}
+
+/// Decides what happens to an artifact that no current resource emits. `ledger_owned`: the
+/// ledger holds an `owned` entry for it.
+pub fn cleanup(artifact: &Artifact, ledger_owned: bool) -> Cleanup {
+    use ArtifactKind as K;
+    let ns = in_routerd_namespace(artifact);
+    match artifact.key.kind {
+        K::Ipv4FwmarkRule if ns => {
+            Cleanup::Delete { reason: "fwmark in routerd's range 0x100-0x1ff" }
+        }
+        K::Ipv4FwmarkRule if ledger_owned => {
+            Cleanup::Delete { reason: "fwmark rule recorded in the ledger" }
+        }
+        K::NftTable if ns && ledger_owned => {
+            Cleanup::Delete { reason: "routerd_* table recorded in the ledger" }
+        }
+        K::NftTable if ns => Cleanup::Keep {
+            reason: "routerd_* table not recorded in the ledger",
+            remediation: "delete it by hand if it is stale, or declare it in the config and run adopt --apply",
+        },
+        K::Ipv4RouteTable if ledger_owned => Cleanup::Delete {
+            reason: "route table recorded in the ledger; flushes only routerd-protocol routes",
+        },
+        K::Ipv4Route | K::Ipv6Route if ns && ledger_owned => {
+            Cleanup::Delete { reason: "routerd-protocol route recorded in the ledger" }
+        }
+        K::SystemdService | K::Ipip6Tunnel if ledger_owned => {
+            Cleanup::Delete { reason: "recorded in the ledger" }
+        }
+        K::Link => Cleanup::Keep {
+            reason: "links are never deleted as orphans",
+            remediation: "remove the link by hand if it is no longer needed",
+        },
+        K::Ipv4Address | K::Ipv6Address => Cleanup::Keep {
+            reason: "addresses are never deleted as orphans (management access may depend on them)",
+            remediation: "remove the address by hand once nothing reaches the router through it",
+        },
+        K::Sysctl | K::Hostname => Cleanup::Keep {
+            reason: "global host state is reconciled, never deleted",
+            remediation: "set the value you want with a Sysctl or Hostname resource",
+        },
+        K::File => Cleanup::Keep {
+            reason: "whole files are never deleted as orphans",
+            remediation: "remove the file by hand if it is stale",
+        },
+        _ if ledger_owned => Cleanup::Keep {
+            reason: "recorded in the ledger, but this kind has no cleanup in this build",
+            remediation: "remove it by hand",
+        },
+        _ => Cleanup::Keep {
+            reason: "inside a routerd namespace but not recorded in the ledger",
+            remediation: "delete it by hand if it is stale, or declare it in the config and run adopt --apply",
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use routerd_host::artifact::{AddressSpec, FwmarkRuleSpec};
+    use routerd_host::nftables::ir::{NftFamily, NftTableState};
+
+    fn table(name: &str) -> Artifact {
+        Artifact::new(ArtifactSpec::NftTableObserved(NftTableState {
+            family: NftFamily::Inet,
+            name: name.into(),
+            comment: None,
+            chains: vec![],
+        }))
+    }
+
+    #[test]
+    fn nft_table_needs_both_the_prefix_and_the_ledger() {
+        assert!(matches!(cleanup(&table("routerd_nat"), true), Cleanup::Delete { .. }));
+        assert!(matches!(cleanup(&table("routerd_foreign"), false), Cleanup::Keep { .. }));
+        assert!(matches!(cleanup(&table("filter"), true), Cleanup::Keep { .. }));
+    }
+
+    #[test]
+    fn fwmark_rule_in_range_is_deleted_without_the_ledger() {
+        let rule = |mark| {
+            Artifact::new(ArtifactSpec::FwmarkRule(FwmarkRuleSpec {
+                mark,
+                mask: u32::MAX,
+                table: 100,
+                priority: 10000,
+            }))
+        };
+        assert!(matches!(cleanup(&rule(0x100), false), Cleanup::Delete { .. }));
+        assert!(matches!(cleanup(&rule(0x200), false), Cleanup::Keep { .. }));
+        assert!(matches!(cleanup(&rule(0x200), true), Cleanup::Delete { .. }));
+    }
+
+    #[test]
+    fn addresses_are_never_deleted_even_when_owned() {
+        let addr = Artifact::new(ArtifactSpec::Address(AddressSpec {
+            ifname: "lan0".into(),
+            address: "192.168.1.1/24".parse().expect("literal"),
+        }));
+        assert!(matches!(cleanup(&addr, true), Cleanup::Keep { .. }));
+    }
+}

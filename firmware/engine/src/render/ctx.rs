@@ -1,0 +1,246 @@
+//! What every renderer shares: reference resolution over the whole config, and the per-resource
+//! output collector.
+
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+use routerd_host::artifact::OpaqueSpec;
+use routerd_host::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec};
+use routerd_model::{Config, Resource, ResourceSpec};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::intent::{Action, ApplyWith, Intent, IntentDep};
+
+use super::Rendered;
+
+/// Read-only view of the config for resolving references by `metadata.name`.
+pub(crate) struct RenderCtx<'a> {
+    config: &'a Config,
+}
+
+/// A resolved interface reference: the kernel name and the artifact that provides the link.
+#[derive(Clone, Debug)]
+pub(crate) struct IfaceRef {
+    /// Kernel interface name.
+    pub ifname: String,
+    /// `linux.link/IFNAME`, `linux.ppp.link/IFNAME` or `linux.ipip6.tunnel/IFNAME`.
+    pub key: ArtifactKey,
+}
+
+impl<'a> RenderCtx<'a> {
+    pub(crate) fn new(config: &'a Config) -> Self {
+        Self { config }
+    }
+
+    pub(crate) fn resources(&self) -> impl Iterator<Item = &'a Resource> {
+        self.config.spec.resources.iter()
+    }
+
+    /// Resolves an interface reference (an `Interface`, `PPPoEInterface` or `DSLiteTunnel`
+    /// resource name) to its kernel name and link artifact.
+    pub(crate) fn interface(&self, name: &str) -> Option<IfaceRef> {
+        self.resources().find_map(|r| {
+            if r.name != name {
+                return None;
+            }
+            let (ifname, kind) = match &r.spec {
+                ResourceSpec::Interface(s) => (s.ifname.clone(), ArtifactKind::Link),
+                ResourceSpec::PppoeInterface(s) => {
+                    (s.ifname.clone().unwrap_or_else(|| "ppp0".into()), ArtifactKind::PppLink)
+                }
+                ResourceSpec::DsLiteTunnel(s) => (
+                    s.tunnel_name.clone().unwrap_or_else(|| r.name.clone()),
+                    ArtifactKind::Ipip6Tunnel,
+                ),
+                _ => return None,
+            };
+            Some(IfaceRef { key: ArtifactKey::new(kind, ifname.clone()), ifname })
+        })
+    }
+
+    /// Kernel names of a zone's interfaces, in declaration order.
+    pub(crate) fn zone_ifnames(&self, zone: &str) -> Option<Vec<String>> {
+        self.resources().find_map(|r| match &r.spec {
+            ResourceSpec::Zone(z) if r.name == zone => Some(
+                z.interfaces.iter().filter_map(|i| self.interface(i)).map(|i| i.ifname).collect(),
+            ),
+            _ => None,
+        })
+    }
+
+    /// Every zone as (name, kernel interface names), in declaration order.
+    pub(crate) fn zones(&self) -> Vec<(String, Vec<String>)> {
+        self.resources()
+            .filter(|r| matches!(r.spec, ResourceSpec::Zone(_)))
+            .map(|r| (r.name.clone(), self.zone_ifnames(&r.name).unwrap_or_default()))
+            .collect()
+    }
+
+    /// The gateway of a declared static default route on interface `iface` (IPv4).
+    pub(crate) fn default_gateway_v4(&self, iface: &str) -> Option<IpAddr> {
+        self.resources().find_map(|r| match &r.spec {
+            ResourceSpec::Ipv4StaticRoute(s)
+                if s.interface.as_deref() == Some(iface) && s.destination == "0.0.0.0/0" =>
+            {
+                s.via.as_deref().and_then(|v| v.parse().ok())
+            }
+            _ => None,
+        })
+    }
+
+    /// Keys of the declared static addresses on `iface` whose subnet contains `gateway`, so a
+    /// route via `gateway` can depend on them (the kernel refuses it with ENETUNREACH before).
+    pub(crate) fn addresses_covering(&self, iface: &str, gateway: IpAddr) -> Vec<ArtifactKey> {
+        let Some(link) = self.interface(iface) else { return Vec::new() };
+        self.resources()
+            .filter_map(|r| match &r.spec {
+                ResourceSpec::Ipv4StaticAddress(a) if a.interface == iface => {
+                    a.address.parse::<IpNet>().ok()
+                }
+                _ => None,
+            })
+            .filter(|net| net.contains(&gateway))
+            .map(|net| {
+                ArtifactSpec::Address(routerd_host::artifact::AddressSpec {
+                    ifname: link.ifname.clone(),
+                    address: net,
+                })
+                .key()
+            })
+            .collect()
+    }
+}
+
+/// Collects one resource's intents and warnings.
+pub(crate) struct Out {
+    owner: String,
+    intents: Vec<Intent>,
+    warnings: Vec<String>,
+}
+
+impl Out {
+    pub(crate) fn new(res: &Resource) -> Self {
+        Self { owner: res.id(), intents: Vec::new(), warnings: Vec::new() }
+    }
+
+    /// The owner resource ID.
+    pub(crate) fn owner(&self) -> &str {
+        &self.owner
+    }
+
+    /// Declares an artifact routerd manages; returns its key for dependents.
+    pub(crate) fn ensure(
+        &mut self,
+        spec: ArtifactSpec,
+        apply_with: ApplyWith,
+        dependencies: Vec<IntentDep>,
+    ) -> ArtifactKey {
+        self.push(spec, Action::Ensure, apply_with, dependencies)
+    }
+
+    /// Declares an artifact routerd relies on but never changes.
+    pub(crate) fn observe(&mut self, spec: ArtifactSpec, apply_with: ApplyWith) -> ArtifactKey {
+        self.push(spec, Action::Observe, apply_with, Vec::new())
+    }
+
+    /// Declares an artifact of a kind without a configurator in this build.
+    pub(crate) fn ensure_opaque(
+        &mut self,
+        kind: ArtifactKind,
+        name: impl Into<String>,
+        attributes: impl Serialize,
+        apply_with: ApplyWith,
+        dependencies: Vec<IntentDep>,
+    ) -> ArtifactKey {
+        let spec = ArtifactSpec::Opaque(OpaqueSpec {
+            kind,
+            name: name.into(),
+            attributes: serde_json::to_value(attributes).unwrap_or(serde_json::Value::Null),
+        });
+        self.ensure(spec, apply_with, dependencies)
+    }
+
+    /// Adds a dependency to every intent rendered so far (used by `when` gating).
+    pub(crate) fn depend_all(&mut self, dep: IntentDep) {
+        for intent in &mut self.intents {
+            intent.dependencies.push(dep.clone());
+        }
+    }
+
+    /// Records a warning shown with the resource.
+    pub(crate) fn warn(&mut self, message: impl Into<String>) {
+        self.warnings.push(message.into());
+    }
+
+    /// Records that a reference did not resolve (the validator should have caught it).
+    pub(crate) fn unresolved(&mut self, what: &str, name: &str) {
+        self.warn(format!("{what} {name:?} does not resolve; its artifacts are not rendered"));
+    }
+
+    pub(crate) fn finish(self, rendered: &mut Rendered) {
+        if !self.warnings.is_empty() {
+            rendered.warnings.entry(self.owner.clone()).or_default().extend(self.warnings);
+        }
+        rendered.intents.extend(self.intents);
+    }
+
+    fn push(
+        &mut self,
+        spec: ArtifactSpec,
+        action: Action,
+        apply_with: ApplyWith,
+        dependencies: Vec<IntentDep>,
+    ) -> ArtifactKey {
+        let artifact = Artifact::new(spec);
+        let key = artifact.key.clone();
+        self.intents.push(Intent {
+            artifact,
+            owner: self.owner.clone(),
+            action,
+            apply_with,
+            dependencies,
+        });
+        key
+    }
+}
+
+/// A dependency on `key`.
+pub(crate) fn dep(key: &ArtifactKey, description: impl Into<String>) -> IntentDep {
+    IntentDep { key: key.clone(), description: description.into(), recreate_when_modified: false }
+}
+
+/// An nft table name `PREFIX<resource name>` that nft accepts: `-` becomes `_`, and names
+/// with any other character outside ASCII letters, digits and `_`, or longer than 64 bytes, are
+/// folded and suffixed with a short hash of the original. Two resources folding to the same
+/// name (`a-b`, `a_b`) give one artifact key, which the engine reports as a conflict.
+pub(crate) fn nft_table_name(prefix: &str, resource_name: &str) -> String {
+    let dashed = resource_name.replace('-', "_");
+    let clean = dashed.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if clean && dashed.len() <= 64 {
+        return format!("{prefix}{dashed}");
+    }
+    let folded: String = resource_name
+        .chars()
+        .take(40)
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    let hash = Sha256::digest(resource_name.as_bytes());
+    let short: String = hash.iter().take(4).map(|b| format!("{b:02x}")).collect();
+    format!("{prefix}{folded}_{short}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nft_table_name;
+
+    #[test]
+    fn nft_table_names_are_plain_and_distinct() {
+        assert_eq!(nft_table_name("routerd_snat_", "lan"), "routerd_snat_lan");
+        assert_eq!(nft_table_name("routerd_snat_", "lan-a"), "routerd_snat_lan_a");
+        let odd = nft_table_name("routerd_snat_", "lan.a");
+        assert!(
+            odd.starts_with("routerd_snat_lan_a_") && odd.len() == "routerd_snat_lan_a_".len() + 8
+        );
+    }
+}

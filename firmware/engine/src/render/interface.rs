@@ -1,0 +1,21 @@
+//! `Interface`: an existing link. `managed: true` (and `owner` not `external`) ensures its
+//! admin state; otherwise the link is observed only. routerd never creates or deletes links.
+
+use routerd_host::ArtifactSpec;
+use routerd_host::artifact::LinkSpec;
+use routerd_model::spec::net::{InterfaceOwner, InterfaceSpec};
+
+use super::Out;
+use crate::intent::ApplyWith;
+
+pub(super) fn render(s: &InterfaceSpec, out: &mut Out) {
+    let owned = s.managed && s.owner != Some(InterfaceOwner::External);
+    if owned {
+        let link =
+            LinkSpec { ifname: s.ifname.clone(), admin_up: s.admin_up.then_some(true), mtu: None };
+        out.ensure(ArtifactSpec::Link(link), ApplyWith::Rtnetlink, Vec::new());
+    } else {
+        let link = LinkSpec { ifname: s.ifname.clone(), admin_up: None, mtu: None };
+        out.observe(ArtifactSpec::Link(link), ApplyWith::Rtnetlink);
+    }
+}

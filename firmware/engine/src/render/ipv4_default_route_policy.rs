@@ -1,0 +1,158 @@
+//! `IPv4DefaultRoutePolicy` (`mode: priority`): several uplink candidates, preferred by static
+//! priority (lower `priority` first). Health-driven switching needs the HealthCheck scheduler
+//! (a later issue); until then the order is static.
+//!
+//! Per candidate: with a `table`, a route table with the default route via the candidate
+//! (and, with a `mark`, the fwmark rule at priority 30000 + rank); without a `table`, a default
+//! route in `main` whose metric is `routeMetric`, else `priority`, so the kernel prefers the
+//! best candidate and falls back when its link goes away. Traffic from `sourceCIDRs` / to
+//! `destinationCIDRs` is marked with the preferred marked candidate's mark in
+//! `nft.table/ip/routerd_default_route_<name>`.
+
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+use routerd_host::artifact::RouteSpec;
+use routerd_host::nftables::ir::{
+    NftAction, NftChainType, NftFamily, NftHook, NftPolicy, NftTableSpec,
+};
+use routerd_host::{ArtifactKind, ArtifactSpec, ROUTERD_ROUTE_PROTOCOL};
+use routerd_model::Resource;
+use routerd_model::spec::routing::{
+    DefaultRouteCandidate, GatewaySource, Ipv4DefaultRoutePolicySpec,
+};
+
+use super::ctx::{IfaceRef, dep, nft_table_name};
+use super::ipv4_policy_route::MANGLE_PRIORITY;
+use super::nft_match::{base_chain, ipv4_pairs, rule};
+use super::policy_table::{self, PolicyTarget};
+use super::{Out, RenderCtx};
+use crate::intent::{ApplyWith, IntentDep};
+
+/// fwmark rule priority of the best-ranked candidate; the next ones follow.
+const RULE_PRIORITY_BASE: u32 = 30000;
+
+pub(super) fn render(
+    ctx: &RenderCtx<'_>,
+    res: &Resource,
+    s: &Ipv4DefaultRoutePolicySpec,
+    out: &mut Out,
+) {
+    let mut ranked: Vec<&DefaultRouteCandidate> = s.candidates.iter().collect();
+    ranked.sort_by_key(|c| c.priority);
+    if ranked.iter().any(|c| c.health_check.is_some()) {
+        out.warn("healthCheck is not evaluated yet (HealthCheck scheduler arrives later): candidates are ordered by static priority");
+    }
+    let mut active_mark = None;
+    let mut mark_deps = Vec::new();
+    for (rank, c) in ranked.iter().enumerate() {
+        let Some(iface) = c.interface.as_deref() else {
+            out.warn(format!("candidate {} has no interface; skipped", label(c)));
+            continue;
+        };
+        let Some(link) = ctx.interface(iface) else {
+            out.unresolved("interface", iface);
+            continue;
+        };
+        let Some((gateway, mut deps)) = gateway_of(ctx, c, iface, &link, out) else { continue };
+        let key = match c.table {
+            Some(table) => {
+                let priority = RULE_PRIORITY_BASE
+                    + u32::try_from(rank).unwrap_or(u32::MAX - RULE_PRIORITY_BASE);
+                let target = PolicyTarget {
+                    link: &link,
+                    gateway,
+                    table,
+                    metric: c.route_metric.unwrap_or(0),
+                    mark: c.mark.map(|m| (m, priority.min(32765))),
+                    extra_deps: deps.iter().map(|d| d.key.clone()).collect(),
+                };
+                policy_table::render(&target, out)
+            }
+            None => {
+                deps.push(dep(&link.key, format!("needs link {}", link.ifname)));
+                let route = RouteSpec {
+                    table: 254,
+                    destination: IpNet::V4(ipnet::Ipv4Net::default()),
+                    gateway,
+                    oif: Some(link.ifname.clone()),
+                    metric: c.route_metric.unwrap_or(c.priority),
+                    protocol: ROUTERD_ROUTE_PROTOCOL,
+                };
+                out.ensure(ArtifactSpec::Route(route), ApplyWith::Rtnetlink, deps)
+            }
+        };
+        if let (Some(mark), None) = (c.mark, active_mark) {
+            active_mark = Some(mark);
+            mark_deps.push(dep(&key, format!("candidate {} is routed", label(c))));
+        }
+    }
+    let Some(mark) = active_mark else { return };
+    if s.source_cidrs.is_empty() && s.destination_cidrs.is_empty() {
+        return out.warn(
+            "no sourceCIDRs or destinationCIDRs: candidate marks are not applied to any traffic",
+        );
+    }
+    let pairs = match ipv4_pairs(&s.source_cidrs, &s.destination_cidrs) {
+        Ok(p) => p,
+        Err(e) => return out.warn(e),
+    };
+    let rules = pairs.into_iter().map(|m| rule(m, vec![NftAction::SetMark(mark)])).collect();
+    let table = NftTableSpec {
+        family: NftFamily::Ip,
+        name: nft_table_name("routerd_default_route_", &res.name),
+        owner: out.owner().to_string(),
+        chains: vec![base_chain(
+            "prerouting",
+            NftChainType::Filter,
+            NftHook::Prerouting,
+            MANGLE_PRIORITY,
+            NftPolicy::Accept,
+            rules,
+        )],
+    };
+    out.ensure(ArtifactSpec::NftTable(table), ApplyWith::Nftnl, mark_deps);
+}
+
+/// The candidate's next hop and what its route must wait for; `None` when it cannot render.
+fn gateway_of(
+    ctx: &RenderCtx<'_>,
+    c: &DefaultRouteCandidate,
+    iface: &str,
+    link: &IfaceRef,
+    out: &mut Out,
+) -> Option<(Option<IpAddr>, Vec<IntentDep>)> {
+    match (c.gateway_source, c.gateway.as_deref()) {
+        (Some(GatewaySource::Dhcp4), _) => {
+            let lease =
+                routerd_host::ArtifactKey::new(ArtifactKind::Dhcp4Client, link.ifname.clone());
+            out.warn(format!(
+                "candidate {} takes its gateway from DHCPv4 (client binding arrives later)",
+                label(c)
+            ));
+            Some((
+                None,
+                vec![dep(&lease, format!("gateway from the DHCPv4 lease on {}", link.ifname))],
+            ))
+        }
+        (_, Some(g)) => match g.parse::<IpAddr>() {
+            Ok(g) => {
+                let deps = ctx
+                    .addresses_covering(iface, g)
+                    .iter()
+                    .map(|k| dep(k, "gateway reachable"))
+                    .collect();
+                Some((Some(g), deps))
+            }
+            Err(_) => {
+                out.warn(format!("candidate {}: gateway {g:?} is not an address", label(c)));
+                None
+            }
+        },
+        _ => Some((None, Vec::new())),
+    }
+}
+
+fn label(c: &DefaultRouteCandidate) -> String {
+    c.name.clone().unwrap_or_else(|| format!("priority {}", c.priority))
+}

@@ -1,0 +1,90 @@
+//! `IPv4SourceNAT`: `nft.table/ip/routerd_snat_<name>` with one postrouting rule per source
+//! prefix: masquerade (`interfaceAddress`), snat to one address (`address`), or to a pool.
+
+use std::net::IpAddr;
+
+use routerd_host::ArtifactSpec;
+use routerd_host::nftables::ir::{
+    NftAction, NftChainType, NftFamily, NftHook, NftMatch, NftPolicy, NftTableSpec,
+};
+use routerd_model::Resource;
+use routerd_model::spec::routing::{Ipv4SourceNatSpec, NatTranslationType, PortMappingType};
+
+use super::ctx::nft_table_name;
+use super::nft_match::{base_chain, ipv4_pairs, rule};
+use super::{Out, RenderCtx};
+use crate::intent::ApplyWith;
+
+/// `srcnat` priority.
+const SRCNAT_PRIORITY: i32 = 100;
+
+pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &Ipv4SourceNatSpec, out: &mut Out) {
+    let Some(link) = ctx.interface(&s.outbound_interface) else {
+        return out.unresolved("outboundInterface", &s.outbound_interface);
+    };
+    let ports = s.translation.port_mapping.as_ref().and_then(|p| match p.r#type {
+        Some(PortMappingType::Range) => p.start.zip(p.end),
+        _ => None,
+    });
+    let Some(action) = translation(s, ports, out) else { return };
+    let pairs = match ipv4_pairs(&s.source_cidrs, &[]) {
+        Ok(p) => p,
+        Err(e) => return out.warn(e),
+    };
+    let rules = pairs
+        .into_iter()
+        .map(|mut m| {
+            m.insert(0, NftMatch::OifName(link.ifname.clone()));
+            rule(m, vec![action.clone()])
+        })
+        .collect();
+    let table = NftTableSpec {
+        family: NftFamily::Ip,
+        name: nft_table_name("routerd_snat_", &res.name),
+        owner: out.owner().to_string(),
+        chains: vec![base_chain(
+            "postrouting",
+            NftChainType::Nat,
+            NftHook::Postrouting,
+            SRCNAT_PRIORITY,
+            NftPolicy::Accept,
+            rules,
+        )],
+    };
+    // No dependency on the link: nft matches `oifname` by name, so the table is valid before
+    // the link exists and takes effect when it appears.
+    out.ensure(ArtifactSpec::NftTable(table), ApplyWith::Nftnl, Vec::new());
+}
+
+fn translation(
+    s: &Ipv4SourceNatSpec,
+    ports: Option<(u16, u16)>,
+    out: &mut Out,
+) -> Option<NftAction> {
+    let t = &s.translation;
+    let parse = |a: &str| a.parse::<IpAddr>().ok().filter(IpAddr::is_ipv4);
+    match t.r#type {
+        NatTranslationType::InterfaceAddress => Some(NftAction::Masquerade { ports }),
+        NatTranslationType::Address => match t.address.as_deref().and_then(parse) {
+            Some(address) => Some(NftAction::Snat { address, ports }),
+            None => {
+                out.warn("translation type address needs an IPv4 translation.address");
+                None
+            }
+        },
+        NatTranslationType::Pool => {
+            let first = t.addresses.first().map(String::as_str).or(t.address.as_deref());
+            let address = first.and_then(parse);
+            if t.addresses.len() > 1 {
+                out.warn("pool translation uses the first address only in this build");
+            }
+            match address {
+                Some(address) => Some(NftAction::Snat { address, ports }),
+                None => {
+                    out.warn("translation type pool needs IPv4 translation.addresses");
+                    None
+                }
+            }
+        }
+    }
+}

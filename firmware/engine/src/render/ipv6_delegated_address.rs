@@ -1,0 +1,34 @@
+//! `IPv6DelegatedAddress`: a LAN address derived from a delegated prefix (`subnetID` +
+//! `addressSuffix`). The prefix is only known once the delegation is bound, so the artifact is
+//! named `delegated/<name>` and waits on the prefix delegation (configurator in a later issue).
+
+use routerd_host::{ArtifactKey, ArtifactKind};
+use routerd_model::Resource;
+use routerd_model::spec::net::Ipv6DelegatedAddressSpec;
+
+use super::ctx::dep;
+use super::{Out, RenderCtx};
+use crate::intent::ApplyWith;
+
+pub(super) fn render(
+    ctx: &RenderCtx<'_>,
+    res: &Resource,
+    s: &Ipv6DelegatedAddressSpec,
+    out: &mut Out,
+) {
+    let Some(link) = ctx.interface(&s.interface) else {
+        return out.unresolved("interface", &s.interface);
+    };
+    let pd = ArtifactKey::new(ArtifactKind::Dhcp6PrefixDelegation, s.prefix_delegation.clone());
+    let deps = vec![
+        dep(&link.key, format!("assigned on {}", link.ifname)),
+        dep(&pd, format!("derived from prefix delegation {}", s.prefix_delegation)),
+    ];
+    out.ensure_opaque(
+        ArtifactKind::Ipv6Address,
+        format!("delegated/{}", res.name),
+        s,
+        ApplyWith::Rtnetlink,
+        deps,
+    );
+}

@@ -1,0 +1,151 @@
+use std::collections::BTreeSet;
+
+use routerd_host::nftables::ir::{NftAction, NftMatch};
+use routerd_host::{ArtifactKind, ArtifactSpec};
+use routerd_model::{ResourceKind, parse_config};
+
+use super::render;
+use crate::intent::{Action, ApplyWith};
+
+const ALL_KINDS: &str = include_str!("../../../model/tests/fixtures/all-kinds.yaml");
+const LAB: &str = include_str!("../../../../examples/lab-router.yaml");
+
+#[test]
+fn every_resource_kind_emits_at_least_one_intent() {
+    let config = parse_config(ALL_KINDS, "all-kinds.yaml").expect("fixture parses");
+    let rendered = render(&config);
+    let mut silent = Vec::new();
+    for kind in ResourceKind::ALL {
+        let resources: Vec<_> = config.resources_of(kind).collect();
+        assert!(!resources.is_empty(), "fixture lacks {}", kind.as_str());
+        for r in resources {
+            if !rendered.intents.iter().any(|i| i.owner == r.id()) {
+                silent.push(r.id());
+            }
+        }
+    }
+    assert!(silent.is_empty(), "resources that emit no intent: {silent:?}");
+}
+
+#[test]
+fn lab_config_renders_the_expected_kernel_artifacts() {
+    let config = parse_config(LAB, "lab-router.yaml").expect("lab parses");
+    let rendered = render(&config);
+    let keys: BTreeSet<String> = rendered.intents.iter().map(|i| i.key().to_string()).collect();
+    for expected in [
+        "linux.sysctl/net.ipv4.ip_forward",
+        "linux.link/wan0",
+        "linux.link/lan0",
+        "linux.ipv4.address/wan0/198.51.100.2/24",
+        "linux.ipv4.address/lan0/192.168.50.1/24",
+        "linux.ipv4.route/254:0.0.0.0/0:0",
+        "linux.ipv4.routeTable/100",
+        "linux.ipv4.route/100:0.0.0.0/0:0",
+        "linux.ipv4.fwmarkRule/0x100",
+        "linux.sysctl/net.ipv4.conf.wan0.rp_filter",
+        "nft.table/ip/routerd_snat_lan_masquerade",
+        "nft.table/ip/routerd_policy_guests_via_wan",
+        "nft.table/inet/routerd_filter_home",
+        "nft.table/ip/routerd_dnat_client_web",
+        "nft.table/inet/routerd_mss_wan_mss",
+        "routerd.firewallZone/lan",
+    ] {
+        assert!(keys.contains(expected), "missing {expected}; have {keys:#?}");
+    }
+    // Only kernel backends in the lab: nothing is left for a later issue's configurator.
+    for i in &rendered.intents {
+        assert!(
+            matches!(
+                i.apply_with,
+                ApplyWith::Rtnetlink | ApplyWith::Nftnl | ApplyWith::Procfs | ApplyWith::Routerd
+            ),
+            "{} applies with {}",
+            i.key(),
+            i.apply_with
+        );
+    }
+}
+
+#[test]
+fn policy_route_is_table_then_route_then_rule_then_marks() {
+    let config = parse_config(LAB, "lab-router.yaml").expect("lab parses");
+    let rendered = render(&config);
+    let owned: Vec<_> = rendered
+        .intents
+        .iter()
+        .filter(|i| i.owner.ends_with("/IPv4PolicyRoute/guests-via-wan"))
+        .collect();
+    let kinds: Vec<ArtifactKind> = owned.iter().map(|i| i.kind()).collect();
+    assert_eq!(
+        kinds,
+        [
+            ArtifactKind::Ipv4RouteTable,
+            ArtifactKind::Ipv4Route,
+            ArtifactKind::Ipv4FwmarkRule,
+            ArtifactKind::NftTable
+        ]
+    );
+    // The table's default route takes the gateway of the static default route on wan.
+    let ArtifactSpec::Route(r) = &owned[1].artifact.spec else { panic!("route") };
+    assert_eq!(r.gateway, Some("198.51.100.1".parse().expect("literal")));
+    // The rule waits for the route; the nft table waits for the rule.
+    assert_eq!(owned[2].dependencies[0].key, owned[1].artifact.key);
+    assert_eq!(owned[3].dependencies[0].key, owned[2].artifact.key);
+    let ArtifactSpec::NftTable(t) = &owned[3].artifact.spec else { panic!("table") };
+    let rule = &t.chains[0].rules[0];
+    assert_eq!(rule.matches, [NftMatch::Ip4Saddr("192.168.50.128/25".parse().expect("literal"))]);
+    assert_eq!(rule.actions, [NftAction::SetMark(0x100)]);
+}
+
+#[test]
+fn route_via_gateway_depends_on_the_address_that_reaches_it() {
+    let config = parse_config(LAB, "lab-router.yaml").expect("lab parses");
+    let rendered = render(&config);
+    let route = rendered
+        .intents
+        .iter()
+        .find(|i| i.key().to_string() == "linux.ipv4.route/254:0.0.0.0/0:0")
+        .expect("default route");
+    let deps: Vec<String> = route.dependencies.iter().map(|d| d.key.to_string()).collect();
+    assert_eq!(deps, ["linux.link/wan0", "linux.ipv4.address/wan0/198.51.100.2/24"]);
+}
+
+#[test]
+fn firewall_forwards_exposed_services_and_unmanaged_interfaces_are_observed() {
+    let yaml =
+        LAB.replace("        managed: true\n        adminUp: true\n", "        managed: false\n");
+    let config = parse_config(&yaml, "lab.yaml").expect("parses");
+    let rendered = render(&config);
+    let link =
+        rendered.intents.iter().find(|i| i.key().to_string() == "linux.link/wan0").expect("link");
+    assert_eq!(link.action, Action::Observe);
+    let filter = rendered
+        .intents
+        .iter()
+        .find_map(|i| match &i.artifact.spec {
+            ArtifactSpec::NftTable(t) if t.name == "routerd_filter_home" => Some(t),
+            _ => None,
+        })
+        .expect("filter table");
+    let forward = filter.chains.iter().find(|c| c.name == "forward").expect("forward chain");
+    let text: Vec<String> = forward.rules.iter().map(ToString::to_string).collect();
+    assert!(
+        text.iter().any(|r| r.contains("iifname \"wan0\"")
+            && r.contains("192.168.50.10")
+            && r.contains("80")),
+        "{text:#?}"
+    );
+}
+
+#[test]
+fn pppoe_password_never_reaches_intents() {
+    let yaml =
+        ALL_KINDS.replace("passwordFile: /run/secrets/pppoe-password", "password: s3cr3t-Pw-77");
+    assert_ne!(yaml, ALL_KINDS, "fixture changed: no PPPoE passwordFile to replace");
+    let config = parse_config(&yaml, "all-kinds.yaml").expect("fixture parses");
+    let rendered = render(&config);
+    assert!(rendered.intents.iter().any(|i| i.owner.contains("/PPPoEInterface/")));
+    let json = serde_json::to_string(&rendered.intents).expect("serialise");
+    assert!(!json.contains("s3cr3t-Pw-77"), "password leaked into intents");
+    assert!(json.contains("\"passwordConfigured\":true"));
+}

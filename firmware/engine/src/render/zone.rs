@@ -1,0 +1,28 @@
+//! `Zone`: a named group of interfaces. It has no host state of its own: the firewall and
+//! DNAT tables compile zones into `iifname`/`oifname` matches. Rendered as an engine-internal
+//! `routerd.firewallZone` artifact (applyWith `routerd`) so plans show its members.
+
+use routerd_host::ArtifactKind;
+use routerd_model::Resource;
+use routerd_model::spec::firewall::ZoneSpec;
+
+use super::{Out, RenderCtx};
+use crate::intent::ApplyWith;
+
+pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &ZoneSpec, out: &mut Out) {
+    let mut ifnames = Vec::new();
+    for name in &s.interfaces {
+        match ctx.interface(name) {
+            Some(i) => ifnames.push(i.ifname),
+            None => out.unresolved("interface", name),
+        }
+    }
+    let attrs = serde_json::json!({ "interfaces": ifnames });
+    out.ensure_opaque(
+        ArtifactKind::FirewallZone,
+        res.name.clone(),
+        attrs,
+        ApplyWith::Routerd,
+        Vec::new(),
+    );
+}

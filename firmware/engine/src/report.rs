@@ -1,0 +1,298 @@
+//! Builds the Result document from a plan (and, after apply, the executed operations). Pure.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use routerd_graph::{Operation, PlannedOp};
+use routerd_host::ArtifactKey;
+use routerd_model::Config;
+
+use crate::intent::{Action, Intent};
+use crate::item::{HostItem, artifact_key};
+use crate::plan::EnginePlan;
+use crate::policy::Cleanup;
+use crate::render::Rendered;
+use crate::result::{
+    AdoptionCandidate, ArtifactIntentRef, ArtifactRef, Condition, ObservedArtifact,
+    OperationRecord, Orphan, Phase, ResourceResult, ResultDocument,
+};
+
+/// Inputs of a report beyond the plan.
+pub struct ReportInput<'a> {
+    /// The config (resource order and IDs).
+    pub config: &'a Config,
+    /// Rendered intents and warnings.
+    pub rendered: &'a Rendered,
+    /// `plan`, `dry-run`, `reconcile`, `observe`, `adopt`.
+    pub mode: &'a str,
+    /// Generation to report.
+    pub generation: u64,
+    /// RFC 3339 time of the report.
+    pub timestamp: String,
+    /// Operations as executed (reconcile); `None` reports the plan's operations as planned.
+    pub executed: Option<Vec<OperationRecord>>,
+    /// Whether to list operations at all (`observe` does not).
+    pub with_operations: bool,
+    /// Artifacts adopted in this run.
+    pub adopted: Vec<ArtifactRef>,
+    /// Document-level warnings.
+    pub warnings: Vec<String>,
+}
+
+/// Builds the Result document.
+pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
+    let planned = planned_records(plan);
+    let operations = match (&input.executed, input.with_operations) {
+        (_, false) => Vec::new(),
+        (Some(done), true) => done.clone(),
+        (None, true) => planned.clone(),
+    };
+    let pending: BTreeMap<ArtifactKey, String> =
+        plan.ops.pending.iter().map(|(k, why)| (artifact_key(k), why.clone())).collect();
+    let failed: BTreeMap<(String, String), &OperationRecord> = operations
+        .iter()
+        .filter(|o| o.result == "failed")
+        .map(|o| ((o.kind.clone(), o.name.clone()), o))
+        .collect();
+    let candidates: BTreeSet<&ArtifactKey> =
+        plan.candidates.iter().map(|c| c.intent.key()).collect();
+
+    let mut resources = Vec::new();
+    for res in &input.config.spec.resources {
+        let id = res.id();
+        let intents: Vec<&Intent> = plan.intents.iter().filter(|i| i.owner == id).collect();
+        let mut r = ResourceResult {
+            id: id.clone(),
+            phase: Phase::Healthy,
+            observed: intents.iter().map(|i| observed(plan, i)).collect(),
+            plan: planned.iter().filter(|o| o.owner == id).cloned().collect(),
+            artifacts: intents
+                .iter()
+                .map(|i| ArtifactIntentRef {
+                    kind: i.kind().as_str().into(),
+                    name: i.key().name.clone(),
+                    action: i.action,
+                    apply_with: i.apply_with,
+                })
+                .collect(),
+            warnings: warnings_of(input.rendered, plan, &id),
+            conditions: Vec::new(),
+        };
+        if input.executed.is_some() {
+            r.plan = operations.iter().filter(|o| o.owner == id).cloned().collect();
+        }
+        let mut conds = Vec::new();
+        for i in &intents {
+            if let Some((reason, msg)) = plan.blocked.get(i.key()) {
+                conds.push(("Blocked", *reason, format!("{}: {msg}", i.key())));
+            } else if let Some(o) =
+                failed.get(&(i.kind().as_str().to_string(), i.key().name.clone()))
+            {
+                let err = o.error.clone().unwrap_or_default();
+                conds.push((
+                    "Blocked",
+                    "OperationFailed",
+                    format!("{} {}: {err}", o.operation, i.key()),
+                ));
+            } else if let Some(why) = pending.get(i.key()) {
+                conds.push(("Blocked", "DependencyPending", format!("{}: {why}", i.key())));
+            }
+        }
+        // Drift is what the plan (after apply: the verifying plan) still has to do.
+        let drifted: Vec<&OperationRecord> =
+            planned.iter().filter(|o| o.owner == id && o.result == "planned").collect();
+        let unowned: Vec<String> = intents
+            .iter()
+            .filter(|i| candidates.contains(i.key()))
+            .map(|i| i.key().to_string())
+            .collect();
+        r.phase = if !conds.is_empty() {
+            Phase::Blocked
+        } else if !drifted.is_empty() {
+            Phase::Drifted
+        } else if !unowned.is_empty() {
+            Phase::RequiresAdoption
+        } else {
+            Phase::Healthy
+        };
+        r.conditions = conditions(&r, conds, &drifted, &unowned, &input.timestamp);
+        resources.push(r);
+    }
+
+    let orphans = orphans(plan);
+    let mut phase = resources.iter().map(|r| r.phase).max().unwrap_or(Phase::Healthy);
+    if input.executed.is_none() && orphans.iter().any(|o| o.cleanup == "delete") {
+        phase = phase.max(Phase::Drifted);
+    }
+    ResultDocument {
+        generation: input.generation,
+        timestamp: input.timestamp,
+        phase,
+        mode: input.mode.to_string(),
+        resources,
+        orphans,
+        adoption_candidates: adoption_candidates(plan),
+        adopted_artifacts: input.adopted,
+        operations,
+        warnings: input.warnings,
+    }
+}
+
+/// The plan's operations as records (`planned`, or `blocked` for intents without a
+/// configurator and their dependents).
+pub fn planned_records(plan: &EnginePlan) -> Vec<OperationRecord> {
+    plan.ops.ops.iter().map(|op| record(plan, op)).collect()
+}
+
+fn record(plan: &EnginePlan, op: &PlannedOp<HostItem>) -> OperationRecord {
+    let key = artifact_key(&op.key);
+    let item = op.after.as_ref().or(op.before.as_ref());
+    let owner = item.map(|i| i.owner.clone()).unwrap_or_default();
+    let diff = match (&op.before, &op.after, op.op) {
+        (Some(b), Some(a), Operation::Modify) => a.artifact.spec.drift(&b.artifact.spec),
+        _ => Vec::new(),
+    };
+    let reason = if owner.is_empty() && op.op == Operation::Delete {
+        orphan_reason(plan, &key)
+    } else {
+        op.reason.to_string()
+    };
+    let blocked = plan.blocked.get(&key);
+    OperationRecord {
+        operation: op.op.as_str().to_lowercase(),
+        kind: key.kind.as_str().into(),
+        name: key.name.clone(),
+        owner,
+        reason: blocked.map(|(_, m)| m.clone()).unwrap_or(reason),
+        diff,
+        result: if blocked.is_some() { "blocked" } else { "planned" }.into(),
+        error: None,
+    }
+}
+
+fn orphan_reason(plan: &EnginePlan, key: &ArtifactKey) -> String {
+    plan.orphans
+        .iter()
+        .find(|o| &o.key == key)
+        .and_then(|o| match &o.cleanup {
+            Some(Cleanup::Delete { reason }) => Some(format!("orphan: {reason}")),
+            _ => None,
+        })
+        .unwrap_or_else(|| "orphan".into())
+}
+
+fn observed(plan: &EnginePlan, i: &Intent) -> ObservedArtifact {
+    let current = plan.current.get(&crate::plan::key_of(i));
+    ObservedArtifact {
+        kind: i.kind().as_str().into(),
+        name: i.key().name.clone(),
+        present: current.is_some(),
+        owned: plan.owned.contains(i.key()),
+        drift: current.map(|c| i.artifact.spec.drift(&c.artifact.spec)).unwrap_or_default(),
+    }
+}
+
+fn warnings_of(rendered: &Rendered, plan: &EnginePlan, id: &str) -> Vec<String> {
+    let mut w = rendered.warnings.get(id).cloned().unwrap_or_default();
+    w.extend(plan.warnings.get(id).cloned().unwrap_or_default());
+    w
+}
+
+fn conditions(
+    r: &ResourceResult,
+    blocked: Vec<(&str, &str, String)>,
+    drifted: &[&OperationRecord],
+    unowned: &[String],
+    now: &str,
+) -> Vec<Condition> {
+    let cond = |type_: &str, status: bool, reason: &str, message: String| Condition {
+        type_: type_.into(),
+        status: if status { "True" } else { "False" }.into(),
+        reason: reason.into(),
+        message,
+        last_transition_time: now.to_string(),
+    };
+    let ready = matches!(r.phase, Phase::Healthy | Phase::RequiresAdoption);
+    let mut out = vec![cond(
+        "Ready",
+        ready,
+        if ready { "ArtifactsInPlace" } else { r.phase.as_str() },
+        format!("{} artifacts, phase {}", r.artifacts.len(), r.phase.as_str()),
+    )];
+    for (type_, reason, message) in blocked {
+        out.push(cond(type_, true, reason, message));
+    }
+    if !drifted.is_empty() {
+        let list: Vec<String> =
+            drifted.iter().map(|o| format!("{} {}/{}", o.operation, o.kind, o.name)).collect();
+        out.push(cond("Drifted", true, "OperationsPending", list.join(", ")));
+    }
+    if !unowned.is_empty() {
+        out.push(cond(
+            "AdoptionRequired",
+            true,
+            "NotInLedger",
+            format!("present but not recorded as owned: {}", unowned.join(", ")),
+        ));
+    }
+    out
+}
+
+fn orphans(plan: &EnginePlan) -> Vec<Orphan> {
+    plan.orphans
+        .iter()
+        .map(|o| {
+            let (reason, remediation, cleanup) = match &o.cleanup {
+                Some(Cleanup::Delete { reason }) => {
+                    (reason.to_string(), "reconcile deletes it".to_string(), "delete")
+                }
+                Some(Cleanup::Keep { reason, remediation }) => {
+                    (reason.to_string(), remediation.to_string(), "keep")
+                }
+                None => (
+                    "recorded in the ledger but absent from the host".to_string(),
+                    "reconcile drops the ledger entry".to_string(),
+                    "forget",
+                ),
+            };
+            Orphan {
+                kind: o.key.kind.as_str().into(),
+                name: o.key.name.clone(),
+                owner: o.owner.clone().unwrap_or_default(),
+                reason,
+                remediation,
+                cleanup: cleanup.into(),
+                observed: o
+                    .observed
+                    .as_ref()
+                    .and_then(|a| serde_json::to_value(&a.spec).ok())
+                    .unwrap_or(serde_json::Value::Null),
+            }
+        })
+        .collect()
+}
+
+fn adoption_candidates(plan: &EnginePlan) -> Vec<AdoptionCandidate> {
+    plan.candidates
+        .iter()
+        .filter(|c| c.intent.action == Action::Ensure)
+        .map(|c| {
+            let adoptable = c.diff.is_empty();
+            let reason = if adoptable {
+                "present on the host and matches the config".to_string()
+            } else {
+                let attrs: Vec<&str> = c.diff.iter().map(|d| d.attribute.as_str()).collect();
+                format!("present but differs: {}", attrs.join(", "))
+            };
+            AdoptionCandidate {
+                kind: c.intent.kind().as_str().into(),
+                name: c.intent.key().name.clone(),
+                owner: c.intent.owner.clone(),
+                reason,
+                adoptable,
+                desired: serde_json::to_value(&c.intent.artifact.spec).unwrap_or_default(),
+                observed: serde_json::to_value(&c.observed.spec).unwrap_or_default(),
+                diff: c.diff.clone(),
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,484 @@
+//! The effectful half: a session bound to one network namespace and one ledger, running
+//! observe → plan → prepare → apply → commit → verify (STYLE.md "Transactions").
+//!
+//! ```text
+//!  config ──render──▶ intents ─┐
+//!  ledger ─────────────────────┼─▶ plan (pure) ─▶ prepare: ledger Pending ─▶ apply (graph)
+//!  host ──observe──▶ inventory ┘                                              │
+//!  host ◀──────────────────────────────────── configurators ◀─────────────────┘
+//!  commit: Pending → Owned / dropped, orphans forgotten, generation ─▶ verify: observe + plan
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use routerd_graph::{Operation, Reconciler, Selection};
+use routerd_host::netlink::NetlinkBackend;
+use routerd_host::nftables::NftBackend;
+use routerd_host::sysctl::SysctlBackend;
+use routerd_host::{Artifact, ArtifactKey, ArtifactKind, Backend, Netns};
+use routerd_ledger::{EntryState, Ledger, LedgerChange, LedgerEntry, Origin};
+use routerd_model::{Config, ConfigErrors};
+use sha2::{Digest, Sha256};
+
+use crate::error::EngineError;
+use crate::intent::{Action, Intent, is_inventory_backed};
+use crate::item::{BackendRegistry, HostItem, artifact_key, graph_key};
+use crate::plan::{EnginePlan, PlanInput};
+use crate::render::{Rendered, render};
+use crate::report::{ReportInput, build};
+use crate::result::{ArtifactRef, OperationRecord, ResultDocument};
+
+/// How long apply waits for operations that continue in the background.
+const ASYNC_DEADLINE: Duration = Duration::from_secs(120);
+
+/// Where a session acts.
+#[derive(Clone, Debug)]
+pub struct SessionOptions {
+    /// `/run/netns/NAME`, or `None` for the process's own namespace.
+    pub netns: Option<String>,
+    /// Ledger file.
+    pub ledger_path: PathBuf,
+    /// Open the ledger read-only (plan, dry-run, observe, adopt --candidates).
+    pub read_only: bool,
+}
+
+/// A parsed config and the digest of its text (which decides the generation).
+#[derive(Clone, Debug)]
+pub struct ConfigInput {
+    /// The typed config.
+    pub config: Config,
+    /// Hex SHA-256 of the file's bytes.
+    pub digest: String,
+}
+
+impl ConfigInput {
+    /// Reads and parses `path`.
+    ///
+    /// Errors: every parse and validation error, with file:line:column.
+    pub fn load(path: &Path) -> Result<Self, ConfigErrors> {
+        let config = routerd_model::load(path)?;
+        let bytes = std::fs::read(path).unwrap_or_default();
+        Ok(Self { config, digest: hex_digest(&bytes) })
+    }
+
+    /// Parses `text` as the file `file`.
+    ///
+    /// Errors: as [`ConfigInput::load`].
+    pub fn parse(text: &str, file: &str) -> Result<Self, ConfigErrors> {
+        let config = routerd_model::parse_config(text, file)?;
+        Ok(Self { config, digest: hex_digest(text.as_bytes()) })
+    }
+}
+
+/// An engine bound to a namespace and a ledger.
+pub struct Session {
+    registry: BackendRegistry,
+    ledger: Ledger,
+}
+
+struct Snapshot {
+    rendered: Rendered,
+    entries: Vec<LedgerEntry>,
+    observed: BTreeMap<ArtifactKey, Artifact>,
+    warnings: Vec<String>,
+}
+
+impl Session {
+    /// Opens the backends inside the namespace and the ledger.
+    ///
+    /// Errors: [`EngineError::Host`] (namespace missing, sockets), [`EngineError::Ledger`].
+    pub async fn open(opts: SessionOptions) -> Result<Self, EngineError> {
+        let netns = match &opts.netns {
+            Some(name) => Netns::named(name)?,
+            None => Netns::current(),
+        };
+        let backends: Vec<Arc<dyn Backend>> = vec![
+            Arc::new(NetlinkBackend::new(&netns)?),
+            Arc::new(NftBackend::new(&netns)?),
+            Arc::new(SysctlBackend::new(&netns)),
+        ];
+        let ledger = if opts.read_only {
+            Ledger::open_read_only(&opts.ledger_path)?
+        } else {
+            Ledger::open(&opts.ledger_path)?
+        };
+        Ok(Self { registry: BackendRegistry::new(backends), ledger })
+    }
+
+    /// Each resource's artifacts as found on the host; no operations listed.
+    ///
+    /// Errors: inventory and ledger failures.
+    pub async fn observe(
+        &self,
+        input: &ConfigInput,
+        now: SystemTime,
+    ) -> Result<ResultDocument, EngineError> {
+        let snap = self.snapshot(&input.config).await?;
+        let plan = self.plan_of(&snap, &input.config)?;
+        self.report(&plan, &snap, input, now, "observe", None, false, Vec::new())
+    }
+
+    /// What reconcile would do (`dry_run` only changes the reported mode). Changes nothing.
+    ///
+    /// Errors: inventory and ledger failures, dependency cycles.
+    pub async fn plan(
+        &self,
+        input: &ConfigInput,
+        now: SystemTime,
+        dry_run: bool,
+    ) -> Result<ResultDocument, EngineError> {
+        let snap = self.snapshot(&input.config).await?;
+        let plan = self.plan_of(&snap, &input.config)?;
+        let mode = if dry_run { "dry-run" } else { "plan" };
+        self.report(&plan, &snap, input, now, mode, None, true, Vec::new())
+    }
+
+    /// Applies the config. See the module docs for the steps.
+    ///
+    /// Errors: inventory and ledger failures, cycles. Failed operations are not errors: they
+    /// are in the document, with everything that depends on them skipped.
+    pub async fn reconcile(
+        &mut self,
+        input: &ConfigInput,
+        now: SystemTime,
+    ) -> Result<ResultDocument, EngineError> {
+        let mut snap = self.snapshot(&input.config).await?;
+        self.resolve_pending(&snap)?;
+        snap.entries = self.ledger.entries()?;
+        let plan = self.plan_of(&snap, &input.config)?;
+
+        let creates = self.prepare(&plan, input, now)?;
+        let (current, log) = self.apply(&plan).await?;
+
+        let mut changes = Vec::new();
+        for (key, entry) in creates {
+            let created = current.contains(&graph_key(&key));
+            changes.push(if created {
+                LedgerChange::Put(LedgerEntry { state: EntryState::Owned, ..entry })
+            } else {
+                LedgerChange::Remove { kind: entry.kind, name: entry.name }
+            });
+        }
+        let known: BTreeSet<String> = snap.entries.iter().map(LedgerEntry::key).collect();
+        for e in log.iter().filter(|e| e.operation == Operation::Delete && e.error.is_none()) {
+            let key = artifact_key(&e.key);
+            let still_desired = plan.intended.contains(&e.key);
+            if !still_desired
+                && known.contains(&routerd_ledger::entry_key(key.kind.as_str(), &key.name))
+            {
+                changes
+                    .push(LedgerChange::Remove { kind: key.kind.as_str().into(), name: key.name });
+            }
+        }
+        for o in plan.orphans.iter().filter(|o| o.cleanup.is_none()) {
+            changes.push(LedgerChange::Remove {
+                kind: o.key.kind.as_str().into(),
+                name: o.key.name.clone(),
+            });
+        }
+        let generation = self.generation(&input.digest)?;
+        changes.push(LedgerChange::SetGeneration { generation, digest: input.digest.clone() });
+        self.ledger.apply(&changes)?;
+
+        let executed = executed_records(&plan, &log, &self.registry);
+        let after = self.snapshot(&input.config).await?;
+        let verified = self.plan_of(&after, &input.config)?;
+        self.report(&verified, &after, input, now, "reconcile", Some(executed), true, Vec::new())
+    }
+
+    /// Lists adoption candidates, and with `apply` records the matching ones as owned (ledger
+    /// only; the host is not touched). Drifted candidates are refused and stay listed.
+    ///
+    /// Errors: inventory and ledger failures.
+    pub async fn adopt(
+        &self,
+        input: &ConfigInput,
+        now: SystemTime,
+        apply: bool,
+    ) -> Result<ResultDocument, EngineError> {
+        let snap = self.snapshot(&input.config).await?;
+        let plan = self.plan_of(&snap, &input.config)?;
+        if !apply {
+            return self.report(&plan, &snap, input, now, "adopt", None, false, Vec::new());
+        }
+        let recorded_at = unix_secs(now);
+        let generation = self.ledger.applied_generation()?.generation;
+        let mut changes = Vec::new();
+        let mut adopted = Vec::new();
+        for c in plan.candidates.iter().filter(|c| c.diff.is_empty()) {
+            changes.push(LedgerChange::Put(LedgerEntry {
+                kind: c.intent.kind().as_str().into(),
+                name: c.intent.key().name.clone(),
+                owner: c.intent.owner.clone(),
+                origin: Origin::Adopted,
+                state: EntryState::Owned,
+                generation,
+                recorded_at,
+                attributes: serde_json::to_value(&c.intent.artifact.spec).unwrap_or_default(),
+            }));
+            adopted.push(ArtifactRef {
+                kind: c.intent.kind().as_str().into(),
+                name: c.intent.key().name.clone(),
+                owner: c.intent.owner.clone(),
+            });
+        }
+        self.ledger.apply(&changes)?;
+        let snap = self.snapshot(&input.config).await?;
+        let plan = self.plan_of(&snap, &input.config)?;
+        self.report(&plan, &snap, input, now, "adopt", None, false, adopted)
+    }
+
+    async fn snapshot(&self, config: &Config) -> Result<Snapshot, EngineError> {
+        let rendered = render(config);
+        let entries = self.ledger.entries()?;
+        let mut wanted: BTreeMap<ArtifactKind, BTreeSet<ArtifactKey>> = BTreeMap::new();
+        for i in &rendered.intents {
+            wanted.entry(i.kind()).or_default().insert(i.key().clone());
+        }
+        for e in &entries {
+            if let Some(kind) = ArtifactKind::parse(&e.kind) {
+                wanted.entry(kind).or_default().insert(ArtifactKey::new(kind, e.name.clone()));
+            }
+        }
+        let mut observed = BTreeMap::new();
+        let mut warnings = Vec::new();
+        for backend in self.registry.backends() {
+            for kind in backend.kinds() {
+                let keys: Vec<ArtifactKey> =
+                    wanted.get(kind).map(|k| k.iter().cloned().collect()).unwrap_or_default();
+                for a in backend.observe(*kind, &keys).await? {
+                    if observed.contains_key(&a.key) {
+                        warnings.push(format!(
+                            "{} is on the host more than once; the first is used",
+                            a.key
+                        ));
+                        continue;
+                    }
+                    observed.insert(a.key.clone(), a);
+                }
+            }
+        }
+        let pending = entries.iter().filter(|e| e.state == EntryState::Pending).count();
+        if pending > 0 && self.ledger.is_read_only() {
+            warnings.push(format!(
+                "the ledger holds {pending} entries from an interrupted reconcile; the next reconcile resolves them"
+            ));
+        }
+        Ok(Snapshot { rendered, entries, observed, warnings })
+    }
+
+    fn plan_of(&self, snap: &Snapshot, config: &Config) -> Result<EnginePlan, EngineError> {
+        let protected: BTreeSet<String> = config
+            .spec
+            .reconcile
+            .protected_interfaces
+            .iter()
+            .map(|p| config.interface_ifname(p).unwrap_or(p).to_string())
+            .collect();
+        let registry = &self.registry;
+        let supports = |i: &Intent| registry.supports(&i.artifact, i.apply_with);
+        let observes = |k: ArtifactKind| registry.observes(k);
+        let needs_recreate = |cur: &HostItem, int: &HostItem| {
+            routerd_graph::Registry::configurator(registry, int)
+                .is_some_and(|c| c.needs_recreate(cur, int))
+        };
+        crate::plan::plan(&PlanInput {
+            rendered: &snap.rendered,
+            observed: &snap.observed,
+            ledger: &snap.entries,
+            protected_ifnames: &protected,
+            supports: &supports,
+            observes: &observes,
+            needs_recreate: &needs_recreate,
+        })
+    }
+
+    /// A crash between prepare and commit leaves `Pending` entries: present on the host means
+    /// the create ran (we created it), absent means it did not.
+    fn resolve_pending(&self, snap: &Snapshot) -> Result<(), EngineError> {
+        let changes: Vec<LedgerChange> = snap
+            .entries
+            .iter()
+            .filter(|e| e.state == EntryState::Pending)
+            .map(|e| {
+                let present = ArtifactKind::parse(&e.kind).is_some_and(|k| {
+                    snap.observed.contains_key(&ArtifactKey::new(k, e.name.clone()))
+                });
+                if present {
+                    LedgerChange::Put(LedgerEntry { state: EntryState::Owned, ..e.clone() })
+                } else {
+                    LedgerChange::Remove { kind: e.kind.clone(), name: e.name.clone() }
+                }
+            })
+            .collect();
+        Ok(self.ledger.apply(&changes)?)
+    }
+
+    /// Records every create the plan is about to run as `Pending`, in one transaction.
+    fn prepare(
+        &self,
+        plan: &EnginePlan,
+        input: &ConfigInput,
+        now: SystemTime,
+    ) -> Result<Vec<(ArtifactKey, LedgerEntry)>, EngineError> {
+        let generation = self.generation(&input.digest)?;
+        let by_key: BTreeMap<&ArtifactKey, &Intent> =
+            plan.intents.iter().map(|i| (i.key(), i)).collect();
+        let mut creates = Vec::new();
+        for op in plan.ops.ops.iter().filter(|o| o.op == Operation::Create) {
+            let key = artifact_key(&op.key);
+            let Some(intent) = by_key.get(&key) else { continue };
+            if intent.action != Action::Ensure
+                || !is_inventory_backed(key.kind)
+                || plan.blocked.contains_key(&key)
+                || creates.iter().any(|(k, _)| k == &key)
+            {
+                continue;
+            }
+            creates.push((
+                key.clone(),
+                LedgerEntry {
+                    kind: key.kind.as_str().into(),
+                    name: key.name.clone(),
+                    owner: intent.owner.clone(),
+                    origin: Origin::Created,
+                    state: EntryState::Pending,
+                    generation,
+                    recorded_at: unix_secs(now),
+                    attributes: serde_json::to_value(&intent.artifact.spec).unwrap_or_default(),
+                },
+            ));
+        }
+        let changes: Vec<LedgerChange> =
+            creates.iter().map(|(_, e)| LedgerChange::Put(e.clone())).collect();
+        self.ledger.apply(&changes)?;
+        Ok(creates)
+    }
+
+    async fn apply(
+        &self,
+        plan: &EnginePlan,
+    ) -> Result<
+        (routerd_graph::Graph<HostItem>, Vec<routerd_graph::OpLogEntry<HostItem>>),
+        EngineError,
+    > {
+        let mut current = plan.current.clone();
+        let reconciler = Reconciler::new(&self.registry);
+        let deadline = tokio::time::Instant::now() + ASYNC_DEADLINE;
+        let mut log = Vec::new();
+        loop {
+            let status = reconciler
+                .reconcile(&mut current, &plan.intended, Selection::All)
+                .await
+                .map_err(|e| EngineError::Cycle(e.to_string()))?;
+            log.extend(status.op_log);
+            let Some(mut resume) = status.ready_to_resume.filter(|_| status.async_ops_in_progress)
+            else {
+                break;
+            };
+            if tokio::time::timeout_at(deadline, resume.wait()).await.is_err() {
+                if let Some(cancel) = status.cancel {
+                    cancel.cancel();
+                    cancel.wait().await;
+                }
+                break;
+            }
+        }
+        Ok((current, log))
+    }
+
+    fn generation(&self, digest: &str) -> Result<u64, EngineError> {
+        let applied = self.ledger.applied_generation()?;
+        Ok(if applied.digest.as_deref() == Some(digest) {
+            applied.generation
+        } else {
+            applied.generation + 1
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn report(
+        &self,
+        plan: &EnginePlan,
+        snap: &Snapshot,
+        input: &ConfigInput,
+        now: SystemTime,
+        mode: &str,
+        executed: Option<Vec<OperationRecord>>,
+        with_operations: bool,
+        adopted: Vec<ArtifactRef>,
+    ) -> Result<ResultDocument, EngineError> {
+        Ok(build(
+            plan,
+            ReportInput {
+                config: &input.config,
+                rendered: &snap.rendered,
+                mode,
+                generation: self.generation(&input.digest)?,
+                timestamp: humantime::format_rfc3339_seconds(now).to_string(),
+                executed,
+                with_operations,
+                adopted,
+                warnings: snap.warnings.clone(),
+            },
+        ))
+    }
+}
+
+/// The executed operations as records, followed by planned operations that did not run
+/// (`skipped` behind a failure, `blocked` without a configurator).
+fn executed_records(
+    plan: &EnginePlan,
+    log: &[routerd_graph::OpLogEntry<HostItem>],
+    registry: &BackendRegistry,
+) -> Vec<OperationRecord> {
+    let planned = crate::report::planned_records(plan);
+    let mut out = Vec::new();
+    let mut ran = BTreeSet::new();
+    for e in log {
+        let key = artifact_key(&e.key);
+        ran.insert((e.operation, key.clone()));
+        let reason = planned
+            .iter()
+            .find(|p| p.kind == key.kind.as_str() && p.name == key.name)
+            .map(|p| p.reason.clone())
+            .unwrap_or_default();
+        let error = e.error.as_ref().map(|err| match registry.failure_reason(&key) {
+            Some(reason) => format!("{reason}: {err}"),
+            None => err.clone(),
+        });
+        out.push(OperationRecord {
+            operation: e.operation.as_str().to_lowercase(),
+            kind: key.kind.as_str().into(),
+            name: key.name.clone(),
+            owner: e.item.owner.clone(),
+            reason,
+            diff: Vec::new(),
+            result: match (&e.error, plan.blocked.contains_key(&key)) {
+                (Some(_), true) => "blocked",
+                (Some(_), false) => "failed",
+                (None, _) => "done",
+            }
+            .into(),
+            error,
+        });
+    }
+    for (op, p) in plan.ops.ops.iter().zip(planned) {
+        if ran.contains(&(op.op, artifact_key(&op.key))) || p.result == "blocked" {
+            continue;
+        }
+        out.push(OperationRecord { result: "skipped".into(), ..p });
+    }
+    out
+}
+
+fn hex_digest(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unix_secs(t: SystemTime) -> u64 {
+    t.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}

@@ -1,0 +1,220 @@
+//! Executing the run step by step: whether the next stage-1 or stage-2 key yields an operation
+//! (or is blocked, deferred, pending), and how an outcome changes the current graph.
+//!
+//! Blocking rules: an item is deleted only once every item depending on it is gone; a modify
+//! waits for dependents it forces out and for failed or in-progress dependencies; a create waits
+//! until every dependency exists, is settled (not failed, in progress or deferred in this run)
+//! and satisfies its predicate.
+
+use super::actions::detail;
+use super::{Action, Engine, Hold};
+use crate::item::{Dependency, Item, Key};
+use crate::plan::{PlannedOp, Reason};
+use crate::state::{ItemState, ItemStatus, Operation};
+
+impl<I: Item, F: Fn(&I, &I) -> bool> Engine<'_, I, F> {
+    pub(super) fn stage1_step(&mut self, key: &Key<I::Kind>) -> Option<PlannedOp<I>> {
+        let action = self.actions.get(key)?.clone();
+        if self.held.contains_key(key) {
+            return None;
+        }
+        let current = self.cur.get(key)?.clone();
+        match action {
+            Action::Delete { reason, auto: true } => {
+                self.remove_auto_deleted(key, reason);
+                None
+            }
+            Action::Delete { reason, auto: false } => {
+                if let Some(why) = self.delete_blocker(key) {
+                    self.defer(key, why);
+                    return None;
+                }
+                let key = key.clone();
+                Some(PlannedOp {
+                    op: Operation::Delete,
+                    key,
+                    before: Some(current),
+                    after: None,
+                    reason,
+                })
+            }
+            Action::Modify => {
+                if let Some(why) = self.modify_blocker(key) {
+                    self.defer(key, why);
+                    return None;
+                }
+                let intended = self.int.get(key)?.clone();
+                Some(PlannedOp {
+                    op: Operation::Modify,
+                    key: key.clone(),
+                    before: Some(current),
+                    after: Some(intended),
+                    reason: Reason::AttributesDiffer,
+                })
+            }
+        }
+    }
+
+    pub(super) fn stage2_step(&mut self, key: &Key<I::Kind>) -> Option<PlannedOp<I>> {
+        let intended = self.int.get(key)?;
+        if intended.is_external() || !(self.in_scope(key) || self.restorable.contains(key)) {
+            return None;
+        }
+        if self.cur.contains(key) {
+            let running = self.cur.state(key).and_then(ItemState::in_progress);
+            if running == Some(Operation::Delete) {
+                let why = "waits for the delete of its previous instance".to_string();
+                self.report.pending.push((key.clone(), why));
+            }
+            return None;
+        }
+        if self.held.contains_key(key) {
+            return None;
+        }
+        let deps = intended.deps();
+        if let Some(why) = deps.iter().find_map(|dep| self.create_problem(dep)) {
+            self.set_pending(key, why);
+            return None;
+        }
+        let reason = match self.deleted.get(key) {
+            Some(reason) if reason.is_recreate() => reason.clone(),
+            _ => Reason::NewItem,
+        };
+        Some(PlannedOp {
+            op: Operation::Create,
+            key: key.clone(),
+            before: None,
+            after: Some(intended.clone()),
+            reason,
+        })
+    }
+
+    pub(super) fn apply_success(&mut self, op: PlannedOp<I>) {
+        let key = op.key;
+        match op.op {
+            Operation::Delete => {
+                self.cur.take_entry(&key);
+                self.cur.drop_state(&key);
+                if !self.in_scope(&key) {
+                    self.restorable.insert(key.clone());
+                }
+                self.deleted.insert(key, op.reason);
+            }
+            operation => {
+                let after =
+                    op.after.expect("invariant: create and modify carry the intended value");
+                let mut state = self.cur.state(&key).cloned().unwrap_or_default();
+                state.record(operation, Ok(()));
+                let subgraph = self.intended_subgraph(&key);
+                self.cur.store(after, subgraph, state);
+            }
+        }
+    }
+
+    pub(super) fn apply_failure(&mut self, op: PlannedOp<I>, error: String) {
+        if let Some(entry) = self.cur.entry_mut(&op.key) {
+            entry.next = None;
+        }
+        self.cur.state_mut(&op.key).record(op.op, Err(error.clone()));
+        self.held.insert(op.key, Hold::Failed(error));
+    }
+
+    pub(super) fn apply_background(&mut self, op: PlannedOp<I>, id: u64) {
+        let key = op.key;
+        let mut state = self.cur.state(&key).cloned().unwrap_or_default();
+        state.state = ItemStatus::InProgress { op: op.op };
+        state.async_op = Some(id);
+        match (op.op, op.after) {
+            (Operation::Create, Some(after)) => {
+                let subgraph = self.intended_subgraph(&key);
+                self.cur.store(after, subgraph, state);
+            }
+            (Operation::Modify, Some(after)) => {
+                if let Some(entry) = self.cur.entry_mut(&key) {
+                    entry.next = Some(after);
+                }
+                self.cur.set_state(key.clone(), state);
+            }
+            _ => self.cur.set_state(key.clone(), state),
+        }
+        self.held.insert(key, Hold::InProgress(op.op));
+    }
+
+    /// A dependent that still exists (or still refers to `key`) and so blocks its delete.
+    fn delete_blocker(&self, key: &Key<I::Kind>) -> Option<String> {
+        self.dependents.get(key)?.iter().find_map(|dependent| self.still_depends(dependent, key))
+    }
+
+    /// Dependents forced out by the modify that still exist, or an unsettled dependency.
+    fn modify_blocker(&self, key: &Key<I::Kind>) -> Option<String> {
+        let forced_out = self.dependents.get(key).into_iter().flatten().find_map(|dependent| {
+            match self.actions.get(dependent) {
+                Some(Action::Delete { .. }) => self.still_depends(dependent, key),
+                _ => None,
+            }
+        });
+        forced_out.or_else(|| {
+            let deps = self.int.get(key).map(Item::deps).unwrap_or_default();
+            deps.iter().find_map(|dep| {
+                let hold = self.held.get(&dep.key)?;
+                Some(format!("dependency {} {hold}", dep.key))
+            })
+        })
+    }
+
+    fn still_depends(&self, dependent: &Key<I::Kind>, key: &Key<I::Kind>) -> Option<String> {
+        let item = self.cur.get(dependent)?;
+        if !item.deps().iter().any(|dep| &dep.key == key) {
+            return None;
+        }
+        Some(match self.held.get(dependent) {
+            Some(hold) => format!("dependent {dependent} {hold}"),
+            None => format!("dependent {dependent} still exists"),
+        })
+    }
+
+    /// Why `dep` prevents creating its dependent now, if it does.
+    fn create_problem(&self, dep: &Dependency<I>) -> Option<String> {
+        let unsatisfied =
+            |what: String| Some(format!("dependency {} {}", dep.key, detail(&what, dep)));
+        if let Some(hold) = self.held.get(&dep.key) {
+            return unsatisfied(hold.to_string());
+        }
+        let Some(required) = self.cur.get(&dep.key) else {
+            return unsatisfied("is missing".to_string());
+        };
+        if self.cur.state(&dep.key).is_some_and(|state| !state.is_usable()) {
+            return unsatisfied("is not created".to_string());
+        }
+        let delete_planned = matches!(self.actions.get(&dep.key), Some(Action::Delete { .. }));
+        if delete_planned && !self.deleted.contains_key(&dep.key) {
+            return unsatisfied("is being deleted".to_string());
+        }
+        if !dep.is_satisfied_by(required) {
+            return unsatisfied("does not satisfy the requirement".to_string());
+        }
+        None
+    }
+
+    fn remove_auto_deleted(&mut self, key: &Key<I::Kind>, reason: Reason) {
+        self.cur.take_entry(key);
+        self.cur.drop_state(key);
+        if !self.in_scope(key) {
+            self.restorable.insert(key.clone());
+        }
+        self.deleted.insert(key.clone(), reason);
+        self.report.auto_deleted.push(key.clone());
+    }
+
+    fn defer(&mut self, key: &Key<I::Kind>, why: String) {
+        self.held.insert(key.clone(), Hold::Deferred(why.clone()));
+        self.report.deferred.push((key.clone(), why));
+    }
+
+    fn set_pending(&mut self, key: &Key<I::Kind>, reason: String) {
+        let state = self.cur.state_mut(key);
+        state.state = ItemStatus::Pending { reason: reason.clone() };
+        state.async_op = None;
+        self.report.pending.push((key.clone(), reason));
+    }
+}

@@ -1,0 +1,153 @@
+//! Items, their keys and their dependencies: the vocabulary the graph is built from.
+//!
+//! This module owns the [`Item`] trait the caller implements for its own item type, the [`Key`]
+//! that identifies an item, and the [`Dependency`] edges an item declares. It knows nothing of
+//! what an item stands for (a link, a route, a file): the crate is generic over the item type.
+
+use std::fmt;
+use std::hash::Hash;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+/// Identity of an item: its kind plus a name unique within that kind.
+///
+/// Shape: ordered by kind, then by name; displayed as `kind/name`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Key<K> {
+    /// The item kind (an enum of the caller's kinds).
+    pub kind: K,
+    /// The name, unique among items of the same kind.
+    pub name: String,
+}
+
+impl<K> Key<K> {
+    /// Builds the key of the item of `kind` named `name`.
+    pub fn new(kind: K, name: impl Into<String>) -> Self {
+        Self { kind, name: name.into() }
+    }
+}
+
+impl<K: fmt::Display> fmt::Display for Key<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.kind, self.name)
+    }
+}
+
+/// A configuration item: one node of the dependency graph.
+///
+/// The same type models both the intended state (what should exist) and the current state (what
+/// exists). The reconciler never looks inside an item; it only asks the questions below.
+pub trait Item: Clone + fmt::Debug + Send + Sync + 'static {
+    /// The kind of an item; [`Registry`](crate::Registry) implementations usually map a kind to
+    /// one [`Configurator`](crate::Configurator).
+    type Kind: Copy + Ord + Hash + fmt::Debug + fmt::Display + Send + Sync + 'static;
+
+    /// The identity of this item.
+    fn key(&self) -> Key<Self::Kind>;
+
+    /// Items required by this item, AND-ed.
+    ///
+    /// A dependency may name an item that does not exist (yet); the item then stays pending.
+    fn deps(&self) -> Vec<Dependency<Self>>;
+
+    /// Whether this item is an observed fact the reconciler never creates, modifies or deletes
+    /// (carrier up, a DHCP lease, a link owned by someone else).
+    fn is_external(&self) -> bool {
+        false
+    }
+
+    /// Whether `current` already is what `self` (the intended item) asks for.
+    ///
+    /// `false` leads to a Modify, or to a delete + create when
+    /// [`Configurator::needs_recreate`](crate::Configurator::needs_recreate) says so.
+    fn matches(&self, current: &Self) -> bool;
+
+    /// Label of the node in DOT exports; the key by default.
+    fn label(&self) -> String {
+        self.key().to_string()
+    }
+}
+
+/// Predicate a dependency must satisfy, evaluated on the required item.
+pub type MustSatisfy<I> = Arc<dyn Fn(&I) -> bool + Send + Sync>;
+
+/// A directed edge from an item to an item it requires.
+///
+/// Shape: build with [`Dependency::on`] and the builder methods, e.g.
+/// `Dependency::on(link_key, "route needs its link").must_satisfy(|l| l.is_up())`.
+pub struct Dependency<I: Item> {
+    /// The required item.
+    pub key: Key<I::Kind>,
+    /// Why the dependency exists; shown in pending reasons and DOT exports.
+    pub description: String,
+    /// The dependency is satisfied only if the item exists and this returns true for it.
+    pub must_satisfy: Option<MustSatisfy<I>>,
+    /// When the required item is modified, the dependent is recreated (delete + create).
+    pub recreate_when_modified: bool,
+    /// When the required item (an external item) disappears or stops satisfying, the dependent
+    /// is gone too: no Delete is called, it is simply removed from the current state.
+    pub auto_deleted_by_external: bool,
+}
+
+impl<I: Item> Dependency<I> {
+    /// A plain "must exist" dependency on `key`.
+    pub fn on(key: Key<I::Kind>, description: impl Into<String>) -> Self {
+        Self {
+            key,
+            description: description.into(),
+            must_satisfy: None,
+            recreate_when_modified: false,
+            auto_deleted_by_external: false,
+        }
+    }
+
+    /// Adds a predicate the required item must satisfy besides existing.
+    pub fn must_satisfy(mut self, check: impl Fn(&I) -> bool + Send + Sync + 'static) -> Self {
+        self.must_satisfy = Some(Arc::new(check));
+        self
+    }
+
+    /// Makes the dependent be recreated whenever the required item is modified.
+    pub fn recreate_when_modified(mut self) -> Self {
+        self.recreate_when_modified = true;
+        self
+    }
+
+    /// Marks the dependent as removed together with the (external) required item.
+    pub fn auto_deleted_by_external(mut self) -> Self {
+        self.auto_deleted_by_external = true;
+        self
+    }
+
+    /// Whether `required` satisfies this dependency's predicate (true without a predicate).
+    ///
+    /// Side effects: none besides running the caller's predicate.
+    pub fn is_satisfied_by(&self, required: &I) -> bool {
+        self.must_satisfy.as_ref().is_none_or(|check| check(required))
+    }
+}
+
+impl<I: Item> Clone for Dependency<I> {
+    fn clone(&self) -> Self {
+        Self {
+            key: self.key.clone(),
+            description: self.description.clone(),
+            must_satisfy: self.must_satisfy.clone(),
+            recreate_when_modified: self.recreate_when_modified,
+            auto_deleted_by_external: self.auto_deleted_by_external,
+        }
+    }
+}
+
+impl<I: Item> fmt::Debug for Dependency<I> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Dependency")
+            .field("key", &self.key)
+            .field("description", &self.description)
+            .field("must_satisfy", &self.must_satisfy.as_ref().map(|_| "<predicate>"))
+            .field("recreate_when_modified", &self.recreate_when_modified)
+            .field("auto_deleted_by_external", &self.auto_deleted_by_external)
+            .finish()
+    }
+}

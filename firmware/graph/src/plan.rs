@@ -1,0 +1,208 @@
+//! The pure half of reconciliation: which operations would run, in which order, and why.
+//!
+//! [`plan`] drives the same ordering core as [`Reconciler::reconcile`](crate::Reconciler), with
+//! every operation assumed to succeed synchronously. It reads no clock, calls no configurator
+//! and leaves both graphs untouched.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::{Engine, Outcome, order};
+use crate::error::GraphError;
+use crate::graph::Graph;
+use crate::item::{Item, Key};
+use crate::state::{Operation, Selection};
+
+/// Why an operation is planned. Codes ([`Reason::as_str`]) are stable; `Display` adds detail.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "code")]
+pub enum Reason {
+    /// Create: the item is intended and does not exist.
+    NewItem,
+    /// Modify: the current item does not match the intended one.
+    AttributesDiffer,
+    /// Delete + create: the item differs and its configurator cannot modify it in place.
+    NeedsRecreate,
+    /// Delete: the item is no longer intended.
+    NotIntended,
+    /// Delete: a dependency is missing, being deleted or no longer satisfies its predicate; the
+    /// item becomes pending.
+    DependencyUnsatisfied {
+        /// The dependency's key, as displayed.
+        dependency: String,
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// Delete + create: a dependency is being deleted and created again.
+    DependencyRecreated {
+        /// The dependency's key, as displayed.
+        dependency: String,
+    },
+    /// Delete + create: a dependency declared `recreate_when_modified` is modified.
+    DependencyModified {
+        /// The dependency's key, as displayed.
+        dependency: String,
+    },
+}
+
+impl Reason {
+    /// Stable code of the reason (`NewItem`, `DependencyRecreated`, …).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Reason::NewItem => "NewItem",
+            Reason::AttributesDiffer => "AttributesDiffer",
+            Reason::NeedsRecreate => "NeedsRecreate",
+            Reason::NotIntended => "NotIntended",
+            Reason::DependencyUnsatisfied { .. } => "DependencyUnsatisfied",
+            Reason::DependencyRecreated { .. } => "DependencyRecreated",
+            Reason::DependencyModified { .. } => "DependencyModified",
+        }
+    }
+
+    /// Whether the item deleted for this reason is created again once it can be.
+    pub fn is_recreate(&self) -> bool {
+        matches!(
+            self,
+            Reason::NeedsRecreate
+                | Reason::DependencyRecreated { .. }
+                | Reason::DependencyModified { .. }
+        )
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::NewItem => f.write_str("new item"),
+            Reason::AttributesDiffer => f.write_str("attributes differ"),
+            Reason::NeedsRecreate => f.write_str("attributes differ and need a recreate"),
+            Reason::NotIntended => f.write_str("not intended"),
+            Reason::DependencyUnsatisfied { dependency, detail } => {
+                write!(f, "dependency {dependency} {detail}")
+            }
+            Reason::DependencyRecreated { dependency } => {
+                write!(f, "dependency {dependency} is recreated")
+            }
+            Reason::DependencyModified { dependency } => {
+                write!(f, "dependency {dependency} is modified (recreate when modified)")
+            }
+        }
+    }
+}
+
+/// One operation of a plan.
+///
+/// Shape: `before` is set for Modify and Delete, `after` for Create and Modify. `op` is never
+/// [`Operation::Recreate`]: a recreate is a Delete and, later, a Create of the same key.
+#[derive(Clone, Debug, Serialize)]
+#[serde(bound(serialize = "I: Serialize, I::Kind: Serialize"))]
+pub struct PlannedOp<I: Item> {
+    /// What runs: Create, Modify or Delete.
+    pub op: Operation,
+    /// The item operated on.
+    pub key: Key<I::Kind>,
+    /// The current value (Modify, Delete).
+    pub before: Option<I>,
+    /// The intended value (Create, Modify).
+    pub after: Option<I>,
+    /// Why the operation is needed.
+    pub reason: Reason,
+}
+
+/// The ordered operations that move the current state to the intended state.
+///
+/// Shape: `ops` in execution order: first all deletes and modifies with dependents before their
+/// dependencies, then all creates with dependencies before their dependents.
+#[derive(Clone, Debug, Serialize)]
+#[serde(bound(serialize = "I: Serialize, I::Kind: Serialize"))]
+pub struct Plan<I: Item> {
+    /// Operations in execution order.
+    pub ops: Vec<PlannedOp<I>>,
+    /// Intended items that would not be created, with the unsatisfied dependency described.
+    pub pending: Vec<(Key<I::Kind>, String)>,
+    /// Deletes and modifies that wait for another operation (one in progress, or failed).
+    pub deferred: Vec<(Key<I::Kind>, String)>,
+    /// Items removed from the current state without a Delete, because an external dependency
+    /// declared `auto_deleted_by_external` disappeared.
+    pub auto_deleted: Vec<Key<I::Kind>>,
+}
+
+impl<I: Item> Plan<I> {
+    /// Whether the plan executes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// The operations as `(operation, key)` pairs, in order; comparable with an operation log.
+    pub fn steps(&self) -> Vec<(Operation, Key<I::Kind>)> {
+        self.ops.iter().map(|op| (op.op, op.key.clone())).collect()
+    }
+
+    /// One operation per key: a Delete followed by a Create of the same key is a Recreate.
+    pub fn summary(&self) -> BTreeMap<Key<I::Kind>, Operation> {
+        let mut summary = BTreeMap::new();
+        for op in &self.ops {
+            summary
+                .entry(op.key.clone())
+                .and_modify(|seen| {
+                    if *seen == Operation::Delete && op.op == Operation::Create {
+                        *seen = Operation::Recreate;
+                    }
+                })
+                .or_insert(op.op);
+        }
+        summary
+    }
+}
+
+impl<I: Item> fmt::Display for Plan<I> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (index, op) in self.ops.iter().enumerate() {
+            writeln!(f, "{:>3}. {} {} ({})", index + 1, op.op, op.key, op.reason)?;
+        }
+        for (key, reason) in &self.pending {
+            writeln!(f, "     pending {key}: {reason}")?;
+        }
+        for (key, reason) in &self.deferred {
+            writeln!(f, "     deferred {key}: {reason}")?;
+        }
+        for key in &self.auto_deleted {
+            writeln!(f, "     auto-deleted {key}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Computes the operations that move `current` to `intended`.
+///
+/// Shape: the operations [`Reconciler::reconcile`](crate::Reconciler::reconcile) would execute,
+/// in the same order, if every operation succeeded synchronously. Items with a background
+/// operation in progress are treated as still in progress (results not yet read by a reconcile
+/// are not looked at).
+/// Errors: [`GraphError::Cycle`] naming the items of a dependency cycle in `intended`.
+/// Side effects: none; `needs_recreate(current, intended)` is called for items that differ.
+pub fn plan<I: Item>(
+    current: &Graph<I>,
+    intended: &Graph<I>,
+    needs_recreate: &dyn Fn(&I, &I) -> bool,
+    selection: Selection,
+) -> Result<Plan<I>, GraphError> {
+    let order = order::intended_order(intended)?;
+    let mut scratch = current.clone();
+    let mut engine =
+        Engine::new(&mut scratch, intended, needs_recreate, &selection, order, BTreeMap::new());
+    let mut ops = Vec::new();
+    while let Some(op) = engine.next_op() {
+        ops.push(op);
+        engine.complete(Outcome::Done);
+    }
+    let report = engine.finish();
+    Ok(Plan {
+        ops,
+        pending: report.pending,
+        deferred: report.deferred,
+        auto_deleted: report.auto_deleted,
+    })
+}

@@ -1,0 +1,301 @@
+//! The effectful half: [`Reconciler::reconcile`] runs the operations the ordering core hands out
+//! through the configurators and records what happened in the current graph and a [`Status`].
+//!
+//! The reconciler holds no state between calls besides what it writes into the current graph
+//! (item states, the background-operation tracker); it spawns no task and returns once every
+//! synchronous operation has finished.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use crate::background::{CancelHandle, OpContext, ResumeSignal, Tracker};
+use crate::configurator::Registry;
+use crate::engine::{Engine, Outcome, order};
+use crate::error::{GraphError, OperationError, ReconcileError, error_chain};
+use crate::graph::Graph;
+use crate::item::{Item, Key};
+use crate::plan::{Plan, PlannedOp, plan};
+use crate::state::{Operation, Selection};
+
+/// One executed (or started, or finished-in-background) operation.
+#[derive(Clone, Debug)]
+pub struct OpLogEntry<I: Item> {
+    /// The item operated on.
+    pub key: Key<I::Kind>,
+    /// Create, Modify or Delete.
+    pub operation: Operation,
+    /// The value passed to the configurator: intended for Create and Modify, current for Delete.
+    pub item: I,
+    /// When the operation started.
+    pub start: SystemTime,
+    /// When it ended; `None` while it continues in the background.
+    pub end: Option<SystemTime>,
+    /// Whether the operation continues in the background (a later reconcile logs its end).
+    pub in_progress: bool,
+    /// The error of the operation, with its sources.
+    pub error: Option<String>,
+    /// The item's error before this operation ran.
+    pub previous_error: Option<String>,
+    /// Whether cancellation was requested before the background operation finished.
+    pub cancelled: bool,
+}
+
+impl<I: Item> fmt::Display for OpLogEntry<I> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.operation, self.key)?;
+        if self.in_progress {
+            f.write_str(" (in progress)")?;
+        }
+        if let Some(error) = &self.error {
+            write!(f, ": {error}")?;
+        }
+        Ok(())
+    }
+}
+
+/// What a reconcile did and what is left.
+#[derive(Debug)]
+pub struct Status<I: Item> {
+    /// Operations in the order they ran; background results read by this run come first.
+    pub op_log: Vec<OpLogEntry<I>>,
+    /// Failed operations as `(key, "operation: error")`; see [`Status::error`] for the join.
+    pub errors: Vec<(Key<I::Kind>, String)>,
+    /// Selected intended items left uncreated, with the unsatisfied dependency described.
+    pub pending: Vec<(Key<I::Kind>, String)>,
+    /// Deletes and modifies that wait for another operation.
+    pub deferred: Vec<(Key<I::Kind>, String)>,
+    /// Items removed without a Delete because an external dependency disappeared.
+    pub auto_deleted: Vec<Key<I::Kind>>,
+    /// Whether operations continue in the background (anywhere in the current graph).
+    pub async_ops_in_progress: bool,
+    /// Fires when a background operation finishes; then call `reconcile` again. `None` when no
+    /// operation is in progress.
+    pub ready_to_resume: Option<ResumeSignal>,
+    /// Cancels the background operations and waits for them; `None` when none is in progress.
+    pub cancel: Option<CancelHandle>,
+}
+
+impl<I: Item> Status<I> {
+    /// Whether every operation of the run succeeded.
+    pub fn is_ok(&self) -> bool {
+        self.errors.is_empty()
+    }
+
+    /// The joined error of the run, `None` if every operation succeeded.
+    pub fn error(&self) -> Option<ReconcileError> {
+        if self.errors.is_empty() {
+            return None;
+        }
+        let failures = self.errors.iter().map(|(key, error)| format!("{key}: {error}")).collect();
+        Some(ReconcileError::OperationsFailed { failures })
+    }
+}
+
+/// Drives configurators to move a current-state graph to an intended-state graph.
+///
+/// Shape: cheap to build; keep the registry and build a reconciler per run if convenient.
+pub struct Reconciler<'r, I: Item> {
+    registry: &'r dyn Registry<I>,
+}
+
+impl<'r, I: Item> Reconciler<'r, I> {
+    /// A reconciler that finds configurators in `registry`.
+    pub fn new(registry: &'r dyn Registry<I>) -> Self {
+        Self { registry }
+    }
+
+    /// The plan [`Reconciler::reconcile`] would execute if every operation succeeded at once.
+    ///
+    /// Errors: [`GraphError::Cycle`]. Side effects: none.
+    pub fn plan(
+        &self,
+        current: &Graph<I>,
+        intended: &Graph<I>,
+        selection: Selection,
+    ) -> Result<Plan<I>, GraphError> {
+        plan(current, intended, &|cur: &I, int: &I| self.needs_recreate(cur, int), selection)
+    }
+
+    /// Moves `current` towards `intended` for the selected items.
+    ///
+    /// Shape: first reads results of finished background operations (whatever the selection),
+    /// then runs deletes and modifies (dependents first), then creates (dependencies first). A
+    /// failed operation blocks only what depends on it. Operations that continue in the
+    /// background leave their item in progress; call again once [`Status::ready_to_resume`]
+    /// fires.
+    /// Errors: [`GraphError::Cycle`] when `intended` has a dependency cycle; nothing is run.
+    /// Operation failures are not errors of this function: they are in the returned status.
+    /// Side effects: calls configurators; updates items and states of `current` in place.
+    pub async fn reconcile(
+        &self,
+        current: &mut Graph<I>,
+        intended: &Graph<I>,
+        selection: Selection,
+    ) -> Result<Status<I>, GraphError> {
+        let order = order::intended_order(intended)?;
+        let tracker = Arc::clone(current.tracker());
+        let seen = tracker.completions();
+        let mut op_log = Vec::new();
+        let failed = absorb_finished(current, &tracker, &mut op_log);
+        let needs_recreate = |cur: &I, int: &I| self.needs_recreate(cur, int);
+        let mut engine = Engine::new(current, intended, needs_recreate, &selection, order, failed);
+        while let Some(op) = engine.next_op() {
+            let previous_error = engine.current().state(&op.key).and_then(|s| s.last_error.clone());
+            let (outcome, entry) = self.execute(&tracker, op, previous_error).await;
+            op_log.push(entry);
+            engine.complete(outcome);
+        }
+        let report = engine.finish();
+        let in_progress = current.async_ops_in_progress();
+        let errors = op_log
+            .iter()
+            .filter_map(|e| {
+                Some((e.key.clone(), format!("{}: {}", e.operation, e.error.as_ref()?)))
+            })
+            .collect();
+        Ok(Status {
+            op_log,
+            errors,
+            pending: report.pending,
+            deferred: report.deferred,
+            auto_deleted: report.auto_deleted,
+            async_ops_in_progress: in_progress,
+            ready_to_resume: in_progress.then(|| ResumeSignal::new(&tracker, seen)),
+            cancel: in_progress.then(|| CancelHandle::new(Arc::clone(&tracker))),
+        })
+    }
+
+    fn needs_recreate(&self, current: &I, intended: &I) -> bool {
+        self.registry.configurator(intended).is_some_and(|c| c.needs_recreate(current, intended))
+    }
+
+    async fn execute(
+        &self,
+        tracker: &Arc<Tracker>,
+        op: PlannedOp<I>,
+        previous_error: Option<String>,
+    ) -> (Outcome, OpLogEntry<I>) {
+        let item = op.after.clone().or_else(|| op.before.clone());
+        let item = item.expect("invariant: every planned op carries an item");
+        let ctx = OpContext::new(Arc::clone(tracker));
+        let start = SystemTime::now();
+        let result = match self.registry.configurator(&item) {
+            None => {
+                Err(OperationError::NoConfigurator { kind: op.key.kind.to_string() }.to_string())
+            }
+            Some(configurator) => {
+                let call = match (op.op, &op.before) {
+                    (Operation::Create, _) => configurator.create(&ctx, &item),
+                    (Operation::Modify, Some(before)) => configurator.modify(&ctx, before, &item),
+                    _ => configurator.delete(&ctx, &item),
+                };
+                call.await.map_err(|error| error_chain(error.as_ref()))
+            }
+        };
+        let background = ctx.background_id().filter(|_| result.is_ok());
+        let outcome = match (&result, background) {
+            (Err(error), _) => Outcome::Failed(error.clone()),
+            (Ok(()), Some(id)) => Outcome::Background(id),
+            (Ok(()), None) => Outcome::Done,
+        };
+        let entry = OpLogEntry {
+            key: op.key,
+            operation: op.op,
+            item,
+            start,
+            end: background.is_none().then(SystemTime::now),
+            in_progress: background.is_some(),
+            error: result.err(),
+            previous_error,
+            cancelled: false,
+        };
+        (outcome, entry)
+    }
+}
+
+/// Completes the transitions of background operations that delivered a result.
+///
+/// Shape: returns the keys whose operation failed, with the error; they are not retried in
+/// this run. Side effects: updates items and states in `current`; forgets finished operations
+/// no item refers to.
+fn absorb_finished<I: Item>(
+    current: &mut Graph<I>,
+    tracker: &Tracker,
+    op_log: &mut Vec<OpLogEntry<I>>,
+) -> BTreeMap<Key<I::Kind>, String> {
+    let running: Vec<(Key<I::Kind>, Operation, u64)> = current
+        .states()
+        .filter_map(|(key, state)| Some((key.clone(), state.in_progress()?, state.async_op?)))
+        .collect();
+    let mut failed = BTreeMap::new();
+    for (key, operation, id) in running {
+        let Some(finished) = tracker.take_finished(id) else { continue };
+        let previous_error = current.state(&key).and_then(|state| state.last_error.clone());
+        let item =
+            current.entry(&key).map(|entry| entry.next.clone().unwrap_or(entry.item.clone()));
+        settle(current, &key, operation, finished.result.clone());
+        if let Err(error) = &finished.result {
+            failed.insert(key.clone(), error.clone());
+        }
+        if let Some(item) = item {
+            op_log.push(OpLogEntry {
+                key,
+                operation,
+                item,
+                start: finished.started,
+                end: Some(finished.ended),
+                in_progress: false,
+                error: finished.result.err(),
+                previous_error,
+                cancelled: finished.cancelled,
+            });
+        }
+    }
+    let live: BTreeSet<u64> = current.states().filter_map(|(_, state)| state.async_op).collect();
+    tracker.prune(&live);
+    failed
+}
+
+/// Applies the result of a background `operation` on `key` to the current graph.
+fn settle<I: Item>(
+    current: &mut Graph<I>,
+    key: &Key<I::Kind>,
+    operation: Operation,
+    result: Result<(), String>,
+) {
+    let next = current.entry_mut(key).and_then(|entry| entry.next.take());
+    match (operation, &result) {
+        (Operation::Delete, Ok(())) => {
+            current.take_entry(key);
+            current.drop_state(key);
+            return;
+        }
+        (Operation::Create, Err(_)) => {
+            current.take_entry(key);
+        }
+        (Operation::Modify, Ok(())) => {
+            if let (Some(entry), Some(next)) = (current.entry_mut(key), next) {
+                entry.item = next;
+            }
+        }
+        _ => {}
+    }
+    current.state_mut(key).record(operation, result);
+}
+
+impl<I: Item> Default for Status<I> {
+    fn default() -> Self {
+        Self {
+            op_log: Vec::new(),
+            errors: Vec::new(),
+            pending: Vec::new(),
+            deferred: Vec::new(),
+            auto_deleted: Vec::new(),
+            async_ops_in_progress: false,
+            ready_to_resume: None,
+            cancel: None,
+        }
+    }
+}

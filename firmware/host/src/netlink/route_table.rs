@@ -1,0 +1,66 @@
+//! `linux.ipv4.routeTable`: numbered IPv4 tables routerd fills.
+//!
+//! The kernel has no table object: a table exists while it holds routes. So a table is observed
+//! when it holds at least one route with [`ROUTERD_ROUTE_PROTOCOL`]; creating one is a no-op,
+//! and deleting one flushes routerd's routes from it and nothing else (seed 000, "Orphans").
+
+use std::collections::BTreeSet;
+
+use super::conn::Conn;
+use super::convert::IpFamily;
+use super::route;
+use crate::artifact::{
+    Artifact, ArtifactKey, ArtifactSpec, RESERVED_ROUTE_TABLES, ROUTERD_ROUTE_PROTOCOL,
+    RouteTableSpec,
+};
+use crate::error::HostError;
+
+/// Lists the IPv4 tables that hold at least one route of protocol [`ROUTERD_ROUTE_PROTOCOL`]
+/// (one route dump), except the system tables [`RESERVED_ROUTE_TABLES`].
+///
+/// Shape: one [`RouteTableSpec`] per table, ascending.
+/// Errors: [`HostError::Dump`] when the dump fails.
+pub(crate) async fn observe(conn: &Conn) -> Result<Vec<Artifact>, HostError> {
+    let routes = route::list(conn, IpFamily::V4).await.map_err(|e| e.dump("routes"))?;
+    let tables: BTreeSet<u32> = routes
+        .iter()
+        .filter(|r| {
+            r.protocol == ROUTERD_ROUTE_PROTOCOL && !RESERVED_ROUTE_TABLES.contains(&r.table)
+        })
+        .map(|r| r.table)
+        .collect();
+    Ok(tables
+        .into_iter()
+        .map(|table| Artifact::new(ArtifactSpec::RouteTable(RouteTableSpec { table })))
+        .collect())
+}
+
+/// Deletes every IPv4 route of protocol [`ROUTERD_ROUTE_PROTOCOL`] in `spec.table`; routes of
+/// other protocols in the same table stay. Routes that vanish meanwhile (`ESRCH`) are skipped.
+///
+/// Errors: [`HostError::Dump`] when the listing fails; [`HostError::Rejected`] for the first
+/// route the kernel refuses to delete (the ones before it are gone).
+pub(crate) async fn delete(
+    conn: &Conn,
+    key: &ArtifactKey,
+    spec: &RouteTableSpec,
+) -> Result<(), HostError> {
+    if RESERVED_ROUTE_TABLES.contains(&spec.table) {
+        return Err(HostError::Invalid {
+            key: key.clone(),
+            message: format!("table {} belongs to the system and is never flushed", spec.table),
+        });
+    }
+    let routes = route::list(conn, IpFamily::V4).await.map_err(|e| e.dump("routes"))?;
+    let ours = routes
+        .into_iter()
+        .filter(|r| r.table == spec.table && r.protocol == ROUTERD_ROUTE_PROTOCOL);
+    for found in ours {
+        let spec = route::spec_of(found, None);
+        match route::remove(conn, &spec).await {
+            Err(e) if e.errno() == Some(libc::ESRCH) => {}
+            other => other.map_err(|e| e.rejected(key, "delete"))?,
+        }
+    }
+    Ok(())
+}

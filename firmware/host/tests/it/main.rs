@@ -1,0 +1,9 @@
+//! Integration tests of routerd-host against the real kernel, one binary (STYLE.md §6).
+//!
+//! Every test needs root and creates its own network namespace ([`support::TestNetns`]); when
+//! not root the tests fail loudly ("needs root"), they never skip.
+
+mod netlink;
+mod nftables;
+mod support;
+mod sysctl;

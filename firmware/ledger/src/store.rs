@@ -1,0 +1,313 @@
+//! The redb-backed store.
+
+use std::path::{Path, PathBuf};
+
+use redb::{Database, ReadOnlyDatabase, ReadableDatabase, ReadableTable, TableDefinition};
+
+use crate::{LedgerEntry, LedgerError, entry_key};
+
+/// `kind/name` → JSON-encoded [`LedgerEntry`].
+const ARTIFACTS: TableDefinition<&str, &[u8]> = TableDefinition::new("artifacts");
+/// Store metadata: `schema` → format version.
+const META: TableDefinition<&str, &str> = TableDefinition::new("meta");
+/// Format version written by this build.
+const SCHEMA_VERSION: &str = "1";
+
+/// One change in a ledger transaction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LedgerChange {
+    /// Insert or replace the entry with this key.
+    Put(LedgerEntry),
+    /// Remove the entry with this kind and name, if present.
+    Remove {
+        /// Artifact kind string.
+        kind: String,
+        /// Artifact name.
+        name: String,
+    },
+    /// Record the config generation last applied and the digest of its text.
+    SetGeneration {
+        /// Generation number, incremented when the applied config changes.
+        generation: u64,
+        /// Hex SHA-256 of the config text.
+        digest: String,
+    },
+}
+
+/// The config generation last applied, as the ledger remembers it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AppliedGeneration {
+    /// 0 when nothing was ever applied.
+    pub generation: u64,
+    /// Digest of the config text of that generation.
+    pub digest: Option<String>,
+}
+
+enum Handle {
+    ReadWrite(Database),
+    /// `None`: the file does not exist; the ledger reads as empty.
+    ReadOnly(Option<ReadOnlyDatabase>),
+}
+
+/// An open ledger file.
+pub struct Ledger {
+    path: PathBuf,
+    handle: Handle,
+}
+
+impl Ledger {
+    /// Opens (or creates, with its parent directories) the ledger at `path` for reading and
+    /// writing. Holds redb's file lock until dropped.
+    ///
+    /// Errors: [`LedgerError::Directory`], [`LedgerError::Open`] (locked, corrupt),
+    /// [`LedgerError::Storage`].
+    pub fn open(path: &Path) -> Result<Self, LedgerError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|source| LedgerError::Directory { path: path.to_path_buf(), source })?;
+        }
+        let db = Database::create(path)
+            .map_err(|source| LedgerError::Open { path: path.to_path_buf(), source })?;
+        let ledger = Self { path: path.to_path_buf(), handle: Handle::ReadWrite(db) };
+        ledger.init_schema()?;
+        Ok(ledger)
+    }
+
+    /// Opens the ledger at `path` without ever writing it; a missing file reads as empty and is
+    /// not created. For `plan`, `adopt --candidates` and `reconcile --dry-run`.
+    ///
+    /// Errors: [`LedgerError::Open`] when the file exists but cannot be opened.
+    pub fn open_read_only(path: &Path) -> Result<Self, LedgerError> {
+        let db = if path.exists() {
+            Some(
+                ReadOnlyDatabase::open(path)
+                    .map_err(|source| LedgerError::Open { path: path.to_path_buf(), source })?,
+            )
+        } else {
+            None
+        };
+        Ok(Self { path: path.to_path_buf(), handle: Handle::ReadOnly(db) })
+    }
+
+    /// The file path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether writes are refused.
+    pub fn is_read_only(&self) -> bool {
+        matches!(self.handle, Handle::ReadOnly(_))
+    }
+
+    /// Every entry, ordered by key.
+    ///
+    /// Errors: [`LedgerError::Storage`], [`LedgerError::Decode`].
+    pub fn entries(&self) -> Result<Vec<LedgerEntry>, LedgerError> {
+        let txn = match &self.handle {
+            Handle::ReadWrite(db) => db.begin_read(),
+            Handle::ReadOnly(Some(db)) => db.begin_read(),
+            Handle::ReadOnly(None) => return Ok(Vec::new()),
+        }
+        .map_err(|e| self.storage("read", e))?;
+        let table = match txn.open_table(ARTIFACTS) {
+            Ok(t) => t,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+            Err(e) => return Err(self.storage("read", e)),
+        };
+        let mut out = Vec::new();
+        for row in table.iter().map_err(|e| self.storage("read", e))? {
+            let (key, value) = row.map_err(|e| self.storage("read", e))?;
+            let entry =
+                serde_json::from_slice(value.value()).map_err(|source| LedgerError::Decode {
+                    path: self.path.clone(),
+                    key: key.value().to_string(),
+                    source,
+                })?;
+            out.push(entry);
+        }
+        Ok(out)
+    }
+
+    /// The config generation last applied.
+    ///
+    /// Errors: [`LedgerError::Storage`].
+    pub fn applied_generation(&self) -> Result<AppliedGeneration, LedgerError> {
+        let txn = match &self.handle {
+            Handle::ReadWrite(db) => db.begin_read(),
+            Handle::ReadOnly(Some(db)) => db.begin_read(),
+            Handle::ReadOnly(None) => return Ok(AppliedGeneration::default()),
+        }
+        .map_err(|e| self.storage("read", e))?;
+        let meta = match txn.open_table(META) {
+            Ok(t) => t,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(AppliedGeneration::default()),
+            Err(e) => return Err(self.storage("read", e)),
+        };
+        let get = |k: &str| -> Result<Option<String>, LedgerError> {
+            Ok(meta.get(k).map_err(|e| self.storage("read", e))?.map(|v| v.value().to_string()))
+        };
+        let generation = get("generation")?.and_then(|g| g.parse().ok()).unwrap_or(0);
+        Ok(AppliedGeneration { generation, digest: get("configDigest")? })
+    }
+
+    /// The entry for one artifact.
+    ///
+    /// Errors: as [`Ledger::entries`].
+    pub fn get(&self, kind: &str, name: &str) -> Result<Option<LedgerEntry>, LedgerError> {
+        let key = entry_key(kind, name);
+        Ok(self.entries()?.into_iter().find(|e| e.key() == key))
+    }
+
+    /// Applies `changes` in one durable transaction: all or nothing.
+    ///
+    /// Errors: [`LedgerError::ReadOnly`] on a read-only handle; [`LedgerError::Storage`].
+    pub fn apply(&self, changes: &[LedgerChange]) -> Result<(), LedgerError> {
+        let Handle::ReadWrite(db) = &self.handle else {
+            return Err(LedgerError::ReadOnly { path: self.path.clone() });
+        };
+        if changes.is_empty() {
+            return Ok(());
+        }
+        let txn = db.begin_write().map_err(|e| self.storage("write", e))?;
+        {
+            let mut table = txn.open_table(ARTIFACTS).map_err(|e| self.storage("write", e))?;
+            let mut meta = txn.open_table(META).map_err(|e| self.storage("write", e))?;
+            for change in changes {
+                match change {
+                    LedgerChange::Put(entry) => {
+                        let json = serde_json::to_vec(entry)
+                            .expect("invariant: ledger entries always serialise");
+                        table
+                            .insert(entry.key().as_str(), json.as_slice())
+                            .map_err(|e| self.storage("write", e))?;
+                    }
+                    LedgerChange::Remove { kind, name } => {
+                        table
+                            .remove(entry_key(kind, name).as_str())
+                            .map_err(|e| self.storage("write", e))?;
+                    }
+                    LedgerChange::SetGeneration { generation, digest } => {
+                        let generation = generation.to_string();
+                        meta.insert("generation", generation.as_str())
+                            .map_err(|e| self.storage("write", e))?;
+                        meta.insert("configDigest", digest.as_str())
+                            .map_err(|e| self.storage("write", e))?;
+                    }
+                }
+            }
+        }
+        txn.commit().map_err(|e| self.storage("commit", e))
+    }
+
+    fn init_schema(&self) -> Result<(), LedgerError> {
+        let Handle::ReadWrite(db) = &self.handle else { return Ok(()) };
+        let txn = db.begin_write().map_err(|e| self.storage("init", e))?;
+        {
+            let mut meta = txn.open_table(META).map_err(|e| self.storage("init", e))?;
+            let current = meta
+                .get("schema")
+                .map_err(|e| self.storage("init", e))?
+                .map(|v| v.value().to_string());
+            if current.is_none() {
+                meta.insert("schema", SCHEMA_VERSION).map_err(|e| self.storage("init", e))?;
+            }
+            txn.open_table(ARTIFACTS).map_err(|e| self.storage("init", e))?;
+        }
+        txn.commit().map_err(|e| self.storage("init", e))
+    }
+
+    fn storage(&self, op: &'static str, e: impl std::fmt::Display) -> LedgerError {
+        LedgerError::Storage { path: self.path.clone(), op, message: e.to_string() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{EntryState, Origin};
+
+    fn entry(kind: &str, name: &str, state: EntryState) -> LedgerEntry {
+        LedgerEntry {
+            kind: kind.into(),
+            name: name.into(),
+            owner: "net.routerd.net/v1alpha1/IPv4SourceNAT/nat".into(),
+            origin: Origin::Created,
+            state,
+            generation: 1,
+            recorded_at: 1_700_000_000,
+            attributes: serde_json::json!({"family": "inet"}),
+        }
+    }
+
+    #[test]
+    fn entries_survive_reopen_and_are_ordered_by_key() -> Result<(), LedgerError> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("sub/routerd.redb");
+        {
+            let ledger = Ledger::open(&path)?;
+            ledger.apply(&[
+                LedgerChange::Put(entry("nft.table", "inet/routerd_nat", EntryState::Owned)),
+                LedgerChange::Put(entry("linux.ipv4.fwmarkRule", "0x100", EntryState::Pending)),
+            ])?;
+        }
+        let ledger = Ledger::open(&path)?;
+        let keys: Vec<String> = ledger.entries()?.iter().map(LedgerEntry::key).collect();
+        assert_eq!(keys, ["linux.ipv4.fwmarkRule/0x100", "nft.table/inet/routerd_nat"]);
+        let got = ledger.get("linux.ipv4.fwmarkRule", "0x100")?.expect("entry");
+        assert_eq!(got.state, EntryState::Pending);
+        Ok(())
+    }
+
+    #[test]
+    fn remove_deletes_only_the_named_entry() -> Result<(), LedgerError> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ledger = Ledger::open(&dir.path().join("l.redb"))?;
+        ledger.apply(&[
+            LedgerChange::Put(entry("nft.table", "inet/routerd_a", EntryState::Owned)),
+            LedgerChange::Put(entry("nft.table", "inet/routerd_b", EntryState::Owned)),
+        ])?;
+        ledger.apply(&[LedgerChange::Remove {
+            kind: "nft.table".into(),
+            name: "inet/routerd_a".into(),
+        }])?;
+        let names: Vec<String> = ledger.entries()?.into_iter().map(|e| e.name).collect();
+        assert_eq!(names, ["inet/routerd_b"]);
+        Ok(())
+    }
+
+    #[test]
+    fn generation_is_zero_until_set_and_then_persists() -> Result<(), LedgerError> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("g.redb");
+        assert_eq!(Ledger::open(&path)?.applied_generation()?, AppliedGeneration::default());
+        Ledger::open(&path)?
+            .apply(&[LedgerChange::SetGeneration { generation: 4, digest: "ab".into() }])?;
+        let got = Ledger::open_read_only(&path)?.applied_generation()?;
+        assert_eq!(got, AppliedGeneration { generation: 4, digest: Some("ab".into()) });
+        Ok(())
+    }
+
+    #[test]
+    fn read_only_handle_never_creates_or_writes_the_file() -> Result<(), LedgerError> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("absent.redb");
+        let ledger = Ledger::open_read_only(&path)?;
+        assert!(ledger.entries()?.is_empty());
+        assert!(!path.exists());
+        let err = ledger.apply(&[LedgerChange::Put(entry("nft.table", "x", EntryState::Owned))]);
+        assert!(matches!(err, Err(LedgerError::ReadOnly { .. })));
+
+        // An existing file stays byte-identical through a read-only session.
+        Ledger::open(&path)?.apply(&[LedgerChange::Put(entry(
+            "nft.table",
+            "inet/routerd_nat",
+            EntryState::Owned,
+        ))])?;
+        let before = std::fs::read(&path).expect("read");
+        let ro = Ledger::open_read_only(&path)?;
+        assert_eq!(ro.entries()?.len(), 1);
+        drop(ro);
+        assert_eq!(std::fs::read(&path).expect("read"), before);
+        Ok(())
+    }
+}

@@ -1,0 +1,233 @@
+//! The table of resource kinds: [`ResourceKind`] (name and apiVersion of each kind),
+//! [`ResourceSpec`] (one variant per kind holding its typed spec) and [`KindSpec`] (from a spec
+//! type back to its kind).
+//!
+//! Everything here is generated from one declarative table so a new kind is one line. This
+//! module is a table; it holds no validation logic.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::spec::dhcp::*;
+use crate::spec::firewall::*;
+use crate::spec::net::*;
+use crate::spec::routing::*;
+use crate::spec::system::*;
+
+/// apiVersion of the `Router` document itself.
+pub const ROUTER_API_VERSION: &str = "routerd.net/v1alpha1";
+/// `kind` of the `Router` document itself.
+pub const ROUTER_KIND: &str = "Router";
+/// apiVersion of host-level kinds (`LogSink`, `Sysctl`, `NTPClient`, `NixOSHost`).
+pub const SYSTEM_API_VERSION: &str = "system.routerd.net/v1alpha1";
+/// apiVersion of network kinds (`Interface`, addresses, routing, DHCP, ...).
+pub const NET_API_VERSION: &str = "net.routerd.net/v1alpha1";
+/// apiVersion of firewall kinds (`Zone`, `FirewallPolicy`, `ExposeService`).
+pub const FIREWALL_API_VERSION: &str = "firewall.routerd.net/v1alpha1";
+
+/// The unknown-kind error of [`ResourceKind::from_str`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown kind {0:?}")]
+pub struct UnknownKindError(pub String);
+
+/// Implemented by every typed spec; links the type to its [`ResourceKind`].
+///
+/// Used by [`crate::Config::specs`] and [`crate::Resource::spec_as`] to iterate or downcast
+/// with the type alone.
+pub trait KindSpec: Sized + 'static {
+    /// The kind whose spec this is.
+    const KIND: ResourceKind;
+    /// The typed spec inside `spec`, if `spec` is of this kind.
+    fn from_spec(spec: &ResourceSpec) -> Option<&Self>;
+}
+
+macro_rules! kinds {
+    ($count:literal; $($variant:ident => $name:literal, $api:ident, $spec:ident;)*) => {
+        /// A resource kind, as written in a resource's `kind` field.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+        pub enum ResourceKind {
+            $(
+                #[doc = concat!("`", $name, "` (`", stringify!($api), "`), spec [`", stringify!($spec), "`].")]
+                #[serde(rename = $name)]
+                $variant,
+            )*
+        }
+
+        impl ResourceKind {
+            /// Every kind, in declaration order.
+            pub const ALL: [ResourceKind; $count] = [$(ResourceKind::$variant,)*];
+
+            /// The kind as written in YAML, e.g. `IPv4StaticAddress`.
+            pub const fn as_str(self) -> &'static str {
+                match self { $(ResourceKind::$variant => $name,)* }
+            }
+
+            /// The only apiVersion this kind may be written with.
+            pub const fn api_version(self) -> &'static str {
+                match self { $(ResourceKind::$variant => $api,)* }
+            }
+
+            /// Parses the YAML kind name; exact, case-sensitive match.
+            pub fn parse(name: &str) -> Option<Self> {
+                match name { $($name => Some(ResourceKind::$variant),)* _ => None }
+            }
+        }
+
+        /// The typed `spec` of a resource; one variant per [`ResourceKind`].
+        #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+        #[serde(untagged)]
+        // Configs are parsed once and hold tens of resources; boxing would only add noise.
+        #[allow(clippy::large_enum_variant)]
+        pub enum ResourceSpec {
+            $(
+                #[doc = concat!("Spec of a `", $name, "`.")]
+                $variant($spec),
+            )*
+        }
+
+        impl ResourceSpec {
+            /// The kind of this spec.
+            pub const fn kind(&self) -> ResourceKind {
+                match self { $(ResourceSpec::$variant(_) => ResourceKind::$variant,)* }
+            }
+
+            /// Deserializes the spec of a `kind` resource from JSON (the `spec` object only).
+            ///
+            /// Only shape is checked (types, enums, unknown and missing fields); semantic
+            /// validation needs the whole document and runs in [`crate::parse_config`].
+            /// Errors: the serde error, without a source position.
+            pub fn from_value(kind: ResourceKind, value: &Value) -> Result<Self, serde_json::Error> {
+                use serde::Deserialize;
+                match kind {
+                    $(ResourceKind::$variant => <$spec>::deserialize(value).map(Self::$variant),)*
+                }
+            }
+        }
+
+        /// Deserializes `value` as the spec of `kind`, recording the path of a failure.
+        pub(crate) fn deserialize_spec(
+            kind: ResourceKind,
+            value: &Value,
+        ) -> Result<ResourceSpec, serde_path_to_error::Error<serde_json::Error>> {
+            match kind {
+                $(ResourceKind::$variant => {
+                    serde_path_to_error::deserialize(value).map(ResourceSpec::$variant)
+                })*
+            }
+        }
+
+        $(
+            impl KindSpec for $spec {
+                const KIND: ResourceKind = ResourceKind::$variant;
+
+                fn from_spec(spec: &ResourceSpec) -> Option<&Self> {
+                    match spec {
+                        ResourceSpec::$variant(s) => Some(s),
+                        #[allow(unreachable_patterns)]
+                        _ => None,
+                    }
+                }
+            }
+        )*
+    };
+}
+
+kinds! { 32;
+    LogSink => "LogSink", SYSTEM_API_VERSION, LogSinkSpec;
+    Sysctl => "Sysctl", SYSTEM_API_VERSION, SysctlSpec;
+    NtpClient => "NTPClient", SYSTEM_API_VERSION, NtpClientSpec;
+    NixOsHost => "NixOSHost", SYSTEM_API_VERSION, NixOsHostSpec;
+    Interface => "Interface", NET_API_VERSION, InterfaceSpec;
+    PppoeInterface => "PPPoEInterface", NET_API_VERSION, PppoeInterfaceSpec;
+    Ipv4StaticAddress => "IPv4StaticAddress", NET_API_VERSION, Ipv4StaticAddressSpec;
+    Ipv4DhcpAddress => "IPv4DHCPAddress", NET_API_VERSION, Ipv4DhcpAddressSpec;
+    Ipv4DhcpServer => "IPv4DHCPServer", NET_API_VERSION, Ipv4DhcpServerSpec;
+    Ipv4DhcpScope => "IPv4DHCPScope", NET_API_VERSION, Ipv4DhcpScopeSpec;
+    Ipv6DhcpAddress => "IPv6DHCPAddress", NET_API_VERSION, Ipv6DhcpAddressSpec;
+    Ipv6PrefixDelegation => "IPv6PrefixDelegation", NET_API_VERSION, Ipv6PrefixDelegationSpec;
+    Ipv6DelegatedAddress => "IPv6DelegatedAddress", NET_API_VERSION, Ipv6DelegatedAddressSpec;
+    Ipv6DhcpServer => "IPv6DHCPServer", NET_API_VERSION, Ipv6DhcpServerSpec;
+    Ipv6DhcpScope => "IPv6DHCPScope", NET_API_VERSION, Ipv6DhcpScopeSpec;
+    SelfAddressPolicy => "SelfAddressPolicy", NET_API_VERSION, SelfAddressPolicySpec;
+    DnsConditionalForwarder => "DNSConditionalForwarder", NET_API_VERSION,
+        DnsConditionalForwarderSpec;
+    DsLiteTunnel => "DSLiteTunnel", NET_API_VERSION, DsLiteTunnelSpec;
+    StatePolicy => "StatePolicy", NET_API_VERSION, StatePolicySpec;
+    HealthCheck => "HealthCheck", NET_API_VERSION, HealthCheckSpec;
+    Ipv4DefaultRoutePolicy => "IPv4DefaultRoutePolicy", NET_API_VERSION,
+        Ipv4DefaultRoutePolicySpec;
+    Ipv4SourceNat => "IPv4SourceNAT", NET_API_VERSION, Ipv4SourceNatSpec;
+    Ipv4PolicyRoute => "IPv4PolicyRoute", NET_API_VERSION, Ipv4PolicyRouteSpec;
+    Ipv4PolicyRouteSet => "IPv4PolicyRouteSet", NET_API_VERSION, Ipv4PolicyRouteSetSpec;
+    Ipv4ReversePathFilter => "IPv4ReversePathFilter", NET_API_VERSION,
+        Ipv4ReversePathFilterSpec;
+    PathMtuPolicy => "PathMTUPolicy", NET_API_VERSION, PathMtuPolicySpec;
+    Zone => "Zone", FIREWALL_API_VERSION, ZoneSpec;
+    FirewallPolicy => "FirewallPolicy", FIREWALL_API_VERSION, FirewallPolicySpec;
+    ExposeService => "ExposeService", FIREWALL_API_VERSION, ExposeServiceSpec;
+    Hostname => "Hostname", NET_API_VERSION, HostnameSpec;
+    Ipv4StaticRoute => "IPv4StaticRoute", NET_API_VERSION, Ipv4StaticRouteSpec;
+    Ipv6StaticRoute => "IPv6StaticRoute", NET_API_VERSION, Ipv6StaticRouteSpec;
+}
+
+impl ResourceKind {
+    /// Whether resources of this kind provide an interface that other resources can name
+    /// (`Interface`, `PPPoEInterface`, `DSLiteTunnel`).
+    pub const fn provides_interface(self) -> bool {
+        matches!(self, Self::Interface | Self::PppoeInterface | Self::DsLiteTunnel)
+    }
+}
+
+impl fmt::Display for ResourceKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ResourceKind {
+    type Err = UnknownKindError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s).ok_or_else(|| UnknownKindError(s.to_owned()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_round_trips_through_its_name() {
+        for kind in ResourceKind::ALL {
+            assert_eq!(kind.as_str().parse::<ResourceKind>(), Ok(kind));
+        }
+    }
+
+    #[test]
+    fn kind_names_are_unique() {
+        let mut names: Vec<_> = ResourceKind::ALL.iter().map(|k| k.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), ResourceKind::ALL.len());
+    }
+
+    #[test]
+    fn api_versions_follow_the_schema_groups() {
+        assert_eq!(ResourceKind::Sysctl.api_version(), "system.routerd.net/v1alpha1");
+        assert_eq!(ResourceKind::Hostname.api_version(), "net.routerd.net/v1alpha1");
+        assert_eq!(ResourceKind::Zone.api_version(), "firewall.routerd.net/v1alpha1");
+        assert_eq!(ResourceKind::Ipv6StaticRoute.api_version(), "net.routerd.net/v1alpha1");
+    }
+
+    #[test]
+    fn parse_is_case_sensitive() {
+        assert_eq!(ResourceKind::parse("interface"), None);
+        assert_eq!(
+            "Bogus".parse::<ResourceKind>().expect_err("unknown").to_string(),
+            "unknown kind \"Bogus\""
+        );
+    }
+}

@@ -1,0 +1,336 @@
+//! Specs of links and addresses (`net.routerd.net/v1alpha1`): `Interface`, `PPPoEInterface`,
+//! `DSLiteTunnel`, static and DHCP addresses, IPv6 prefix delegation, and the static route
+//! kinds `IPv4StaticRoute` / `IPv6StaticRoute` (routerd-rs additions, not in the v1alpha1
+//! schema). Plain data; no I/O.
+
+use serde::{Deserialize, Serialize};
+
+use super::{WhenSpec, lenient};
+
+/// `Interface`: an existing kernel link that other resources refer to by `metadata.name`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InterfaceSpec {
+    /// `ifname` (required): kernel interface name, 1..=15 bytes, no `/`, `:` or whitespace.
+    pub ifname: String,
+    /// `managed` (required): whether routerd changes the link's state.
+    pub managed: bool,
+    /// `adminUp`: set the link administratively up; default `false` (leave as is).
+    #[serde(default)]
+    pub admin_up: bool,
+    /// `owner`: who owns the link; absent means `routerd` when `managed`, else `external`.
+    pub owner: Option<InterfaceOwner>,
+}
+
+/// `Interface.owner`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InterfaceOwner {
+    /// `routerd`.
+    Routerd,
+    /// `external`: another tool manages the link; routerd only reads it.
+    External,
+}
+
+/// `PPPoEInterface`: a PPPoE session over an Ethernet interface.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PppoeInterfaceSpec {
+    /// `interface` (required): names the underlying interface resource.
+    pub interface: String,
+    /// `ifname`: name of the ppp link (`ppp0`); absent lets pppd choose.
+    pub ifname: Option<String>,
+    /// `username` (required): PPP user name.
+    pub username: String,
+    /// `password`: PPP password, in `secretEncoding`; mutually exclusive with `passwordFile`.
+    pub password: Option<String>,
+    /// `passwordFile`: file holding the password.
+    pub password_file: Option<String>,
+    /// `serviceName`: PPPoE service name to request.
+    pub service_name: Option<String>,
+    /// `acName`: access concentrator name to require.
+    pub ac_name: Option<String>,
+    /// `defaultRoute`: install a default route via the session; default `false`.
+    #[serde(default)]
+    pub default_route: bool,
+    /// `usePeerDNS`: use DNS servers from the peer; default `false`.
+    #[serde(default, rename = "usePeerDNS")]
+    pub use_peer_dns: bool,
+    /// `persist`: redial after the session drops; absent means `true`.
+    pub persist: Option<bool>,
+    /// `mtu`: bytes, 576..=1500; absent means pppd's default (1492).
+    pub mtu: Option<u16>,
+    /// `mru`: bytes, 576..=1500; absent means pppd's default (1492).
+    pub mru: Option<u16>,
+    /// `lcpInterval`: seconds between LCP echo requests.
+    pub lcp_interval: Option<u32>,
+    /// `lcpFailure`: unanswered LCP echoes before the link is declared down.
+    pub lcp_failure: Option<u32>,
+    /// `ipv6`: negotiate IPv6CP; default `false`.
+    #[serde(default)]
+    pub ipv6: bool,
+    /// `managed`: routerd runs the session; default `false`.
+    #[serde(default)]
+    pub managed: bool,
+    /// `secretEncoding`: encoding of `password`; absent means `plain`.
+    pub secret_encoding: Option<SecretEncoding>,
+}
+
+/// `PPPoEInterface.secretEncoding`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SecretEncoding {
+    /// `plain`.
+    Plain,
+}
+
+/// `IPv4StaticAddress`: an address assigned to an interface.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Ipv4StaticAddressSpec {
+    /// `interface` (required): names the interface resource.
+    pub interface: String,
+    /// `address` (required): interface address with prefix length, host bits allowed
+    /// (`192.168.1.1/24`).
+    pub address: String,
+    /// `exclusive`: remove other IPv4 addresses from the interface; default `false`.
+    #[serde(default)]
+    pub exclusive: bool,
+    /// `allowOverlap`: allow a subnet that overlaps another interface's; default `false`.
+    #[serde(default)]
+    pub allow_overlap: bool,
+    /// `allowOverlapReason`: why the overlap is intended (shown in plans).
+    pub allow_overlap_reason: Option<String>,
+}
+
+/// `IPv4DHCPAddress`: obtain an IPv4 address by DHCP.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Ipv4DhcpAddressSpec {
+    /// `interface` (required): names the interface resource.
+    pub interface: String,
+    /// `client`: DHCP client implementation; absent means the engine default.
+    pub client: Option<String>,
+    /// `required`: the router is not ready without a lease; default `false`.
+    #[serde(default)]
+    pub required: bool,
+    /// `useRoutes`: install routes (and the default route) from the lease; absent: `true`.
+    pub use_routes: Option<bool>,
+    /// `useDNS`: use DNS servers from the lease; absent means `true`.
+    #[serde(rename = "useDNS")]
+    pub use_dns: Option<bool>,
+    /// `routeMetric`: metric of routes from the lease; absent means the client default.
+    pub route_metric: Option<u32>,
+}
+
+/// `IPv6DHCPAddress`: obtain an IPv6 address by DHCPv6 (IA_NA).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Ipv6DhcpAddressSpec {
+    /// `interface` (required): names the interface resource.
+    pub interface: String,
+    /// `client`: DHCPv6 client implementation; absent means the engine default.
+    pub client: Option<String>,
+    /// `required`: the router is not ready without a lease; default `false`.
+    #[serde(default)]
+    pub required: bool,
+}
+
+/// `IPv6PrefixDelegation`: request a delegated prefix (DHCPv6 IA_PD) on an upstream interface.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Ipv6PrefixDelegationSpec {
+    /// `interface` (required): names the upstream interface resource.
+    pub interface: String,
+    /// `client`: DHCPv6 client implementation; absent means the engine default.
+    pub client: Option<String>,
+    /// `profile`: ISP quirks; absent means `default`.
+    pub profile: Option<PdProfile>,
+    /// `prefixLength`: prefix length hint, 1..=128; absent means none (60 for NTT profiles).
+    pub prefix_length: Option<u8>,
+    /// `iaid`: IAID to use, as text. YAML integers are accepted.
+    #[serde(default, deserialize_with = "lenient::opt_string")]
+    pub iaid: Option<String>,
+    /// `duidType`: DUID kind; absent or `""` means the client default (`link-layer` for NTT).
+    pub duid_type: Option<DuidType>,
+    /// `duidRawData`: DUID bytes as hex, overriding `duidType`.
+    pub duid_raw_data: Option<String>,
+    /// `hintFromState`: hint the last delegated prefix; default `false`.
+    #[serde(default)]
+    pub hint_from_state: bool,
+    /// `convergenceTimeout`: Go duration to wait for a delegation before reporting failure.
+    pub convergence_timeout: Option<String>,
+    /// `required`: the router is not ready without a prefix; default `false`.
+    #[serde(default)]
+    pub required: bool,
+}
+
+/// `IPv6PrefixDelegation.profile`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PdProfile {
+    /// `default`.
+    Default,
+    /// `ntt-ngn-direct-hikari-denwa`: NTT NGN with Hikari Denwa, PD directly from the NGN.
+    NttNgnDirectHikariDenwa,
+    /// `ntt-hgw-lan-pd`: PD from the LAN side of an NTT home gateway.
+    NttHgwLanPd,
+}
+
+/// `IPv6PrefixDelegation.duidType` (RFC 8415 section 11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DuidType {
+    /// `""`: the client default.
+    #[serde(rename = "")]
+    Default,
+    /// `vendor`: DUID-EN.
+    Vendor,
+    /// `uuid`: DUID-UUID.
+    Uuid,
+    /// `link-layer-time`: DUID-LLT.
+    LinkLayerTime,
+    /// `link-layer`: DUID-LL.
+    LinkLayer,
+}
+
+/// `IPv6DelegatedAddress`: an address taken from a delegated prefix and put on an interface.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Ipv6DelegatedAddressSpec {
+    /// `prefixDelegation` (required): names an `IPv6PrefixDelegation`.
+    pub prefix_delegation: String,
+    /// `interface` (required): names the downstream interface resource.
+    pub interface: String,
+    /// `subnetID`: hexadecimal subnet number inside the delegated prefix (`0`, `1`, `a0`);
+    /// absent means `0`. YAML integers are accepted.
+    #[serde(default, rename = "subnetID", deserialize_with = "lenient::opt_string")]
+    pub subnet_id: Option<String>,
+    /// `addressSuffix` (required): interface identifier written as an IPv6 address (`::1`).
+    pub address_suffix: String,
+    /// `sendRA`: send router advertisements on the interface; default `false`.
+    #[serde(default, rename = "sendRA")]
+    pub send_ra: bool,
+    /// `announce`: advertise the prefix in RAs; default `false`.
+    #[serde(default)]
+    pub announce: bool,
+    /// `when`: state gate; absent means always active.
+    pub when: Option<WhenSpec>,
+}
+
+/// `DSLiteTunnel`: an IPv4-in-IPv6 tunnel to an AFTR (RFC 6333).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DsLiteTunnelSpec {
+    /// `interface` (required): names the IPv6 upstream interface resource.
+    pub interface: String,
+    /// `tunnelName`: kernel name of the tunnel link (`ds-lite0`); absent derives one from
+    /// `metadata.name`.
+    pub tunnel_name: Option<String>,
+    /// `aftrFQDN`: AFTR host name to resolve (AAAA).
+    #[serde(rename = "aftrFQDN")]
+    pub aftr_fqdn: Option<String>,
+    /// `aftrDNSServers`: IP addresses of DNS servers used to resolve `aftrFQDN`.
+    #[serde(default, rename = "aftrDNSServers")]
+    pub aftr_dns_servers: Vec<String>,
+    /// `aftrAddressOrdinal`: which resolved AAAA (1-based) to use.
+    pub aftr_address_ordinal: Option<u32>,
+    /// `aftrAddressSelection`: how `aftrAddressOrdinal` picks; absent means `ordinal`.
+    pub aftr_address_selection: Option<AftrAddressSelection>,
+    /// `remoteAddress`: AFTR IPv6 address, instead of resolving `aftrFQDN`.
+    pub remote_address: Option<String>,
+    /// `localAddress`: local IPv6 tunnel endpoint, for `localAddressSource: static`.
+    pub local_address: Option<String>,
+    /// `localAddressSource`: where the local endpoint comes from; absent means `interface`.
+    pub local_address_source: Option<LocalAddressSource>,
+    /// `localDelegatedAddress`: names an `IPv6DelegatedAddress`, for
+    /// `localAddressSource: delegatedAddress`.
+    pub local_delegated_address: Option<String>,
+    /// `localAddressSuffix`: interface identifier (`::100`) combined with the source prefix.
+    pub local_address_suffix: Option<String>,
+    /// `defaultRoute`: route IPv4 default traffic into the tunnel; default `false`.
+    #[serde(default)]
+    pub default_route: bool,
+    /// `routeMetric`: metric of the tunnel's default route.
+    pub route_metric: Option<u32>,
+    /// `mtu`: tunnel MTU in bytes, 1280..=65535; absent means the kernel default.
+    pub mtu: Option<u16>,
+    /// `encapsulationLimit`: ip6tnl `encaplimit`, a number 0..=255 or `none`.
+    #[serde(default, deserialize_with = "lenient::opt_string")]
+    pub encapsulation_limit: Option<String>,
+    /// `when`: state gate; absent means always active.
+    pub when: Option<WhenSpec>,
+}
+
+/// `DSLiteTunnel.aftrAddressSelection`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum AftrAddressSelection {
+    /// `ordinal`: the n-th address; fail if there are fewer.
+    Ordinal,
+    /// `ordinalModulo`: the n-th address modulo the count.
+    OrdinalModulo,
+}
+
+/// `DSLiteTunnel.localAddressSource`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum LocalAddressSource {
+    /// `interface`: a global address of `interface`.
+    Interface,
+    /// `static`: `localAddress`.
+    Static,
+    /// `delegatedAddress`: the address of `localDelegatedAddress`.
+    DelegatedAddress,
+}
+
+/// `IPv4StaticRoute` (routerd-rs addition): a route in an IPv4 table.
+///
+/// At least one of `interface` and `via` is required.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Ipv4StaticRouteSpec {
+    /// `interface`: names the outgoing interface resource.
+    pub interface: Option<String>,
+    /// `destination` (required): IPv4 prefix with host bits zero; `0.0.0.0/0` for default
+    /// (the keyword `default` is rejected).
+    pub destination: String,
+    /// `via`: IPv4 gateway address.
+    pub via: Option<String>,
+    /// `metric`: route priority, lower wins; default 0.
+    #[serde(default)]
+    pub metric: u32,
+    /// `table`: routing table ID; default 254 (`main`); 0 and 255 (`local`) are rejected.
+    #[serde(default = "main_table")]
+    pub table: u32,
+}
+
+/// `IPv6StaticRoute` (routerd-rs addition): a route in an IPv6 table.
+///
+/// At least one of `interface` and `via` is required.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Ipv6StaticRouteSpec {
+    /// `interface`: names the outgoing interface resource.
+    pub interface: Option<String>,
+    /// `destination` (required): IPv6 prefix with host bits zero; `::/0` for default.
+    pub destination: String,
+    /// `via`: IPv6 gateway address (link-local gateways need `interface`).
+    pub via: Option<String>,
+    /// `metric`: route priority, lower wins; default 0.
+    #[serde(default)]
+    pub metric: u32,
+    /// `table`: routing table ID; default 254 (`main`); 0 and 255 (`local`) are rejected.
+    #[serde(default = "main_table")]
+    pub table: u32,
+}
+
+/// The kernel's main routing table, `RT_TABLE_MAIN` in `linux/rtnetlink.h`.
+pub const MAIN_TABLE: u32 = 254;
+
+/// The kernel's local routing table, `RT_TABLE_LOCAL` in `linux/rtnetlink.h`.
+pub const LOCAL_TABLE: u32 = 255;
+
+fn main_table() -> u32 {
+    MAIN_TABLE
+}

@@ -1,0 +1,472 @@
+//! Specs of state, health and routing policy (`net.routerd.net/v1alpha1`): `StatePolicy`,
+//! `HealthCheck`, `IPv4DefaultRoutePolicy`, `IPv4SourceNAT`, `IPv4PolicyRoute`,
+//! `IPv4PolicyRouteSet`, `IPv4ReversePathFilter`, `PathMTUPolicy`. Plain data; no I/O.
+
+use serde::{Deserialize, Serialize};
+
+use super::{AddressFamily, WhenSpec, lenient};
+
+/// `StatePolicy`: derives a named state variable from observed conditions; `when.state`
+/// elsewhere refers to it by `variable`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StatePolicySpec {
+    /// `variable` (required): the variable's name, unique across `StatePolicy` resources.
+    pub variable: String,
+    /// `interface`: names the interface resource the conditions observe by default.
+    pub interface: Option<String>,
+    /// `values` (required, non-empty): tried in order; the first whose `when` holds sets the
+    /// variable.
+    pub values: Vec<StateValueSpec>,
+}
+
+/// One entry of `StatePolicy.values`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StateValueSpec {
+    /// `value` (required): the variable's value when `when` holds. YAML numbers and booleans
+    /// are accepted as text.
+    #[serde(deserialize_with = "lenient::string")]
+    pub value: String,
+    /// `when` (required): the conditions, AND-ed.
+    pub when: StateConditionSpec,
+}
+
+/// `StatePolicy.values[].when`: observed conditions, all AND-ed; absent ones are ignored.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StateConditionSpec {
+    /// `ipv6PrefixDelegation`: condition on a prefix delegation.
+    pub ipv6_prefix_delegation: Option<PrefixDelegationCondition>,
+    /// `ipv6Address`: condition on the addresses of an interface.
+    pub ipv6_address: Option<Ipv6AddressCondition>,
+    /// `dnsResolve`: condition on a DNS lookup.
+    pub dns_resolve: Option<DnsResolveCondition>,
+}
+
+/// `StatePolicy.values[].when.ipv6PrefixDelegation`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PrefixDelegationCondition {
+    /// `resource`: names an `IPv6PrefixDelegation`.
+    pub resource: Option<String>,
+    /// `available`: whether a prefix must currently be delegated.
+    pub available: Option<bool>,
+    /// `unavailableFor`: Go duration the prefix must have been missing.
+    pub unavailable_for: Option<String>,
+}
+
+/// `StatePolicy.values[].when.ipv6Address`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Ipv6AddressCondition {
+    /// `interface`: names the interface resource; absent means the policy's `interface`.
+    pub interface: Option<String>,
+    /// `global`: whether a global IPv6 address must be present.
+    pub global: Option<bool>,
+}
+
+/// `StatePolicy.values[].when.dnsResolve`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DnsResolveCondition {
+    /// `name`: the name to resolve.
+    pub name: Option<String>,
+    /// `type`: record type; absent means `AAAA`.
+    pub r#type: Option<DnsRecordType>,
+    /// `upstreamSource`: which resolvers to ask; absent means `system`.
+    pub upstream_source: Option<ResolveUpstreamSource>,
+    /// `upstreamInterface`: names the interface resource whose lease supplies resolvers.
+    pub upstream_interface: Option<String>,
+    /// `upstreamServers`: resolver IP addresses (`upstreamSource: static`).
+    #[serde(default)]
+    pub upstream_servers: Vec<String>,
+}
+
+/// `dnsResolve.type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum DnsRecordType {
+    /// `AAAA`.
+    #[serde(rename = "AAAA")]
+    Aaaa,
+}
+
+/// `dnsResolve.upstreamSource`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResolveUpstreamSource {
+    /// `static`: `upstreamServers`.
+    Static,
+    /// `dhcp4`: from the DHCPv4 lease of `upstreamInterface`.
+    Dhcp4,
+    /// `dhcp6`: from the DHCPv6 reply on `upstreamInterface`.
+    Dhcp6,
+    /// `system`: the host's resolver.
+    System,
+}
+
+/// `HealthCheck`: a periodic probe whose result gates route candidates.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HealthCheckSpec {
+    /// `type`: probe kind; absent means `ping`.
+    pub r#type: Option<HealthCheckType>,
+    /// `role`: what the probe proves, for status display.
+    pub role: Option<HealthCheckRole>,
+    /// `addressFamily`: family of the probe; absent means `ipv4`.
+    pub address_family: Option<AddressFamily>,
+    /// `target`: address or host name to probe (`targetSource: static`).
+    pub target: Option<String>,
+    /// `targetSource`: where the target comes from; absent means `auto`.
+    pub target_source: Option<TargetSource>,
+    /// `interface`: names the interface resource to probe through.
+    pub interface: Option<String>,
+    /// `interval`: Go duration between probes; absent means the engine default.
+    pub interval: Option<String>,
+    /// `timeout`: Go duration per probe; absent means the engine default.
+    pub timeout: Option<String>,
+    /// `healthyThreshold`: consecutive successes to turn healthy, at least 1.
+    pub healthy_threshold: Option<u32>,
+    /// `unhealthyThreshold`: consecutive failures to turn unhealthy, at least 1.
+    pub unhealthy_threshold: Option<u32>,
+    /// `when`: state gate; absent means always active.
+    pub when: Option<WhenSpec>,
+}
+
+/// `HealthCheck.type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HealthCheckType {
+    /// `ping`: ICMP echo.
+    Ping,
+}
+
+/// `HealthCheck.role`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HealthCheckRole {
+    /// `link`.
+    Link,
+    /// `next-hop`.
+    NextHop,
+    /// `internet`.
+    Internet,
+    /// `service`.
+    Service,
+    /// `policy`.
+    Policy,
+}
+
+/// `HealthCheck.targetSource`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum TargetSource {
+    /// `auto`: chosen from the role.
+    Auto,
+    /// `static`: `target`.
+    Static,
+    /// `defaultGateway`: the interface's default gateway.
+    DefaultGateway,
+    /// `dsliteRemote`: the AFTR of the DS-Lite tunnel named by `interface`.
+    DsliteRemote,
+}
+
+/// `IPv4DefaultRoutePolicy`: pick the IPv4 default route among candidates by priority and
+/// health.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Ipv4DefaultRoutePolicySpec {
+    /// `mode`: absent means `priority`.
+    pub mode: Option<DefaultRouteMode>,
+    /// `sourceCIDRs`: IPv4 prefixes (host bits zero) the policy applies to; empty means all.
+    #[serde(default, rename = "sourceCIDRs")]
+    pub source_cidrs: Vec<String>,
+    /// `destinationCIDRs`: IPv4 prefixes (host bits zero); empty means all.
+    #[serde(default, rename = "destinationCIDRs")]
+    pub destination_cidrs: Vec<String>,
+    /// `candidates` (required, non-empty).
+    pub candidates: Vec<DefaultRouteCandidate>,
+}
+
+/// `IPv4DefaultRoutePolicy.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DefaultRouteMode {
+    /// `priority`: the healthy candidate with the lowest `priority` wins.
+    Priority,
+}
+
+/// One entry of `IPv4DefaultRoutePolicy.candidates`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DefaultRouteCandidate {
+    /// `name`: label for status output.
+    pub name: Option<String>,
+    /// `interface`: names the outgoing interface resource.
+    pub interface: Option<String>,
+    /// `routeSet`: names an `IPv4PolicyRouteSet` to use instead of `interface`.
+    pub route_set: Option<String>,
+    /// `gatewaySource`: where the next hop comes from; absent means `none` (device route).
+    pub gateway_source: Option<GatewaySource>,
+    /// `gateway`: IPv4 next hop (`gatewaySource: static`).
+    pub gateway: Option<String>,
+    /// `priority` (required): lower wins, at least 1.
+    pub priority: u32,
+    /// `table`: routing table ID, at least 1; absent means `main`.
+    pub table: Option<u32>,
+    /// `mark`: fwmark, at least 1, unique across policy routes.
+    pub mark: Option<u32>,
+    /// `routeMetric`: metric of the installed route.
+    pub route_metric: Option<u32>,
+    /// `healthCheck`: names a `HealthCheck` that must be healthy.
+    pub health_check: Option<String>,
+    /// `when`: state gate; absent means always eligible.
+    pub when: Option<WhenSpec>,
+}
+
+/// `IPv4DefaultRoutePolicy.candidates[].gatewaySource`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GatewaySource {
+    /// `none`: device route without a gateway.
+    None,
+    /// `dhcp4`: the router option of the interface's DHCPv4 lease.
+    Dhcp4,
+    /// `static`: `gateway`.
+    Static,
+}
+
+/// `IPv4SourceNAT`: SNAT/masquerade for traffic leaving an interface.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Ipv4SourceNatSpec {
+    /// `outboundInterface` (required): names the egress interface resource.
+    pub outbound_interface: String,
+    /// `sourceCIDRs` (required): IPv4 prefixes (host bits zero) to translate.
+    #[serde(rename = "sourceCIDRs")]
+    pub source_cidrs: Vec<String>,
+    /// `translation` (required): how to rewrite the source.
+    pub translation: NatTranslationSpec,
+    /// `when`: state gate; absent means always active.
+    pub when: Option<WhenSpec>,
+}
+
+/// `IPv4SourceNAT.translation`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NatTranslationSpec {
+    /// `type` (required).
+    pub r#type: NatTranslationType,
+    /// `address`: IPv4 address to translate to (`type: address`).
+    pub address: Option<String>,
+    /// `addresses`: IPv4 addresses to translate to (`type: pool`).
+    #[serde(default)]
+    pub addresses: Vec<String>,
+    /// `portMapping`: source port handling; absent means `auto`.
+    pub port_mapping: Option<PortMappingSpec>,
+}
+
+/// `IPv4SourceNAT.translation.type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum NatTranslationType {
+    /// `interfaceAddress`: masquerade to the outbound interface's address.
+    InterfaceAddress,
+    /// `address`: SNAT to `address`.
+    Address,
+    /// `pool`: SNAT to `addresses`.
+    Pool,
+}
+
+/// `IPv4SourceNAT.translation.portMapping`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PortMappingSpec {
+    /// `type`: absent means `auto`.
+    pub r#type: Option<PortMappingType>,
+    /// `start`: first port, 1..=65535 (`type: range`).
+    pub start: Option<u16>,
+    /// `end`: last port, 1..=65535, not below `start` (`type: range`).
+    pub end: Option<u16>,
+}
+
+/// `IPv4SourceNAT.translation.portMapping.type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PortMappingType {
+    /// `auto`: the kernel picks.
+    Auto,
+    /// `preserve`: keep source ports where possible.
+    Preserve,
+    /// `range`: map into `start..=end`.
+    Range,
+}
+
+/// `IPv4PolicyRoute`: mark matching traffic and route it through a table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Ipv4PolicyRouteSpec {
+    /// `outboundInterface` (required): names the egress interface resource.
+    pub outbound_interface: String,
+    /// `table` (required): routing table ID, at least 1.
+    pub table: u32,
+    /// `priority` (required): `ip rule` priority, 1..=32765 (32766 is `main`).
+    pub priority: u32,
+    /// `mark` (required): fwmark, at least 1, unique across policy routes.
+    pub mark: u32,
+    /// `sourceCIDRs`: IPv4 prefixes (host bits zero); empty means all.
+    #[serde(default, rename = "sourceCIDRs")]
+    pub source_cidrs: Vec<String>,
+    /// `destinationCIDRs`: IPv4 prefixes (host bits zero); empty means all.
+    #[serde(default, rename = "destinationCIDRs")]
+    pub destination_cidrs: Vec<String>,
+    /// `routeMetric`: metric of the table's default route.
+    pub route_metric: Option<u32>,
+    /// `allowLocalSourceNAT`: also mark router-originated traffic; default `false`.
+    #[serde(default, rename = "allowLocalSourceNAT")]
+    pub allow_local_source_nat: bool,
+}
+
+/// `IPv4PolicyRouteSet`: spread traffic over several marked targets by hash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Ipv4PolicyRouteSetSpec {
+    /// `mode`: absent means `hash`.
+    pub mode: Option<RouteSetMode>,
+    /// `hashFields`: packet fields hashed to pick a target (e.g. `sourceAddress`).
+    #[serde(default)]
+    pub hash_fields: Vec<String>,
+    /// `sourceCIDRs`: IPv4 prefixes (host bits zero); empty means all.
+    #[serde(default, rename = "sourceCIDRs")]
+    pub source_cidrs: Vec<String>,
+    /// `destinationCIDRs`: IPv4 prefixes (host bits zero); empty means all.
+    #[serde(default, rename = "destinationCIDRs")]
+    pub destination_cidrs: Vec<String>,
+    /// `targets` (required, non-empty).
+    pub targets: Vec<PolicyRouteTarget>,
+    /// `when`: state gate; absent means always active.
+    pub when: Option<WhenSpec>,
+}
+
+/// `IPv4PolicyRouteSet.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RouteSetMode {
+    /// `hash`.
+    Hash,
+}
+
+/// One entry of `IPv4PolicyRouteSet.targets`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PolicyRouteTarget {
+    /// `name`: label for status output.
+    pub name: Option<String>,
+    /// `outboundInterface` (required): names the egress interface resource.
+    pub outbound_interface: String,
+    /// `table` (required): routing table ID, at least 1.
+    pub table: u32,
+    /// `priority` (required): `ip rule` priority, 1..=32765.
+    pub priority: u32,
+    /// `mark` (required): fwmark, at least 1, unique across policy routes.
+    pub mark: u32,
+    /// `routeMetric`: metric of the table's default route.
+    pub route_metric: Option<u32>,
+}
+
+/// `IPv4ReversePathFilter`: `rp_filter` setting.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Ipv4ReversePathFilterSpec {
+    /// `target` (required): which `net.ipv4.conf.*` entry to set.
+    pub target: RpFilterTarget,
+    /// `interface`: names the interface resource; required with `target: interface`.
+    pub interface: Option<String>,
+    /// `mode` (required): 0, 1 or 2 in `ip-sysctl.rst` terms.
+    pub mode: RpFilterMode,
+}
+
+/// `IPv4ReversePathFilter.target`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RpFilterTarget {
+    /// `all`: `net.ipv4.conf.all.rp_filter`.
+    All,
+    /// `default`: `net.ipv4.conf.default.rp_filter`.
+    Default,
+    /// `interface`: `net.ipv4.conf.<ifname>.rp_filter`.
+    Interface,
+}
+
+/// `IPv4ReversePathFilter.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RpFilterMode {
+    /// `disabled`: 0.
+    Disabled,
+    /// `strict`: 1 (RFC 3704 strict).
+    Strict,
+    /// `loose`: 2 (RFC 3704 loose).
+    Loose,
+}
+
+/// `PathMTUPolicy`: propagate a path MTU from one interface to others (RA MTU, TCP MSS).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PathMtuPolicySpec {
+    /// `fromInterface` (required): names the interface resource whose MTU limits the path.
+    pub from_interface: String,
+    /// `toInterfaces` (required): names the interface resources to apply it on.
+    pub to_interfaces: Vec<String>,
+    /// `mtu`: how the MTU is chosen; absent means `minInterface`.
+    pub mtu: Option<PathMtuSpec>,
+    /// `ipv6RA`: advertise the MTU in router advertisements.
+    #[serde(rename = "ipv6RA")]
+    pub ipv6_ra: Option<PathMtuRaSpec>,
+    /// `tcpMSSClamp`: clamp TCP MSS to the MTU.
+    #[serde(rename = "tcpMSSClamp")]
+    pub tcp_mss_clamp: Option<TcpMssClampSpec>,
+}
+
+/// `PathMTUPolicy.mtu`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PathMtuSpec {
+    /// `source`: absent means `minInterface`.
+    pub source: Option<MtuSource>,
+    /// `value`: bytes, 1280..=65535; required with `source: static`.
+    pub value: Option<u16>,
+}
+
+/// `PathMTUPolicy.mtu.source`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum MtuSource {
+    /// `minInterface`: the smallest MTU among the interfaces.
+    MinInterface,
+    /// `static`: `value`.
+    Static,
+}
+
+/// `PathMTUPolicy.ipv6RA`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PathMtuRaSpec {
+    /// `enabled`: default `false`.
+    #[serde(default)]
+    pub enabled: bool,
+    /// `scope`: which RAs carry the MTU option (engine-defined, e.g. `lan`).
+    pub scope: Option<String>,
+}
+
+/// `PathMTUPolicy.tcpMSSClamp`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TcpMssClampSpec {
+    /// `enabled`: default `false`.
+    #[serde(default)]
+    pub enabled: bool,
+    /// `families`: families to clamp; empty means both.
+    #[serde(default)]
+    pub families: Vec<AddressFamily>,
+}

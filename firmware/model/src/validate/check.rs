@@ -1,0 +1,230 @@
+//! The per-resource check context: field paths relative to the resource's `spec`, located
+//! errors, and the reusable checks (references, addresses, durations, ranges, `when`).
+
+use std::collections::HashSet;
+
+use crate::addr;
+use crate::diag::Diagnostics;
+use crate::duration::parse_duration;
+use crate::kind::ResourceKind;
+use crate::spec::{AddressFamily, WhenSpec};
+
+/// What a reference field names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Target {
+    /// An interface-providing resource: `Interface`, `PPPoEInterface` or `DSLiteTunnel`.
+    Interface,
+    /// A resource of one kind.
+    Kind(ResourceKind),
+}
+
+/// Names that references may point to.
+pub(super) struct Index<'a> {
+    /// `(kind, metadata.name)` of every resource in the file, parsed or not.
+    pub(super) names: HashSet<(ResourceKind, &'a str)>,
+    /// `StatePolicy.variable`s; `None` when some `StatePolicy` failed to parse, so the set is
+    /// incomplete and `when.state` keys are not checked.
+    pub(super) state_variables: Option<HashSet<&'a str>>,
+}
+
+impl Index<'_> {
+    fn has(&self, target: Target, name: &str) -> bool {
+        match target {
+            Target::Interface => ResourceKind::ALL
+                .iter()
+                .filter(|k| k.provides_interface())
+                .any(|k| self.names.contains(&(*k, name))),
+            Target::Kind(kind) => self.names.contains(&(kind, name)),
+        }
+    }
+}
+
+/// The message for a reference to nothing.
+pub(super) fn dangling_message(label: &str, name: &str, target: Target) -> String {
+    let what = match target {
+        Target::Interface => "Interface, PPPoEInterface or DSLiteTunnel".to_owned(),
+        Target::Kind(kind) => kind.as_str().to_owned(),
+    };
+    format!("{label} {name:?} is not declared by any {what} resource")
+}
+
+/// Checks one resource's spec; every error carries the resource ID and a path below `base`.
+pub(super) struct Check<'a, 'm> {
+    diag: &'a mut Diagnostics<'m>,
+    index: &'a Index<'a>,
+    id: String,
+    base: String,
+}
+
+impl<'a, 'm> Check<'a, 'm> {
+    /// A context for the resource `id` whose spec is at `base` (`spec.resources[3].spec`).
+    pub(super) fn new(
+        diag: &'a mut Diagnostics<'m>,
+        index: &'a Index<'a>,
+        id: String,
+        base: String,
+    ) -> Self {
+        Self { diag, index, id, base }
+    }
+
+    fn path(&self, field: &str) -> String {
+        if field.is_empty() { self.base.clone() } else { format!("{}.{field}", self.base) }
+    }
+
+    /// Records `message` at the node of `field` (or its nearest ancestor if absent).
+    pub(super) fn error(&mut self, field: &str, message: impl Into<String>) {
+        let path = self.path(field);
+        self.diag.at_value(Some(&self.id), &path, message);
+    }
+
+    /// Records `message` at the mapping key of `field`.
+    pub(super) fn error_at_key(&mut self, field: &str, message: impl Into<String>) {
+        let path = self.path(field);
+        self.diag.at_key(Some(&self.id), &path, message);
+    }
+
+    /// Records `message` at `field` unless `ok`.
+    pub(super) fn require(&mut self, ok: bool, field: &str, message: &str) {
+        if !ok {
+            self.error(field, message);
+        }
+    }
+
+    /// Records the `Err` of a shape check at `field`.
+    pub(super) fn shape(&mut self, field: &str, result: Result<(), String>) {
+        if let Err(message) = result {
+            self.error(field, message);
+        }
+    }
+
+    /// `field` must name an existing `target`.
+    pub(super) fn reference(&mut self, field: &str, name: &str, target: Target) {
+        if !self.index.has(target, name) {
+            self.error(field, dangling_message(label(field), name, target));
+        }
+    }
+
+    /// Optional `field`, if set, must name an existing `target`.
+    pub(super) fn opt_reference(&mut self, field: &str, name: Option<&String>, target: Target) {
+        if let Some(name) = name {
+            self.reference(field, name, target);
+        }
+    }
+
+    /// Every item of list `field` must name an existing `target`.
+    pub(super) fn references(&mut self, field: &str, names: &[String], target: Target) {
+        for (i, name) in names.iter().enumerate() {
+            self.reference(&format!("{field}[{i}]"), name, target);
+        }
+    }
+
+    /// `field` must be an IP address (of `family`, if given).
+    pub(super) fn ip(&mut self, field: &str, text: &str, family: Option<AddressFamily>) {
+        if let Err(e) = addr::parse_ip(text, family) {
+            self.error(field, e.to_string());
+        }
+    }
+
+    /// Optional `field`, if set, must be an IP address.
+    pub(super) fn opt_ip(
+        &mut self,
+        field: &str,
+        text: Option<&String>,
+        family: Option<AddressFamily>,
+    ) {
+        if let Some(text) = text {
+            self.ip(field, text, family);
+        }
+    }
+
+    /// Every item of list `field` must be an IP address.
+    pub(super) fn ips(&mut self, field: &str, list: &[String], family: Option<AddressFamily>) {
+        for (i, text) in list.iter().enumerate() {
+            self.ip(&format!("{field}[{i}]"), text, family);
+        }
+    }
+
+    /// Every item of list `field` must be a CIDR prefix with host bits zero.
+    pub(super) fn prefixes(&mut self, field: &str, list: &[String], family: Option<AddressFamily>) {
+        for (i, text) in list.iter().enumerate() {
+            if let Err(e) = addr::parse_prefix(text, family) {
+                self.error(&format!("{field}[{i}]"), e.to_string());
+            }
+        }
+    }
+
+    /// Optional `field`, if set, must be a Go duration.
+    pub(super) fn duration(&mut self, field: &str, text: Option<&String>) {
+        if let Some(Err(e)) = text.map(|t| parse_duration(t)) {
+            self.error(field, e.to_string());
+        }
+    }
+
+    /// Optional `field`, if set, must be at least `min`.
+    pub(super) fn min(&mut self, field: &str, value: Option<u64>, min: u64) {
+        if let Some(v) = value.filter(|v| *v < min) {
+            self.error(field, format!("{} must be at least {min}, got {v}", label(field)));
+        }
+    }
+
+    /// Optional `field`, if set, must be within `lo..=hi`.
+    pub(super) fn range(&mut self, field: &str, value: Option<u64>, lo: u64, hi: u64) {
+        if let Some(v) = value.filter(|v| *v < lo || *v > hi) {
+            let name = label(field);
+            self.error(field, format!("{name} must be between {lo} and {hi}, got {v}"));
+        }
+    }
+
+    /// List `field` must not be empty.
+    pub(super) fn non_empty<T>(&mut self, field: &str, list: &[T]) {
+        if list.is_empty() {
+            self.error(field, format!("{} must not be empty", label(field)));
+        }
+    }
+
+    /// The `when` gate at `field`: state variables must exist; `for` must be a duration.
+    pub(super) fn when(&mut self, field: &str, when: Option<&WhenSpec>) {
+        let Some(when) = when else { return };
+        for (variable, condition) in &when.state {
+            let path = format!("{field}.state.{variable}");
+            let declared =
+                self.index.state_variables.as_ref().map(|v| v.contains(variable.as_str()));
+            if declared == Some(false) {
+                let msg = format!("state variable {variable:?} is not declared by any StatePolicy");
+                self.error_at_key(&path, msg);
+            }
+            self.duration(&format!("{path}.for"), condition.r#for.as_ref());
+        }
+    }
+}
+
+/// The YAML key a field path ends in, without index: `toInterfaces[2]` → `toInterfaces`.
+pub(super) fn label(field: &str) -> &str {
+    let last = field.rsplit('.').next().unwrap_or(field);
+    last.split('[').next().unwrap_or(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_is_the_last_key_without_index() {
+        assert_eq!(label("candidates[1].healthCheck"), "healthCheck");
+        assert_eq!(label("toInterfaces[2]"), "toInterfaces");
+        assert_eq!(label("interface"), "interface");
+    }
+
+    #[test]
+    fn dangling_interface_message_lists_the_provider_kinds() {
+        assert_eq!(
+            dangling_message("interface", "lan", Target::Interface),
+            "interface \"lan\" is not declared by any Interface, PPPoEInterface or DSLiteTunnel \
+             resource"
+        );
+        assert_eq!(
+            dangling_message("healthCheck", "hc", Target::Kind(ResourceKind::HealthCheck)),
+            "healthCheck \"hc\" is not declared by any HealthCheck resource"
+        );
+    }
+}

@@ -1,0 +1,219 @@
+//! Semantic validation of parsed resources: per-kind field checks ([`kinds`], [`policy`]) and
+//! cross-resource rules (unique IDs, ifnames and fwmarks; dangling references).
+//!
+//! Every error is located through the source map and all are collected; nothing stops at the
+//! first problem. Resources that failed to parse are skipped, but their names still count as
+//! declared so they do not cause follow-up "not declared" errors. Pure; no I/O.
+
+mod check;
+mod kinds;
+mod names;
+mod policy;
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::config::{ReconcileSpec, Resource};
+use crate::diag::Diagnostics;
+use crate::kind::{KindSpec, ResourceKind, ResourceSpec};
+use crate::spec::routing::StatePolicySpec;
+use check::{Check, Index, Target, dangling_message};
+
+/// Names of every resource written in the file, whether or not it parsed.
+pub(crate) struct Declared {
+    names: Vec<(ResourceKind, String)>,
+}
+
+impl Declared {
+    /// Collects `(kind, metadata.name)` from raw resource values with a known kind.
+    pub(crate) fn from_raw(values: &[&Value]) -> Self {
+        let names = values
+            .iter()
+            .filter_map(|v| {
+                let kind = ResourceKind::parse(v.get("kind")?.as_str()?)?;
+                let name = v.get("metadata")?.get("name")?.as_str()?;
+                Some((kind, name.to_owned()))
+            })
+            .collect();
+        Self { names }
+    }
+
+    fn count(&self, kind: ResourceKind) -> usize {
+        self.names.iter().filter(|(k, _)| *k == kind).count()
+    }
+}
+
+/// Validates the successfully parsed `resources` (paired with their index in
+/// `spec.resources`) and `spec.reconcile`, recording every problem in `diag`.
+pub(crate) fn run(
+    resources: &[(usize, Resource)],
+    reconcile: Option<&ReconcileSpec>,
+    declared: &Declared,
+    diag: &mut Diagnostics<'_>,
+) {
+    let index = build_index(resources, declared);
+    unique_ids(resources, diag);
+    unique_ifnames(resources, diag);
+    unambiguous_interface_names(resources, diag);
+    unique_marks(resources, diag);
+    unique_state_variables(resources, diag);
+    if let Some(reconcile) = reconcile {
+        protected_zones(reconcile, &index, diag);
+    }
+    for (i, resource) in resources {
+        let base = format!("spec.resources[{i}].spec");
+        let mut check = Check::new(diag, &index, resource.id(), base);
+        kinds::check(&mut check, &resource.spec);
+        policy::check(&mut check, &resource.spec);
+    }
+}
+
+fn build_index<'a>(resources: &'a [(usize, Resource)], declared: &'a Declared) -> Index<'a> {
+    let names = declared.names.iter().map(|(k, n)| (*k, n.as_str())).collect();
+    let policies: Vec<&StatePolicySpec> =
+        resources.iter().filter_map(|(_, r)| r.spec_as::<StatePolicySpec>()).collect();
+    let complete = policies.len() == declared.count(StatePolicySpec::KIND);
+    let state_variables = complete.then(|| policies.iter().map(|p| p.variable.as_str()).collect());
+    Index { names, state_variables }
+}
+
+fn name_path(index: usize) -> String {
+    format!("spec.resources[{index}].metadata.name")
+}
+
+/// Resource IDs (`apiVersion/kind/name`) must be unique.
+fn unique_ids(resources: &[(usize, Resource)], diag: &mut Diagnostics<'_>) {
+    let mut seen: HashMap<String, &Resource> = HashMap::new();
+    for (i, resource) in resources {
+        let id = resource.id();
+        if let Some(first) = seen.get(&id) {
+            let msg = format!(
+                "duplicate resource id {id}, first declared at line {}",
+                first.location.line
+            );
+            diag.at_value(Some(&id), &name_path(*i), msg);
+        } else {
+            seen.insert(id, resource);
+        }
+    }
+}
+
+/// Kernel names provided by `Interface.ifname`, `PPPoEInterface.ifname` and
+/// `DSLiteTunnel.tunnelName` must be unique.
+fn unique_ifnames(resources: &[(usize, Resource)], diag: &mut Diagnostics<'_>) {
+    let mut seen: HashMap<&str, String> = HashMap::new();
+    for (i, resource) in resources {
+        let Some(ifname) = resource.provided_ifname() else { continue };
+        let field =
+            if resource.kind == ResourceKind::DsLiteTunnel { "tunnelName" } else { "ifname" };
+        match seen.get(ifname) {
+            Some(first) => {
+                let path = format!("spec.resources[{i}].spec.{field}");
+                let msg = format!("{field} {ifname:?} is already used by {first}");
+                diag.at_value(Some(&resource.id()), &path, msg);
+            }
+            None => {
+                seen.insert(ifname, resource.id());
+            }
+        }
+    }
+}
+
+/// References name interfaces by `metadata.name` across three kinds, so a name may be used
+/// by only one of them.
+fn unambiguous_interface_names(resources: &[(usize, Resource)], diag: &mut Diagnostics<'_>) {
+    let mut seen: HashMap<&str, &Resource> = HashMap::new();
+    for (i, resource) in resources.iter().filter(|(_, r)| r.kind.provides_interface()) {
+        match seen.get(resource.name.as_str()) {
+            Some(first) if first.kind != resource.kind => {
+                let msg = format!(
+                    "name {:?} is also used by {}; interface references would be ambiguous",
+                    resource.name,
+                    first.id()
+                );
+                diag.at_value(Some(&resource.id()), &name_path(*i), msg);
+            }
+            Some(_) => {}
+            None => {
+                seen.insert(&resource.name, resource);
+            }
+        }
+    }
+}
+
+/// fwmarks of policy routes, route-set targets and default-route candidates must be unique.
+fn unique_marks(resources: &[(usize, Resource)], diag: &mut Diagnostics<'_>) {
+    let mut seen: HashMap<u32, (String, String)> = HashMap::new();
+    for (i, resource) in resources {
+        for (field, mark) in marks_of(&resource.spec) {
+            if mark == 0 {
+                continue; // reported by the per-kind range check
+            }
+            let id = resource.id();
+            match seen.get(&mark) {
+                Some((first_id, first_field)) => {
+                    let owner = match (*first_id == id, first_field.as_str()) {
+                        (true, _) => first_field.clone(),
+                        (false, "mark") => first_id.clone(),
+                        (false, _) => format!("{first_id} {first_field}"),
+                    };
+                    let msg = format!("mark {mark} is already used by {owner}");
+                    diag.at_value(Some(&id), &format!("spec.resources[{i}].spec.{field}"), msg);
+                }
+                None => {
+                    seen.insert(mark, (id, field));
+                }
+            }
+        }
+    }
+}
+
+/// `(field path below spec, mark)` of every fwmark a resource claims.
+fn marks_of(spec: &ResourceSpec) -> Vec<(String, u32)> {
+    match spec {
+        ResourceSpec::Ipv4PolicyRoute(s) => vec![("mark".to_owned(), s.mark)],
+        ResourceSpec::Ipv4PolicyRouteSet(s) => s
+            .targets
+            .iter()
+            .enumerate()
+            .map(|(j, t)| (format!("targets[{j}].mark"), t.mark))
+            .collect(),
+        ResourceSpec::Ipv4DefaultRoutePolicy(s) => s
+            .candidates
+            .iter()
+            .enumerate()
+            .filter_map(|(j, c)| c.mark.map(|m| (format!("candidates[{j}].mark"), m)))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// `StatePolicy.variable` names must be unique.
+fn unique_state_variables(resources: &[(usize, Resource)], diag: &mut Diagnostics<'_>) {
+    let mut seen: HashMap<&str, String> = HashMap::new();
+    for (i, resource) in resources {
+        let Some(policy) = resource.spec_as::<StatePolicySpec>() else { continue };
+        match seen.get(policy.variable.as_str()) {
+            Some(first) => {
+                let msg = format!("variable {:?} is already defined by {first}", policy.variable);
+                let path = format!("spec.resources[{i}].spec.variable");
+                diag.at_value(Some(&resource.id()), &path, msg);
+            }
+            None => {
+                seen.insert(&policy.variable, resource.id());
+            }
+        }
+    }
+}
+
+/// `spec.reconcile.protectedZones` must name `Zone` resources.
+fn protected_zones(reconcile: &ReconcileSpec, index: &Index<'_>, diag: &mut Diagnostics<'_>) {
+    let target = Target::Kind(ResourceKind::Zone);
+    for (i, zone) in reconcile.protected_zones.iter().enumerate() {
+        if !index.names.contains(&(ResourceKind::Zone, zone.as_str())) {
+            let path = format!("spec.reconcile.protectedZones[{i}]");
+            diag.at_value(None, &path, dangling_message("protectedZones", zone, target));
+        }
+    }
+}

@@ -1,0 +1,8 @@
+//! Integration tests of routerd-model, built as one binary (STYLE.md section 6).
+
+mod errors;
+mod fixture;
+mod lookups;
+mod schema;
+mod support;
+mod validation;

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what building, the demo and the tests need on a Debian 12 machine (run as root).
+# Idempotent and quiet when everything is already there. Assumes a Rust toolchain (rustup).
+set -euo pipefail
+
+apt_packages=(
+  nftables libnftnl-dev libmnl-dev pkg-config  # nftables userspace (tests read back), libnftnl
+  iproute2 iputils-ping                         # lab set-up and independent read-back
+  python3                                       # benchmark generator, demo web server
+)
+
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "bootstrap: apt-get install ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+export PATH="$HOME/.cargo/bin:$PATH"
+command -v cargo >/dev/null || { echo "bootstrap: cargo not found; install Rust with rustup" >&2; exit 69; }
+command -v just >/dev/null || { echo "bootstrap: cargo install just" >&2; cargo install --locked -q just; }
+cargo nextest --version >/dev/null 2>&1 || { echo "bootstrap: cargo install cargo-nextest" >&2; cargo install --locked -q cargo-nextest; }
