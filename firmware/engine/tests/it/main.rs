@@ -1,0 +1,5 @@
+//! Engine integration tests: the whole pipeline against the real kernel in network namespaces
+//! (root required; each test builds and removes its own namespaces).
+
+mod reconcile;
+mod support;

@@ -1,0 +1,309 @@
+//! Reconcile scenarios against the real kernel (issue "routerd engine on a real kernel", §9).
+
+use routerd_engine::Phase;
+use routerd_ledger::{EntryState, Ledger, LedgerChange, LedgerEntry, Origin};
+
+use crate::support::{LAB, Lab, ops, run};
+
+/// The lab config without the resource block of `kind` named `name`.
+fn without(yaml: &str, kind: &str, name: &str) -> String {
+    let mut parts = yaml.split("\n    - apiVersion:");
+    let head = parts.next().unwrap_or_default().to_string();
+    let kept: Vec<&str> = parts
+        .filter(|p| {
+            !(p.contains(&format!("kind: {kind}\n")) && p.contains(&format!("name: {name}\n")))
+        })
+        .collect();
+    let out = kept.iter().fold(head, |acc, p| format!("{acc}\n    - apiVersion:{p}"));
+    assert_ne!(out, yaml, "no {kind}/{name} block in the config");
+    out
+}
+
+#[tokio::test]
+async fn apply_from_empty_creates_everything_and_the_second_apply_is_a_no_op() {
+    let lab = Lab::new();
+    let doc = lab.reconcile(LAB).await;
+    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
+    let done = ops(&doc, "done");
+    for expected in [
+        "create linux.ipv4.address/lan0/192.168.50.1/24",
+        "create linux.ipv4.route/254:0.0.0.0/0:0",
+        "create linux.ipv4.fwmarkRule/0x100",
+        "create nft.table/ip/routerd_snat_lan_masquerade",
+        "create nft.table/inet/routerd_filter_home",
+        "modify linux.link/lan0",
+        "modify linux.sysctl/net.ipv4.ip_forward",
+    ] {
+        assert!(done.contains(&expected.to_string()), "missing {expected} in {done:#?}");
+    }
+    // The kernel holds it, as seen by iproute2 and nft, and traffic flows through NAT.
+    assert!(lab.ip(&["-j", "addr", "show", "dev", "lan0"]).contains("192.168.50.1"));
+    assert!(lab.ip(&["rule", "show"]).contains("fwmark 0x100 lookup 100"));
+    assert!(lab.nft(&["list", "tables"]).contains("table ip routerd_snat_lan_masquerade"));
+    assert!(lab.exec_ok(&lab.client, &["ping", "-c", "1", "-W", "3", "198.51.100.1"]));
+    // The ledger records what was created, not the links and sysctls that existed before.
+    let ledger = lab.ledger_keys();
+    assert!(ledger.contains(&"nft.table/inet/routerd_filter_home".to_string()));
+    assert!(!ledger.iter().any(|k| k.starts_with("linux.link/")), "{ledger:#?}");
+
+    let again = lab.reconcile(LAB).await;
+    assert!(again.operations.is_empty(), "second apply did {:#?}", again.operations);
+    assert_eq!(again.phase, Phase::RequiresAdoption);
+}
+
+#[tokio::test]
+async fn drift_is_repaired_after_an_address_and_an_nft_rule_are_deleted_by_hand() {
+    let lab = Lab::new();
+    lab.reconcile(LAB).await;
+    lab.ip(&["addr", "del", "192.168.50.1/24", "dev", "lan0"]);
+    let listing = lab.nft(&["-a", "list", "chain", "inet", "routerd_filter_home", "forward"]);
+    let handle = listing
+        .lines()
+        .filter(|l| l.contains("accept") && l.contains("# handle"))
+        .find_map(|l| l.rsplit("# handle ").next().map(str::trim).map(str::to_string))
+        .expect("a rule with a handle");
+    let rules_before = listing.matches("# handle").count();
+    lab.nft(&["delete", "rule", "inet", "routerd_filter_home", "forward", "handle", &handle]);
+
+    let plan = lab.plan(LAB, false).await;
+    let planned = ops(&plan, "planned");
+    assert!(
+        planned.contains(&"create linux.ipv4.address/lan0/192.168.50.1/24".to_string()),
+        "{planned:#?}"
+    );
+    assert!(
+        planned.contains(&"modify nft.table/inet/routerd_filter_home".to_string()),
+        "{planned:#?}"
+    );
+    assert_eq!(plan.phase, Phase::Drifted);
+
+    let doc = lab.reconcile(LAB).await;
+    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
+    assert!(lab.ip(&["-j", "addr", "show", "dev", "lan0"]).contains("192.168.50.1"));
+    let listing = lab.nft(&["-a", "list", "chain", "inet", "routerd_filter_home", "forward"]);
+    assert_eq!(listing.matches("# handle").count(), rules_before);
+    assert!(lab.plan(LAB, false).await.operations.is_empty());
+}
+
+#[tokio::test]
+async fn dry_run_leaves_kernel_inventory_and_ledger_byte_identical() {
+    let lab = Lab::new();
+    // From empty: no ledger file appears, nothing in the kernel changes.
+    let before = lab.kernel_state();
+    let doc = lab.plan(LAB, true).await;
+    assert_eq!(doc.mode, "dry-run");
+    assert!(!ops(&doc, "planned").is_empty());
+    assert_eq!(lab.kernel_state(), before);
+    assert!(!lab.ledger.exists(), "dry run created the ledger");
+
+    // After a reconcile, with a changed config: same.
+    lab.reconcile(LAB).await;
+    let changed = LAB.replace("192.168.50.1/24", "192.168.50.254/24");
+    let (kernel, ledger) = (lab.kernel_state(), lab.ledger_bytes());
+    let doc = lab.plan(&changed, true).await;
+    assert!(
+        ops(&doc, "planned")
+            .contains(&"create linux.ipv4.address/lan0/192.168.50.254/24".to_string())
+    );
+    assert_eq!(lab.kernel_state(), kernel);
+    assert_eq!(lab.ledger_bytes(), ledger);
+}
+
+#[tokio::test]
+async fn removed_resource_loses_its_owned_table_and_rule_while_foreign_tables_stay() {
+    let lab = Lab::new();
+    lab.reconcile(LAB).await;
+    lab.nft(&["add", "table", "inet", "routerd_foreign"]);
+    lab.nft(&["add", "table", "ip", "foreign"]);
+
+    let config = without(LAB, "IPv4PolicyRoute", "guests-via-wan");
+    let doc = lab.reconcile(&config).await;
+    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
+    let done = ops(&doc, "done");
+    for expected in [
+        "delete nft.table/ip/routerd_policy_guests_via_wan",
+        "delete linux.ipv4.fwmarkRule/0x100",
+        "delete linux.ipv4.routeTable/100",
+    ] {
+        assert!(done.contains(&expected.to_string()), "missing {expected} in {done:#?}");
+    }
+    let tables = lab.nft(&["list", "tables"]);
+    assert!(!tables.contains("routerd_policy_guests_via_wan"), "{tables}");
+    assert!(tables.contains("table inet routerd_foreign"), "{tables}");
+    assert!(tables.contains("table ip foreign"), "{tables}");
+    assert!(!lab.ip(&["rule", "show"]).contains("0x100"));
+    assert!(lab.ip(&["route", "show", "table", "100"]).trim().is_empty());
+    // routerd_foreign is reported, not deleted; the foreign table is not ours to mention.
+    let foreign =
+        doc.orphans.iter().find(|o| o.name == "inet/routerd_foreign").expect("orphan report");
+    assert_eq!(foreign.cleanup, "keep");
+    assert!(foreign.reason.contains("not recorded in the ledger"), "{}", foreign.reason);
+    assert!(!doc.orphans.iter().any(|o| o.name == "ip/foreign"));
+    let ledger = lab.ledger_keys();
+    assert!(
+        !ledger.iter().any(|k| k.contains("routerd_policy") || k.ends_with("/0x100")),
+        "{ledger:#?}"
+    );
+}
+
+#[tokio::test]
+async fn matching_pre_existing_artifacts_are_adoption_candidates_and_adopt_records_them() {
+    let lab = Lab::new();
+    // Made by hand before routerd ever ran: the LAN address, the link up, and the NAT table
+    // exactly as routerd renders it (nft syntax from the renderer, comments included).
+    lab.ip(&["addr", "add", "192.168.50.1/24", "dev", "lan0"]);
+    lab.ip(&["link", "set", "lan0", "up"]);
+    let config = routerd_model::parse_config(LAB, "lab.yaml").expect("parses");
+    let nat = routerd_engine::render::render(&config)
+        .intents
+        .into_iter()
+        .find_map(|i| match i.artifact.spec {
+            routerd_host::ArtifactSpec::NftTable(t) if t.name.starts_with("routerd_snat_") => {
+                Some(t)
+            }
+            _ => None,
+        })
+        .expect("nat table rendered");
+    let file = lab.dir().join("nat.nft");
+    std::fs::write(&file, format!("{nat}\n")).expect("write");
+    run("ip", &["netns", "exec", &lab.router, "nft", "-f", &file.to_string_lossy()]);
+
+    let doc = lab.adopt(LAB, false).await;
+    let adoptable: Vec<String> = doc
+        .adoption_candidates
+        .iter()
+        .filter(|c| c.adoptable)
+        .map(|c| format!("{}/{}", c.kind, c.name))
+        .collect();
+    for expected in [
+        "linux.ipv4.address/lan0/192.168.50.1/24",
+        "linux.link/lan0",
+        "nft.table/ip/routerd_snat_lan_masquerade",
+    ] {
+        assert!(adoptable.contains(&expected.to_string()), "missing {expected} in {adoptable:#?}");
+    }
+    assert!(!lab.ledger.exists(), "adopt --candidates wrote the ledger");
+
+    let applied = lab.adopt(LAB, true).await;
+    assert!(applied.adopted_artifacts.iter().any(|a| a.name == "ip/routerd_snat_lan_masquerade"));
+    {
+        let ledger = Ledger::open_read_only(&lab.ledger).expect("ledger");
+        let entry = ledger
+            .get("nft.table", "ip/routerd_snat_lan_masquerade")
+            .expect("read")
+            .expect("entry");
+        assert_eq!(entry.origin, Origin::Adopted);
+    }
+    // Reconcile leaves the adopted table alone (nothing to do for it).
+    let doc = lab.reconcile(LAB).await;
+    assert!(!doc.operations.iter().any(|o| o.name == "ip/routerd_snat_lan_masquerade"));
+}
+
+#[tokio::test]
+async fn drifted_candidate_is_refused_with_the_differing_attribute() {
+    let lab = Lab::new();
+    lab.ip(&["addr", "add", "192.168.50.1/24", "dev", "lan0"]);
+    // net.ipv4.ip_forward is 0 in a new namespace; the config wants 1.
+    let applied = lab.adopt(LAB, true).await;
+    let fwd = applied
+        .adoption_candidates
+        .iter()
+        .find(|c| c.name == "net.ipv4.ip_forward")
+        .expect("ip_forward is a candidate");
+    assert!(!fwd.adoptable);
+    assert_eq!(fwd.diff[0].attribute, "value");
+    assert_eq!(fwd.diff[0].desired, serde_json::json!("1"));
+    assert_eq!(fwd.diff[0].observed, serde_json::json!("0"));
+    let ledger = lab.ledger_keys();
+    assert!(!ledger.contains(&"linux.sysctl/net.ipv4.ip_forward".to_string()));
+    assert!(ledger.contains(&"linux.ipv4.address/lan0/192.168.50.1/24".to_string()), "{ledger:#?}");
+}
+
+#[tokio::test]
+async fn netlink_failure_fails_the_item_and_its_dependents_only_and_the_ledger_holds_what_was_created()
+ {
+    let lab = Lab::new();
+    // 203.0.113.1 is on no connected subnet: the kernel refuses routes via it (ENETUNREACH).
+    let config = LAB.replace("via: 198.51.100.1", "via: 203.0.113.1");
+    let doc = lab.reconcile(&config).await;
+    let failed = ops(&doc, "failed");
+    assert_eq!(
+        failed.iter().map(String::as_str).collect::<std::collections::BTreeSet<_>>(),
+        ["create linux.ipv4.route/100:0.0.0.0/0:0", "create linux.ipv4.route/254:0.0.0.0/0:0"]
+            .into(),
+        "{:#?}",
+        doc.operations
+    );
+    let error = doc.operations.iter().find(|o| o.result == "failed").and_then(|o| o.error.clone());
+    assert!(error.is_some_and(|e| e.contains("KernelRejected") && e.contains("unreachable")));
+    let skipped = ops(&doc, "skipped");
+    assert!(skipped.contains(&"create linux.ipv4.fwmarkRule/0x100".to_string()), "{skipped:#?}");
+    assert!(skipped.contains(&"create nft.table/ip/routerd_policy_guests_via_wan".to_string()));
+    // Independent items went through.
+    assert!(lab.nft(&["list", "tables"]).contains("routerd_snat_lan_masquerade"));
+    assert!(!lab.ip(&["rule", "show"]).contains("0x100"));
+    let policy = doc
+        .resources
+        .iter()
+        .find(|r| r.id.ends_with("IPv4PolicyRoute/guests-via-wan"))
+        .expect("resource");
+    assert_eq!(policy.phase, Phase::Blocked);
+    let nat = doc
+        .resources
+        .iter()
+        .find(|r| r.id.ends_with("IPv4SourceNAT/lan-masquerade"))
+        .expect("resource");
+    assert_eq!(nat.phase, Phase::Healthy);
+    // The ledger holds exactly the inventory-backed creates that succeeded.
+    let mut created: Vec<String> = doc
+        .operations
+        .iter()
+        .filter(|o| o.result == "done" && o.operation == "create")
+        .map(|o| format!("{}/{}", o.kind, o.name))
+        .collect();
+    created.sort();
+    let mut ledger = lab.ledger_keys();
+    ledger.sort();
+    assert_eq!(ledger, created);
+}
+
+#[tokio::test]
+async fn pending_ledger_entries_left_by_a_crash_are_resolved_against_the_host() {
+    let lab = Lab::new();
+    lab.reconcile(LAB).await;
+    // Simulate a crash between prepare and commit: the NAT table's entry is still pending, and
+    // a create that never ran left a pending entry for a table that does not exist.
+    {
+        let ledger = Ledger::open(&lab.ledger).expect("ledger");
+        let mut nat = ledger
+            .get("nft.table", "ip/routerd_snat_lan_masquerade")
+            .expect("read")
+            .expect("entry");
+        nat.state = EntryState::Pending;
+        let ghost = LedgerEntry { name: "inet/routerd_ghost".into(), ..nat.clone() };
+        ledger.apply(&[LedgerChange::Put(nat), LedgerChange::Put(ghost)]).expect("write");
+    }
+    let doc = lab.reconcile(LAB).await;
+    assert!(doc.operations.is_empty(), "{:#?}", doc.operations);
+    let ledger = Ledger::open_read_only(&lab.ledger).expect("ledger");
+    let nat =
+        ledger.get("nft.table", "ip/routerd_snat_lan_masquerade").expect("read").expect("entry");
+    assert_eq!(nat.state, EntryState::Owned);
+    assert!(ledger.get("nft.table", "inet/routerd_ghost").expect("read").is_none());
+}
+
+#[tokio::test]
+async fn kinds_without_a_configurator_are_blocked_naming_their_apply_with() {
+    let lab = Lab::new();
+    let config = format!(
+        "{LAB}\n    - apiVersion: net.routerd.net/v1alpha1\n      kind: Hostname\n      metadata:\n        name: host\n      spec:\n        hostname: lab-router\n        managed: true\n"
+    );
+    let doc = lab.reconcile(&config).await;
+    let host = doc.resources.iter().find(|r| r.id.ends_with("/Hostname/host")).expect("resource");
+    assert_eq!(host.phase, Phase::Blocked);
+    let cond = host.conditions.iter().find(|c| c.type_ == "Blocked").expect("condition");
+    assert_eq!(cond.reason, "ConfiguratorMissing");
+    assert!(cond.message.contains("applyWith hostnamed"), "{}", cond.message);
+    // Everything else still applied.
+    assert!(lab.exec_ok(&lab.client, &["ping", "-c", "1", "-W", "3", "198.51.100.1"]));
+}

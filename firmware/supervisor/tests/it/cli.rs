@@ -1,0 +1,200 @@
+use std::path::Path;
+use std::process::{Command, Output};
+
+const ROUTERD: &str = env!("CARGO_BIN_EXE_routerd");
+
+/// A config with one Sysctl: applies in an empty namespace, drifts from its default.
+const FORWARDING: &str = "apiVersion: routerd.net/v1alpha1
+kind: Router
+metadata:
+  name: t
+spec:
+  resources:
+    - apiVersion: system.routerd.net/v1alpha1
+      kind: Sysctl
+      metadata:
+        name: fwd
+      spec:
+        key: net.ipv4.ip_forward
+        value: \"1\"
+";
+
+/// Two broken resources: an unknown field (line 11) and a bad CIDR (line 17).
+const BROKEN: &str = "apiVersion: routerd.net/v1alpha1
+kind: Router
+metadata:
+  name: t
+spec:
+  resources:
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: Interface
+      metadata:
+        name: lan
+      spec:
+        ifname: lan0
+        managed: true
+        speed: 1000
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4StaticAddress
+      metadata:
+        name: lan-v4
+      spec:
+        interface: lan
+        address: 192.168.300.1/24
+";
+
+struct Netns(String);
+
+impl Netns {
+    fn new(tag: &str) -> Self {
+        let name = format!("rds-{}-{tag}", std::process::id());
+        let ok = Command::new("ip").args(["netns", "add", &name]).status().map(|s| s.success());
+        assert_eq!(ok.ok(), Some(true), "needs root: ip netns add {name}");
+        Self(name)
+    }
+
+    fn state(&self) -> String {
+        let mut s = String::new();
+        for args in [&["-j", "addr"][..], &["-j", "route", "show", "table", "all"], &["-j", "rule"]]
+        {
+            let out = Command::new("ip").arg("-n").arg(&self.0).args(args).output().expect("ip");
+            s.push_str(&String::from_utf8_lossy(&out.stdout));
+        }
+        let nft =
+            Command::new("ip").args(["netns", "exec", &self.0, "nft", "list", "ruleset"]).output();
+        s.push_str(&String::from_utf8_lossy(&nft.expect("nft").stdout));
+        let fwd = Command::new("ip")
+            .args(["netns", "exec", &self.0, "cat", "/proc/sys/net/ipv4/ip_forward"])
+            .output()
+            .expect("cat");
+        s.push_str(&String::from_utf8_lossy(&fwd.stdout));
+        s
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+    }
+}
+
+fn routerd(args: &[&str]) -> Output {
+    Command::new(ROUTERD).args(args).output().expect("routerd runs")
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write config");
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn validate_prints_every_error_with_file_line_and_column_and_exits_1() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = write(dir.path(), "broken.yaml", BROKEN);
+    let out = routerd(&["validate", "--config", &file]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(lines[0].starts_with(&format!("{file}:14:9: ")), "{stderr}");
+    assert!(
+        lines[0].contains("net.routerd.net/v1alpha1/Interface/lan") && lines[0].contains("speed")
+    );
+    assert!(lines[1].starts_with(&format!("{file}:21:18: ")), "{stderr}");
+    assert!(lines[1].contains("IPv4StaticAddress/lan-v4"), "{stderr}");
+
+    let ok = write(dir.path(), "ok.yaml", FORWARDING);
+    let out = routerd(&["validate", "--config", &ok]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn invalid_yaml_changes_nothing_on_the_host_or_in_the_ledger() {
+    let ns = Netns::new("bad");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = write(dir.path(), "broken.yaml", BROKEN);
+    let ledger = dir.path().join("l.redb").to_string_lossy().into_owned();
+    let before = ns.state();
+    let out =
+        routerd(&["reconcile", "--once", "--config", &file, "--netns", &ns.0, "--ledger", &ledger]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("broken.yaml:21:18"));
+    assert_eq!(ns.state(), before);
+    assert!(!Path::new(&ledger).exists(), "the ledger was created");
+}
+
+#[test]
+fn usage_errors_exit_64_and_help_documents_exit_codes() {
+    let out = routerd(&["reconcile"]);
+    assert_eq!(out.status.code(), Some(64));
+    let out = routerd(&["--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&out.stdout);
+    for code in ["0 ", "1 ", "2 ", "3 ", "64", "69", "74", "75"] {
+        assert!(help.contains(&format!("  {code}")), "exit code {code} undocumented:\n{help}");
+    }
+}
+
+#[test]
+fn a_missing_namespace_exits_69() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = write(dir.path(), "f.yaml", FORWARDING);
+    let ledger = dir.path().join("l.redb").to_string_lossy().into_owned();
+    let out =
+        routerd(&["plan", "--config", &file, "--netns", "rds-no-such-ns", "--ledger", &ledger]);
+    assert_eq!(out.status.code(), Some(69), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("rds-no-such-ns"));
+}
+
+#[test]
+fn json_is_the_result_document_and_the_table_fits_80_columns() {
+    let ns = Netns::new("json");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = write(dir.path(), "f.yaml", FORWARDING);
+    let ledger = dir.path().join("l.redb").to_string_lossy().into_owned();
+    let common = ["--config", file.as_str(), "--netns", ns.0.as_str(), "--ledger", ledger.as_str()];
+
+    let out = routerd(&[&["plan", "-o", "json"][..], &common].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    for field in [
+        "generation",
+        "timestamp",
+        "phase",
+        "resources",
+        "orphans",
+        "adoptionCandidates",
+        "adoptedArtifacts",
+        "warnings",
+    ] {
+        assert!(doc.get(field).is_some(), "missing {field}");
+    }
+    let res = &doc["resources"][0];
+    for field in ["id", "phase", "observed", "plan", "artifacts", "warnings", "conditions"] {
+        assert!(res.get(field).is_some(), "resource misses {field}");
+    }
+    assert_eq!(res["artifacts"][0]["applyWith"], "procfs");
+    assert_eq!(doc["phase"], "Drifted");
+
+    let out = routerd(&[&["reconcile", "--once", "-o", "table"][..], &common].concat());
+    assert_eq!(out.status.code(), Some(0));
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.lines().all(|l| l.len() <= 80 && l.is_ascii()), "{table}");
+    assert!(table.contains("modify    linux.sysctl/net.ipv4.ip_forward"), "{table}");
+}
+
+#[test]
+fn adopt_apply_refusing_a_drifted_candidate_exits_3() {
+    let ns = Netns::new("adopt");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = write(dir.path(), "f.yaml", FORWARDING);
+    let ledger = dir.path().join("l.redb").to_string_lossy().into_owned();
+    let out = routerd(&[
+        "adopt", "--apply", "--config", &file, "--netns", &ns.0, "--ledger", &ledger, "-o", "json",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["adoptionCandidates"][0]["adoptable"], false);
+    assert_eq!(doc["adoptionCandidates"][0]["diff"][0]["attribute"], "value");
+}
