@@ -10,7 +10,15 @@ Writes into OUTDIR:
   ip.batch       `ip -batch` input producing the same kernel state as routerd (links up,
                  addresses, routes with protocol 208, fwmark rules, policy default routes)
   nft.rules      `nft -f` input producing the same nftables tables
-  nmstate.yml    nmstate desired state for what nmstate supports (addresses, routes, rules)
+  nmstate.yml    nmstate desired state for what nmstate's kernel mode supports: links up,
+                 addresses and routes (also the policy tables' default routes). No route rules:
+                 kernel mode (nispor apply) never applies `route-rules` -- it skips them and
+                 then fails verification ("Desired route rule ... not found after apply").
+                 nmstate's kernel mode (nispor) refuses route tables above 255 ("nispor apply
+                 does not support route table ID bigger than 255 yet"), so in this file the
+                 static-route tables 1000.. become 1.. and the policy tables 2000.. follow
+                 them (1 + tables + k): the same number of routes and tables. nmstate
+                 cannot set routerd's route protocol (208): its routes are `proto static`.
 
 Every address is inside the namespace the benchmark creates; nothing leaves the machine.
 """
@@ -45,10 +53,15 @@ def main():
     os.makedirs(a.outdir, exist_ok=True)
     if a.policies > 256:
         raise SystemExit("policies use fwmarks 0x100-0x1ff: at most 256")
+    if a.tables + a.policies > 252:
+        raise SystemExit("nmstate.yml maps every table into 1-252: tables + policies <= 252")
+
+    def nm_table(table):  # see nmstate.yml above
+        return table - 999 if table < 2000 else table - 2000 + 1 + a.tables
 
     res = []  # YAML resource blocks
     batch = []  # ip -batch lines
-    nm_ifaces, nm_routes, nm_rules = [], [], []
+    nm_ifaces, nm_routes = [], []
 
     res.append(block("system.routerd.net/v1alpha1", "Sysctl", "forwarding",
                      ["key: net.ipv4.ip_forward", 'value: "1"']))
@@ -73,7 +86,7 @@ def main():
                          [f"interface: if{i}", f"destination: {dst}", f"via: {via}",
                           f"table: {table}"]))
         batch.append(f"route add {dst} via {via} dev {link(i)} table {table} proto {PROTO}")
-        nm_routes.append((str(dst), str(via), link(i), table))
+        nm_routes.append((str(dst), str(via), link(i), nm_table(table)))
 
     nft = []
     for k in range(a.policies):
@@ -87,7 +100,9 @@ def main():
                           f"table: {table}", f"priority: {prio}", f"mark: {mark}"]))
         batch.append(f"route add default dev {link(i)} table {table} proto {PROTO}")
         batch.append(f"rule add fwmark {mark:#x}/0xffffffff lookup {table} priority {prio}")
-        nm_rules.append((mark, table, prio))
+        # nmstate reports a device route as next-hop 0.0.0.0; say so, or the re-apply sees
+        # two default routes in the table ("Multiple routes to 0.0.0.0/0 ...").
+        nm_routes.append(("0.0.0.0/0", "0.0.0.0", link(i), nm_table(table)))
         nft.append(
             f"table ip routerd_policy_pol{k} {{\n"
             f"\tchain prerouting {{\n"
@@ -138,7 +153,7 @@ def main():
           "#!/bin/sh\nset -e\nns=$1\n" + "".join(
               f"ip -n $ns link add {link(i)} type veth peer name {peer(i)}\n"
               f"ip -n $ns link set {peer(i)} up\n" for i in range(a.links)))
-    write(a.outdir, "nmstate.yml", nmstate(nm_ifaces, nm_routes, nm_rules))
+    write(a.outdir, "nmstate.yml", nmstate(nm_ifaces, nm_routes))
     write(a.outdir, "sysctl.conf", "net.ipv4.ip_forward = 1\n")
 
 
@@ -148,7 +163,7 @@ def block(api, kind, name, spec_lines):
             f"        name: {name}\n      spec:\n{spec}")
 
 
-def nmstate(ifaces, routes, rules):
+def nmstate(ifaces, routes):
     out = ["interfaces:"]
     for f in ifaces:
         out += [f"- name: {f['name']}", "  type: veth", "  state: up", "  ipv4:",
@@ -158,10 +173,6 @@ def nmstate(ifaces, routes, rules):
     for dst, via, dev, table in routes:
         out += [f"  - destination: {dst}", f"    next-hop-address: {via}",
                 f"    next-hop-interface: {dev}", f"    table-id: {table}"]
-    out += ["route-rules:", "  config:"]
-    for mark, table, prio in rules:
-        out += [f"  - fwmark: {mark:#x}", "    fwmask: 0xffffffff", f"    route-table: {table}",
-                f"    priority: {prio}"]
     return "\n".join(out) + "\n"
 
 

@@ -1,6 +1,7 @@
 //! Graph items for host artifacts, and the registry that hands each one to its backend.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
@@ -64,32 +65,57 @@ pub fn artifact_key(key: &Key<ArtifactKind>) -> ArtifactKey {
     ArtifactKey::new(key.kind, key.name.clone())
 }
 
+/// Error text of operations not run because `reconcile.mode: strict` stopped at an earlier
+/// failure; the report shows them as `skipped`.
+pub const STRICT_ABORT: &str = "not run: reconcile.mode strict stops at the first failure";
+
 /// Configurators for the backends of this build, by artifact kind.
 pub struct BackendRegistry {
     by_kind: BTreeMap<ArtifactKind, BackendConfigurator>,
     backends: Vec<Arc<dyn Backend>>,
-    failures: Arc<Mutex<BTreeMap<ArtifactKey, &'static str>>>,
+    shared: Arc<Shared>,
+}
+
+/// State every configurator of a registry shares during one apply.
+#[derive(Default)]
+struct Shared {
+    /// Stable reason of the last failure per artifact.
+    failures: Mutex<BTreeMap<ArtifactKey, &'static str>>,
+    /// `reconcile.mode: strict`: refuse every operation after the first failure.
+    strict: AtomicBool,
+    /// A failure happened in this apply.
+    failed: AtomicBool,
 }
 
 struct BackendConfigurator {
     backend: Arc<dyn Backend>,
-    failures: Arc<Mutex<BTreeMap<ArtifactKey, &'static str>>>,
+    shared: Arc<Shared>,
 }
 
 impl BackendRegistry {
     /// A registry over `backends`; a kind served by two backends goes to the first.
     pub fn new(backends: Vec<Arc<dyn Backend>>) -> Self {
-        let failures = Arc::new(Mutex::new(BTreeMap::new()));
+        let shared = Arc::new(Shared::default());
         let mut by_kind = BTreeMap::new();
         for b in &backends {
             for kind in b.kinds() {
                 by_kind.entry(*kind).or_insert_with(|| BackendConfigurator {
                     backend: Arc::clone(b),
-                    failures: Arc::clone(&failures),
+                    shared: Arc::clone(&shared),
                 });
             }
         }
-        Self { by_kind, backends, failures }
+        Self { by_kind, backends, shared }
+    }
+
+    /// Starts an apply: clears failures; with `strict`, the first failure stops every later
+    /// operation ([`STRICT_ABORT`]).
+    pub fn begin_apply(&self, strict: bool) {
+        self.shared.strict.store(strict, Ordering::SeqCst);
+        self.shared.failed.store(false, Ordering::SeqCst);
+        if let Ok(mut f) = self.shared.failures.lock() {
+            f.clear();
+        }
     }
 
     /// The backends, for inventory.
@@ -114,7 +140,7 @@ impl BackendRegistry {
 
     /// The stable reason of the last failure of `key` (`KernelRejected`, ...), if any.
     pub fn failure_reason(&self, key: &ArtifactKey) -> Option<&'static str> {
-        self.failures.lock().ok().and_then(|f| f.get(key).copied())
+        self.shared.failures.lock().ok().and_then(|f| f.get(key).copied())
     }
 }
 
@@ -128,9 +154,19 @@ impl Registry<HostItem> for BackendRegistry {
 }
 
 impl BackendConfigurator {
+    /// Refuses the operation when strict mode already saw a failure.
+    fn gate(&self) -> Result<(), OpError> {
+        let s = &self.shared;
+        if s.strict.load(Ordering::SeqCst) && s.failed.load(Ordering::SeqCst) {
+            return Err(STRICT_ABORT.into());
+        }
+        Ok(())
+    }
+
     fn record(&self, key: &ArtifactKey, result: Result<(), HostError>) -> Result<(), OpError> {
         result.map_err(|e| {
-            if let Ok(mut f) = self.failures.lock() {
+            self.shared.failed.store(true, Ordering::SeqCst);
+            if let Ok(mut f) = self.shared.failures.lock() {
                 f.insert(key.clone(), e.reason());
             }
             Box::new(e) as OpError
@@ -145,6 +181,7 @@ impl Configurator<HostItem> for BackendConfigurator {
         item: &'a HostItem,
     ) -> BoxFuture<'a, Result<(), OpError>> {
         Box::pin(async move {
+            self.gate()?;
             let r = self.backend.create(&item.artifact).await;
             self.record(&item.artifact.key, r)
         })
@@ -157,6 +194,7 @@ impl Configurator<HostItem> for BackendConfigurator {
         intended: &'a HostItem,
     ) -> BoxFuture<'a, Result<(), OpError>> {
         Box::pin(async move {
+            self.gate()?;
             let r = self.backend.modify(&current.artifact, &intended.artifact).await;
             self.record(&intended.artifact.key, r)
         })
@@ -168,6 +206,7 @@ impl Configurator<HostItem> for BackendConfigurator {
         item: &'a HostItem,
     ) -> BoxFuture<'a, Result<(), OpError>> {
         Box::pin(async move {
+            self.gate()?;
             let r = self.backend.delete(&item.artifact).await;
             self.record(&item.artifact.key, r)
         })

@@ -136,6 +136,16 @@ impl Session {
         self.report(&plan, &snap, input, now, mode, None, true, Vec::new())
     }
 
+    /// The planned transition as Graphviz DOT: every artifact, coloured by the operation the
+    /// plan runs on it (created green, modified blue, deleted red, pending gray).
+    ///
+    /// Errors: inventory and ledger failures, dependency cycles.
+    pub async fn dot(&self, input: &ConfigInput) -> Result<String, EngineError> {
+        let snap = self.snapshot(&input.config).await?;
+        let plan = self.plan_of(&snap, &input.config)?;
+        Ok(plan.ops.to_dot(&plan.current, &plan.intended, &input.config.metadata.name))
+    }
+
     /// Applies the config. See the module docs for the steps.
     ///
     /// Errors: inventory and ledger failures, cycles. Failed operations are not errors: they
@@ -151,6 +161,8 @@ impl Session {
         let plan = self.plan_of(&snap, &input.config)?;
 
         let creates = self.prepare(&plan, input, now)?;
+        let strict = input.config.spec.reconcile.mode == routerd_model::ReconcileMode::Strict;
+        self.registry.begin_apply(strict);
         let (current, log) = self.apply(&plan).await?;
 
         let mut changes = Vec::new();
@@ -459,6 +471,7 @@ fn executed_records(
             diff: Vec::new(),
             result: match (&e.error, plan.blocked.contains_key(&key)) {
                 (Some(_), true) => "blocked",
+                (Some(err), false) if err.contains(crate::item::STRICT_ABORT) => "skipped",
                 (Some(_), false) => "failed",
                 (None, _) => "done",
             }

@@ -88,6 +88,8 @@ enum Output {
     Json,
     /// A table that fits 80 columns.
     Table,
+    /// The planned transition as Graphviz DOT (plan and --dry-run only).
+    Dot,
 }
 
 fn main() -> ExitCode {
@@ -167,6 +169,14 @@ async fn engine_command(args: EngineArgs, mode: Mode) -> anyhow::Result<u8> {
         read_only: !writes,
     };
     let mut session = Session::open(opts).await?;
+    if matches!(args.output, Output::Dot) {
+        if !matches!(mode, Mode::Plan | Mode::DryRun) {
+            eprintln!("routerd: -o dot is for plan and reconcile --dry-run");
+            return Ok(64);
+        }
+        print!("{}", session.dot(&config).await?);
+        return Ok(0);
+    }
     let now = SystemTime::now();
     let (doc, code) = match mode {
         Mode::Observe => {
@@ -200,7 +210,7 @@ fn print_doc(doc: &ResultDocument, output: Output) -> anyhow::Result<()> {
         Output::Json => {
             println!("{}", serde_json::to_string_pretty(doc).context("encoding JSON")?);
         }
-        Output::Table => print!("{}", routerd_engine::table::render(doc)),
+        Output::Table | Output::Dot => print!("{}", routerd_engine::table::render(doc)),
     }
     Ok(())
 }

@@ -1,6 +1,8 @@
 use std::collections::BTreeSet;
 
-use routerd_host::nftables::ir::{NftAction, NftMatch};
+use routerd_host::nftables::ir::{
+    NftAction, NftFamily, NftHashField, NftMatch, NftRule, NftTableSpec,
+};
 use routerd_host::{ArtifactKind, ArtifactSpec};
 use routerd_model::{ResourceKind, parse_config};
 
@@ -148,4 +150,66 @@ fn pppoe_password_never_reaches_intents() {
     let json = serde_json::to_string(&rendered.intents).expect("serialise");
     assert!(!json.contains("s3cr3t-Pw-77"), "password leaked into intents");
     assert!(json.contains("\"passwordConfigured\":true"));
+}
+
+/// The nft table of the fixture's `IPv4PolicyRouteSet/split` rendered from `yaml`, and the
+/// resource's warnings.
+fn route_set_table(yaml: &str) -> (Option<NftTableSpec>, Vec<String>) {
+    let config = parse_config(yaml, "all-kinds.yaml").expect("fixture parses");
+    let rendered = render(&config);
+    let owner = "net.routerd.net/v1alpha1/IPv4PolicyRouteSet/split";
+    let table = rendered.intents.iter().find_map(|i| match &i.artifact.spec {
+        ArtifactSpec::NftTable(t) if i.owner == owner => Some(t.clone()),
+        _ => None,
+    });
+    (table, rendered.warnings.get(owner).cloned().unwrap_or_default())
+}
+
+/// Rule texts as `nft list` prints them, without the digest comment.
+fn rule_texts(table: &NftTableSpec) -> Vec<String> {
+    let text = |r: &NftRule| r.to_nft(NftFamily::Ip);
+    let rules = &table.chains[0].rules;
+    rules.iter().map(|r| text(r).split(" comment ").next().unwrap_or_default().into()).collect()
+}
+
+#[test]
+fn route_set_with_two_targets_hashes_then_remaps_each_bucket() {
+    let (table, warnings) = route_set_table(ALL_KINDS);
+    let table = table.expect("route set renders its nft table");
+    assert_eq!(table.key_name(), "ip/routerd_policyset_split");
+    assert_eq!(
+        rule_texts(&table),
+        [
+            "ip saddr 192.168.10.0/24 meta mark set jhash ip saddr . ip daddr mod 2 seed 0x0 \
+             offset 2130706432",
+            "ip saddr 192.168.10.0/24 meta mark 0x7f000000 meta mark set 0x00000300",
+            "ip saddr 192.168.10.0/24 meta mark 0x7f000001 meta mark set 0x00000301",
+        ]
+    );
+    assert!(warnings.is_empty(), "{warnings:?}");
+}
+
+#[test]
+fn route_set_hashes_the_source_address_when_hash_fields_are_empty() {
+    let yaml = ALL_KINDS.replace("hashFields: [sourceAddress, destinationAddress]", "");
+    assert_ne!(yaml, ALL_KINDS, "fixture changed: no hashFields to remove");
+    let (table, _) = route_set_table(&yaml);
+    let rule = &table.expect("nft table").chains[0].rules[0];
+    let fields = vec![NftHashField::Ip4Saddr];
+    assert_eq!(rule.actions, [NftAction::SetMarkHash { fields, modulus: 2, offset: 0x7f00_0000 }]);
+}
+
+#[test]
+fn route_set_with_one_target_sets_its_mark() {
+    let second = "          - name: pppoe
+            outboundInterface: wan-pppoe
+            table: 301
+            priority: 1101
+            mark: 769
+";
+    let yaml = ALL_KINDS.replace(second, "");
+    assert_ne!(yaml, ALL_KINDS, "fixture changed: no second target to remove");
+    let (table, _) = route_set_table(&yaml);
+    let table = table.expect("nft table");
+    assert_eq!(rule_texts(&table), ["ip saddr 192.168.10.0/24 meta mark set 0x00000300"]);
 }

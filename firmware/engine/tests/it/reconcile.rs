@@ -307,3 +307,22 @@ async fn kinds_without_a_configurator_are_blocked_naming_their_apply_with() {
     // Everything else still applied.
     assert!(lab.exec_ok(&lab.client, &["ping", "-c", "1", "-W", "3", "198.51.100.1"]));
 }
+
+#[tokio::test]
+async fn strict_mode_stops_at_the_first_failure() {
+    let lab = Lab::new();
+    let config = LAB
+        .replace("via: 198.51.100.1", "via: 203.0.113.1")
+        .replace("mode: progressive", "mode: strict");
+    assert!(config.contains("mode: strict"));
+    let doc = lab.reconcile(&config).await;
+    assert_eq!(ops(&doc, "failed").len(), 1, "{:#?}", doc.operations);
+    let skipped = ops(&doc, "skipped");
+    assert!(
+        skipped.contains(&"create nft.table/ip/routerd_snat_lan_masquerade".to_string()),
+        "{skipped:#?}"
+    );
+    assert!(!lab.nft(&["list", "tables"]).contains("routerd_snat"));
+    // Nothing that did not run is in the ledger.
+    assert!(!lab.ledger_keys().iter().any(|k| k.contains("routerd_snat")));
+}

@@ -18,6 +18,7 @@
 //! | `Snat{addr, ports}` | `immediate reg 1 addr`, [`immediate reg 2 a`, `immediate reg 3 b`], `nat snat ip/ip6 addr_min reg 1 [proto_min reg 2 proto_max reg 3 flags 0x2]` |
 //! | `Dnat{addr, port}` | `immediate reg 1 addr`, [`immediate reg 2 port`], `nat dnat ip/ip6 addr_min reg 1 [proto_min reg 2 flags 0x2]` |
 //! | `SetMark(m)` | `immediate reg 1 m`, `meta set mark with reg 1` |
+//! | `SetMarkHash{fields, modulus, offset}` | in `inet` tables, unless the rule already established the family: `meta load nfproto`, `cmp eq 2`; then per field `payload load 4b @ network header + 12/16` into consecutive 32-bit registers from reg 2 (reg 2, reg 13, reg 14, ...), `hash reg 1 = jhash(reg 2, 4 * fields, 0x0) % mod modulus offset offset`, `meta set mark with reg 1` |
 //! | `ClampMssToPmtu` | `rt load tcpmss => reg 1`, `byteorder reg 1 = hton(reg 1, 2, 2)`, `exthdr write tcpopt reg 1 => 2b @ 2 + 2` |
 //! | `SetMss(s)` | `immediate reg 1 s` (network order), `exthdr write tcpopt reg 1 => 2b @ 2 + 2` |
 //!
@@ -36,10 +37,12 @@ use nftnl::expr::{
 use nftnl::{Batch, Chain, ChainType, Hook, MsgType, NlMsg, Policy, ProtoFamily, Rule, Table};
 
 use super::ir::{
-    NftAction, NftChainType, NftFamily, NftHook, NftIpFamily, NftL4Proto, NftMatch, NftPolicy,
-    NftRule, NftTableSpec,
+    NftAction, NftChainType, NftFamily, NftHashField, NftHook, NftIpFamily, NftL4Proto, NftMatch,
+    NftPolicy, NftRule, NftTableSpec,
 };
-use super::sys::{HtonReg1, NatKind, NatStmt, RtTcpMss, TableMsg, TcpOptionWrite};
+use super::sys::{
+    HtonReg1, Jhash, NatKind, NatStmt, NetworkLoad, RtTcpMss, TableMsg, TcpOptionWrite,
+};
 use super::udata;
 
 /// `IFNAMSIZ`: interface names are compared as 16 NUL-padded bytes.
@@ -48,6 +51,8 @@ const IFNAMSIZ: usize = 16;
 const NAT_PROTO_SPECIFIED: u32 = 2;
 /// TCP option kind of the maximum segment size.
 const TCPOPT_MAXSEG: u8 = 2;
+/// Bytes of an IPv4 address.
+const IPV4_ADDR_LEN: u32 = 4;
 
 /// A finalized batch with a description of each message, for error reports.
 pub(crate) struct EncodedBatch {
@@ -303,6 +308,10 @@ impl<'a> RuleEncoder<'a> {
                 self.immediate(*mark, Register::Reg1);
                 self.rule.add_expr(&Meta::Mark { set: true });
             }
+            NftAction::SetMarkHash { fields, modulus, offset } => {
+                self.jhash(fields, *modulus, *offset)?;
+                self.rule.add_expr(&Meta::Mark { set: true });
+            }
             NftAction::ClampMssToPmtu => {
                 self.rule.add_expr(&RtTcpMss);
                 self.rule.add_expr(&HtonReg1 { len: 2, size: 2 });
@@ -313,6 +322,35 @@ impl<'a> RuleEncoder<'a> {
                 self.rule.add_expr(&mss_write());
             }
         }
+        Ok(())
+    }
+
+    /// `hash reg 1 = jhash(...)` over `fields`, loaded into registers as nft allocates them:
+    /// the concatenation starts at reg 2 and takes one 32-bit register per field.
+    fn jhash(&mut self, fields: &[NftHashField], modulus: u32, offset: u32) -> Result<(), String> {
+        if fields.is_empty() {
+            return Err("jhash needs at least one field".into());
+        }
+        if modulus == 0 {
+            return Err("jhash modulus must be at least 1".into());
+        }
+        if offset.checked_add(modulus - 1).is_none() {
+            return Err(format!("jhash offset {offset} + modulus {modulus} overflows the mark"));
+        }
+        self.require_nfproto(NftIpFamily::Ipv4)?;
+        for (i, field) in fields.iter().enumerate() {
+            let dreg = concat_register(i).ok_or_else(|| {
+                format!("jhash over {} fields does not fit the registers", fields.len())
+            })?;
+            let offset = match field {
+                NftHashField::Ip4Saddr => 12,
+                NftHashField::Ip4Daddr => 16,
+            };
+            self.rule.add_expr(&NetworkLoad { offset, len: IPV4_ADDR_LEN, dreg });
+        }
+        let len = IPV4_ADDR_LEN * fields.len() as u32;
+        let sreg = concat_register(0).expect("invariant: the first register exists");
+        self.rule.add_expr(&Jhash { sreg, len, modulus, seed: 0, offset });
         Ok(())
     }
 
@@ -438,6 +476,19 @@ fn network(offset: u32, len: u32) -> Payload {
 /// `payload load LEN @ transport header + OFFSET => reg 1`.
 fn transport(offset: u32, len: u32) -> Payload {
     Payload::Transport(TransportHeaderField::Raw { offset_bits: offset, length_bits: len })
+}
+
+/// The register of the `index`th 4-byte field of a concatenation starting at reg 2, in the
+/// numbering nft writes (its `netlink_put_register`): a 16-byte-aligned position as the
+/// 128-bit `NFT_REG_1..=4`, any other as `NFT_REG32_00..=15`. `None` past the last register.
+fn concat_register(index: usize) -> Option<u32> {
+    // 32-bit slot of reg 2 (`NFT_REG32_04`); slot 15 is the last.
+    let slot = u32::try_from(index).ok()?.checked_add(4).filter(|s| *s <= 15)?;
+    Some(if slot % 4 == 0 {
+        libc::NFT_REG_1 as u32 + slot / 4
+    } else {
+        libc::NFT_REG32_00 as u32 + slot
+    })
 }
 
 /// `exthdr write tcpopt reg 1 => 2b @ 2 + 2`: the MSS option's value.

@@ -26,6 +26,10 @@ fn rule(matches: Vec<NftMatch>, actions: Vec<NftAction>) -> NftRule {
     NftRule { matches, actions }
 }
 
+fn hash(fields: Vec<NftHashField>, modulus: u32, offset: u32) -> NftAction {
+    NftAction::SetMarkHash { fields, modulus, offset }
+}
+
 fn messages(batch: &EncodedBatch, kind: i32) -> Vec<Vec<u8>> {
     let msgs = transport::split(&batch.bytes).expect("well-formed batch");
     msgs.iter().filter(|m| m.kind == transport::nft_type(kind)).map(|m| m.bytes.to_vec()).collect()
@@ -374,6 +378,92 @@ fn cases() -> Vec<(NftFamily, NftRule, &'static [&'static str], &'static str)> {
             ],
             "meta l4proto tcp dnat to 1.2.3.4:80",
         ),
+        (
+            NftFamily::Ip,
+            rule(
+                vec![M::Ip4Saddr(v4("192.168.10.0/24"))],
+                vec![A::SetMarkHash {
+                    fields: vec![NftHashField::Ip4Saddr, NftHashField::Ip4Daddr],
+                    modulus: 2,
+                    offset: 0x7f00_0000,
+                }],
+            ),
+            &[
+                "[ payload load 3b @ network header + 12 => reg 1 ]",
+                "[ cmp eq reg 1 0x000aa8c0 ]",
+                "[ payload load 4b @ network header + 12 => reg 2 ]",
+                "[ payload load 4b @ network header + 16 => reg 13 ]",
+                "[ hash reg 1 = jhash(reg 2, 8, 0x0) % mod 2 offset 2130706432 ]",
+                "[ meta set mark with reg 1 ]",
+            ],
+            "ip saddr 192.168.10.0/24 meta mark set jhash ip saddr . ip daddr mod 2 seed 0x0 \
+             offset 2130706432",
+        ),
+        (
+            inet,
+            rule(
+                vec![],
+                vec![A::SetMarkHash {
+                    fields: vec![NftHashField::Ip4Daddr],
+                    modulus: 3,
+                    offset: 0,
+                }],
+            ),
+            &[
+                "[ meta load nfproto => reg 1 ]",
+                "[ cmp eq reg 1 0x00000002 ]",
+                "[ payload load 4b @ network header + 16 => reg 2 ]",
+                "[ hash reg 1 = jhash(reg 2, 4, 0x0) % mod 3 ]",
+                "[ meta set mark with reg 1 ]",
+            ],
+            "meta mark set jhash ip daddr mod 3 seed 0x0",
+        ),
+        (
+            inet,
+            rule(
+                vec![M::NfProto(NftIpFamily::Ipv4), M::L4Proto(NftL4Proto::Tcp)],
+                vec![A::SetMarkHash {
+                    fields: vec![NftHashField::Ip4Daddr, NftHashField::Ip4Saddr],
+                    modulus: 4,
+                    offset: 16,
+                }],
+            ),
+            &[
+                "[ meta load nfproto => reg 1 ]",
+                "[ cmp eq reg 1 0x00000002 ]",
+                "[ meta load l4proto => reg 1 ]",
+                "[ cmp eq reg 1 0x00000006 ]",
+                "[ payload load 4b @ network header + 16 => reg 2 ]",
+                "[ payload load 4b @ network header + 12 => reg 13 ]",
+                "[ hash reg 1 = jhash(reg 2, 8, 0x0) % mod 4 offset 16 ]",
+                "[ meta set mark with reg 1 ]",
+            ],
+            "meta l4proto tcp meta mark set jhash ip daddr . ip saddr mod 4 seed 0x0 offset 16",
+        ),
+        (
+            NftFamily::Ip,
+            rule(
+                vec![],
+                vec![A::SetMarkHash {
+                    fields: [NftHashField::Ip4Saddr, NftHashField::Ip4Daddr].repeat(3),
+                    modulus: 2,
+                    offset: 1,
+                }],
+            ),
+            // The sixth field crosses into the next 16-byte register, which nft names `reg 3`.
+            &[
+                "[ payload load 4b @ network header + 12 => reg 2 ]",
+                "[ payload load 4b @ network header + 16 => reg 13 ]",
+                "[ payload load 4b @ network header + 12 => reg 14 ]",
+                "[ payload load 4b @ network header + 16 => reg 15 ]",
+                "[ payload load 4b @ network header + 12 => reg 3 ]",
+                "[ payload load 4b @ network header + 16 => reg 17 ]",
+                "[ hash reg 1 = jhash(reg 2, 24, 0x0) % mod 2 offset 1 ]",
+                "[ meta set mark with reg 1 ]",
+            ],
+            "meta mark set jhash ip saddr . ip daddr . ip saddr . ip daddr . ip saddr . ip daddr \
+             mod 2 seed 0x0 offset 1",
+        ),
     ]
 }
 
@@ -423,6 +513,7 @@ fn every_variant_is_covered() {
     assert!(has_action(|a| matches!(a, A::Snat { ports: None, .. })));
     assert!(has_action(|a| matches!(a, A::Dnat { .. })));
     assert!(has_action(|a| matches!(a, A::SetMark(_))));
+    assert!(has_action(|a| matches!(a, A::SetMarkHash { .. })));
     assert!(has_action(|a| matches!(a, A::ClampMssToPmtu)));
     assert!(has_action(|a| matches!(a, A::SetMss(_))));
 }
@@ -526,10 +617,25 @@ fn unencodable_rules_are_refused() {
                 vec![A::Snat { address: "2001:db8::1".parse().expect("ip"), ports: None }],
             ),
         ),
+        (NftFamily::Ip, rule(vec![], vec![hash(vec![], 2, 0)])),
+        (NftFamily::Ip, rule(vec![], vec![hash(vec![NftHashField::Ip4Saddr], 0, 0)])),
+        (NftFamily::Ip, rule(vec![], vec![hash(vec![NftHashField::Ip4Saddr], 2, u32::MAX)])),
+        (NftFamily::Ip, rule(vec![], vec![hash(vec![NftHashField::Ip4Saddr; 13], 2, 0)])),
+        (NftFamily::Ip6, rule(vec![], vec![hash(vec![NftHashField::Ip4Saddr], 2, 0)])),
     ];
     for (family, r) in bad {
         assert!(create(&table(family, vec![r.clone()])).is_err(), "{r:?} in {family:?}");
     }
+}
+
+#[test]
+fn hash_fills_every_register_up_to_the_last() {
+    let twelve = rule(vec![], vec![hash(vec![NftHashField::Ip4Daddr; 12], 7, 0x7f00_0000)]);
+    let (exprs, _) = encoded(NftFamily::Ip, &twelve);
+    assert_eq!(exprs[11], "[ payload load 4b @ network header + 16 => reg 23 ]");
+    assert_eq!(exprs[12], "[ hash reg 1 = jhash(reg 2, 48, 0x0) % mod 7 offset 2130706432 ]");
+    let top = rule(vec![], vec![hash(vec![NftHashField::Ip4Saddr], 2, u32::MAX - 1)]);
+    assert!(create(&table(NftFamily::Ip, vec![top])).is_ok(), "offset + modulus - 1 fits");
 }
 
 #[test]

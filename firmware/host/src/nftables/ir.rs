@@ -270,10 +270,32 @@ pub enum NftAction {
     },
     /// `meta mark set MARK`.
     SetMark(u32),
+    /// `meta mark set jhash FIELDS mod MODULUS seed 0x0 offset OFFSET`: the mark becomes
+    /// `OFFSET + jhash(FIELDS, seed 0) % MODULUS`, so every packet with the same field values
+    /// gets the same mark. The seed is fixed (nft would pick a random one) so that replacing
+    /// the table does not move flows. nft lists the offset in decimal, and not at all when 0.
+    SetMarkHash {
+        /// Header fields hashed, concatenated in this order; at least one, at most 12.
+        fields: Vec<NftHashField>,
+        /// Number of buckets, at least 1.
+        modulus: u32,
+        /// First mark; `offset + modulus - 1` must fit u32.
+        offset: u32,
+    },
     /// `tcp option maxseg size set rt mtu`: clamp MSS to the route's path MTU.
     ClampMssToPmtu,
     /// `tcp option maxseg size set SIZE`.
     SetMss(u16),
+}
+
+/// A packet header field hashed by [`NftAction::SetMarkHash`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum NftHashField {
+    /// `ip saddr`: IPv4 source address.
+    Ip4Saddr,
+    /// `ip daddr`: IPv4 destination address.
+    Ip4Daddr,
 }
 
 /// What the kernel gives back for a table: enough to detect drift, not enough to rebuild it.
@@ -420,8 +442,9 @@ impl NftRule {
     /// The rule in nft syntax as `nft list table` prints it inside a table of `family`.
     ///
     /// nft hides the protocol match a later header match depends on (`meta l4proto tcp th dport
-    /// 80` lists as `tcp dport 80`, `meta nfproto ipv4 ip saddr ..` as `ip saddr ..`), and omits
-    /// the NAT family keyword outside `inet` tables; so does this.
+    /// 80` lists as `tcp dport 80`, `meta nfproto ipv4 ip saddr ..` as `ip saddr ..`, and
+    /// `meta nfproto ipv4 meta mark set jhash ip saddr ..` as `meta mark set jhash ip saddr ..`),
+    /// and omits the NAT family keyword outside `inet` tables; so does this.
     pub fn to_nft(&self, family: NftFamily) -> String {
         let hidden = self.hidden_dependencies();
         let mut l4 = None;
@@ -447,8 +470,9 @@ impl NftRule {
         parts.join(" ")
     }
 
-    /// Which matches nft folds into a later header match (see [`NftRule::to_nft`]): the latest
-    /// pending protocol match of the header's layer, when it names the header's protocol.
+    /// Which matches nft folds into a later header match or hashed header field (see
+    /// [`NftRule::to_nft`]): the latest pending protocol match of the header's layer, when it
+    /// names the header's protocol.
     fn hidden_dependencies(&self) -> Vec<bool> {
         use NftIpFamily::{Ipv4, Ipv6};
         use NftL4Proto::{Tcp, Udp};
@@ -480,6 +504,14 @@ impl NftRule {
             if let Some(j) = consumed {
                 hidden[j] = true;
             }
+        }
+        // Header fields a statement reads consume the pending family match too.
+        let hashes_ip4 = self
+            .actions
+            .iter()
+            .any(|a| matches!(a, NftAction::SetMarkHash { fields, .. } if !fields.is_empty()));
+        if let Some((j, Ipv4)) = nfproto.filter(|_| hashes_ip4) {
+            hidden[j] = true;
         }
         hidden
     }
@@ -556,6 +588,14 @@ impl fmt::Display for NftAction {
             Self::Masquerade { ports: Some((a, b)) } => write!(f, "masquerade to :{a}-{b}"),
             Self::Snat { .. } | Self::Dnat { .. } => f.write_str(&self.to_nft(NftFamily::Inet)),
             Self::SetMark(m) => write!(f, "meta mark set 0x{m:08x}"),
+            Self::SetMarkHash { fields, modulus, offset } => {
+                let fields: Vec<&str> = fields.iter().map(|h| h.as_str()).collect();
+                write!(f, "meta mark set jhash {} mod {modulus} seed 0x0", fields.join(" . "))?;
+                if *offset != 0 {
+                    write!(f, " offset {offset}")?;
+                }
+                Ok(())
+            }
             Self::ClampMssToPmtu => f.write_str("tcp option maxseg size set rt mtu"),
             Self::SetMss(s) => write!(f, "tcp option maxseg size set {s}"),
         }
@@ -628,6 +668,16 @@ impl NftL4Proto {
             Self::Udp => "udp",
             Self::Icmp => "icmp",
             Self::Icmpv6 => "ipv6-icmp",
+        }
+    }
+}
+
+impl NftHashField {
+    /// The nft expression.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ip4Saddr => "ip saddr",
+            Self::Ip4Daddr => "ip daddr",
         }
     }
 }

@@ -5,8 +5,8 @@
 //!
 //! - [`TableMsg`]: a table message with userdata (the ownership comment) and the `NLM_F_EXCL`
 //!   flag, which `nftnl::Table` cannot carry;
-//! - expressions `rt`, `byteorder`, `exthdr` (TCP option write) and `nat`/`masq` with a port
-//!   range and flags;
+//! - expressions `rt`, `byteorder`, `exthdr` (TCP option write), `nat`/`masq` with a port
+//!   range and flags, `payload` loads into any register (`nftnl` always uses reg 1) and `hash`;
 //! - parsing kernel messages into plain Rust values ([`parse_table`], [`parse_chain`],
 //!   [`parse_rule`], [`parse_gen`]);
 //! - the netlink socket ([`NfSocket`]): `mnl` plus the socket options and non-blocking receive
@@ -255,10 +255,38 @@ pub(crate) struct NatStmt {
     pub(crate) flags: u32,
 }
 
+/// `payload load LENb @ network header + OFFSET => reg DREG`.
+pub(crate) struct NetworkLoad {
+    /// Byte offset into the network header.
+    pub(crate) offset: u32,
+    /// Bytes loaded.
+    pub(crate) len: u32,
+    /// Destination register in nft's numbering: `NFT_REG_1..=4` for a 16-byte-aligned
+    /// register, `NFT_REG32_00..=15` otherwise.
+    pub(crate) dreg: u32,
+}
+
+/// `hash reg 1 = jhash(reg SREG, LEN, SEED) % mod MODULUS offset OFFSET`: Jenkins hash of
+/// `len` bytes starting at `sreg`, reduced to `offset..offset + modulus`, into reg 1.
+pub(crate) struct Jhash {
+    /// First source register, numbered as in [`NetworkLoad::dreg`].
+    pub(crate) sreg: u32,
+    /// Bytes hashed.
+    pub(crate) len: u32,
+    /// Number of buckets.
+    pub(crate) modulus: u32,
+    /// Hash seed; always sent, as nft does when the rule names one.
+    pub(crate) seed: u32,
+    /// Added to the bucket.
+    pub(crate) offset: u32,
+}
+
 /// `rt` key of the TCP MSS (`enum nft_rt_keys`).
 const NFT_RT_TCPMSS: u32 = 3;
 /// `exthdr` operation on TCP options (`enum nft_exthdr_op`).
 const NFT_EXTHDR_OP_TCPOPT: u32 = 1;
+/// Jenkins hash (`enum nft_hash_types`).
+const NFT_HASH_JENKINS: u32 = 0;
 
 impl Expression for RtTcpMss {
     fn to_expr(&self, _rule: &Rule) -> NonNull<sys::nftnl_expr> {
@@ -301,6 +329,41 @@ impl Expression for TcpOptionWrite {
             sys::nftnl_expr_set_u32(e, sys::NFTNL_EXPR_EXTHDR_OFFSET as u16, self.offset);
             sys::nftnl_expr_set_u32(e, sys::NFTNL_EXPR_EXTHDR_LEN as u16, self.len);
             sys::nftnl_expr_set_u32(e, sys::NFTNL_EXPR_EXTHDR_OP as u16, NFT_EXTHDR_OP_TCPOPT);
+        }
+        expr
+    }
+}
+
+impl Expression for NetworkLoad {
+    fn to_expr(&self, _rule: &Rule) -> NonNull<sys::nftnl_expr> {
+        let expr = alloc_expr(c"payload");
+        // SAFETY: `expr` is a valid, freshly allocated `payload` expression; u32 attributes.
+        unsafe {
+            let e = expr.as_ptr();
+            let base = libc::NFT_PAYLOAD_NETWORK_HEADER as u32;
+            sys::nftnl_expr_set_u32(e, sys::NFTNL_EXPR_PAYLOAD_DREG as u16, self.dreg);
+            sys::nftnl_expr_set_u32(e, sys::NFTNL_EXPR_PAYLOAD_BASE as u16, base);
+            sys::nftnl_expr_set_u32(e, sys::NFTNL_EXPR_PAYLOAD_OFFSET as u16, self.offset);
+            sys::nftnl_expr_set_u32(e, sys::NFTNL_EXPR_PAYLOAD_LEN as u16, self.len);
+        }
+        expr
+    }
+}
+
+impl Expression for Jhash {
+    fn to_expr(&self, _rule: &Rule) -> NonNull<sys::nftnl_expr> {
+        let expr = alloc_expr(c"hash");
+        // SAFETY: `expr` is a valid, freshly allocated `hash` expression; every attribute set
+        // here is u32.
+        unsafe {
+            let e = expr.as_ptr();
+            sys::nftnl_expr_set_u32(e, sys::NFTNL_EXPR_HASH_SREG as u16, self.sreg);
+            sys::nftnl_expr_set_u32(e, sys::NFTNL_EXPR_HASH_DREG as u16, reg1());
+            sys::nftnl_expr_set_u32(e, sys::NFTNL_EXPR_HASH_TYPE as u16, NFT_HASH_JENKINS);
+            sys::nftnl_expr_set_u32(e, sys::NFTNL_EXPR_HASH_LEN as u16, self.len);
+            sys::nftnl_expr_set_u32(e, sys::NFTNL_EXPR_HASH_MODULUS as u16, self.modulus);
+            sys::nftnl_expr_set_u32(e, sys::NFTNL_EXPR_HASH_SEED as u16, self.seed);
+            sys::nftnl_expr_set_u32(e, sys::NFTNL_EXPR_HASH_OFFSET as u16, self.offset);
         }
         expr
     }

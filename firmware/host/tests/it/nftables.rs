@@ -6,8 +6,8 @@ use std::process::Command;
 
 use routerd_host::nftables::NftBackend;
 use routerd_host::nftables::ir::{
-    NftAction, NftBaseChain, NftChainSpec, NftChainType, NftCtState, NftFamily, NftHook,
-    NftIpFamily, NftL4Proto, NftMatch, NftPolicy, NftRule, NftTableSpec, NftTableState,
+    NftAction, NftBaseChain, NftChainSpec, NftChainType, NftCtState, NftFamily, NftHashField,
+    NftHook, NftIpFamily, NftL4Proto, NftMatch, NftPolicy, NftRule, NftTableSpec, NftTableState,
 };
 use routerd_host::{Artifact, ArtifactKind, ArtifactSpec, Backend, ErrorClass, HostError};
 
@@ -158,6 +158,31 @@ fn ip_table() -> NftTableSpec {
     }
 }
 
+/// `ip routerd_hash`: what `IPv4PolicyRouteSet` renders for two targets, in a chain on `hook`:
+/// hash the addresses into scratch marks 0x7f000000/0x7f000001, then remap them to 0x300/0x301.
+fn hash_table(hook: NftHook, matches: Vec<NftMatch>) -> NftTableSpec {
+    let fields = vec![NftHashField::Ip4Saddr, NftHashField::Ip4Daddr];
+    let mut rules = vec![rule(
+        matches.clone(),
+        vec![A::SetMarkHash { fields, modulus: 2, offset: 0x7f00_0000 }],
+    )];
+    for (bucket, mark) in [(0x7f00_0000, 0x300), (0x7f00_0001, 0x301)] {
+        let mut m = matches.clone();
+        m.push(M::Mark(bucket));
+        rules.push(rule(m, vec![A::SetMark(mark)]));
+    }
+    NftTableSpec {
+        family: NftFamily::Ip,
+        name: "routerd_hash".into(),
+        owner: "net.routerd.net/v1alpha1/IPv4PolicyRouteSet/split".into(),
+        chains: vec![NftChainSpec {
+            name: "mark".into(),
+            base: Some(base(NftChainType::Filter, hook, -150, NftPolicy::Accept)),
+            rules,
+        }],
+    }
+}
+
 fn desired(spec: &NftTableSpec) -> Artifact {
     Artifact::new(ArtifactSpec::NftTable(spec.clone()))
 }
@@ -206,6 +231,71 @@ async fn created_table_lists_back_as_the_ir_displays_it() {
     let expected: Vec<String> =
         spec.chains.iter().flat_map(|c| c.rules.iter().map(NftRule::comment)).collect();
     assert_eq!(comments, expected);
+}
+
+#[tokio::test]
+async fn hash_marking_table_lists_back_as_the_ir_displays_it() {
+    let ns = TestNetns::new();
+    let backend = backend(&ns);
+    let matches = vec![
+        M::Ip4Saddr("192.168.10.0/24".parse().expect("prefix")),
+        M::Ip4Daddr("0.0.0.0/0".parse().expect("prefix")),
+    ];
+    let spec = hash_table(NftHook::Prerouting, matches);
+    backend.create(&desired(&spec)).await.unwrap_or_else(|e| panic!("create: {e}"));
+    assert_listed_as_displayed(&ns, &spec);
+    let listed = nft(&ns, &["list", "table", "ip", "routerd_hash"]);
+    assert!(
+        listed.contains(
+            "\t\tip saddr 192.168.10.0/24 ip daddr 0.0.0.0/0 meta mark set jhash ip saddr . \
+             ip daddr mod 2 seed 0x0 offset 2130706432 comment"
+        ),
+        "{listed}"
+    );
+    assert!(listed.contains(" meta mark 0x7f000001 meta mark set 0x00000301 comment"), "{listed}");
+    let observed = observed_table(&backend, "ip/routerd_hash").await.expect("table observed");
+    assert_eq!(desired(&spec).spec.drift(&observed.spec), vec![]);
+}
+
+#[tokio::test]
+async fn hash_marks_keep_each_flow_on_one_target_and_use_every_target() {
+    let ns = TestNetns::new();
+    let backend = backend(&ns);
+    let spec = hash_table(NftHook::Output, vec![M::Ip4Daddr("127.0.0.0/8".parse().expect("p"))]);
+    backend.create(&desired(&spec)).await.unwrap_or_else(|e| panic!("create: {e}"));
+    // A foreign table after ours counts locally sent UDP datagrams by the mark they left with.
+    nft(&ns, &["add", "table", "ip", "count"]);
+    nft(&ns, &["add", "chain", "ip", "count", "out", "{ type filter hook output priority 0; }"]);
+    for mark in ["0x300", "0x301", "0x7f000000", "0x7f000001"] {
+        let rule = ["add", "rule", "ip", "count", "out", "meta", "l4proto", "udp"];
+        nft(&ns, &[&rule[..], &["meta", "mark", mark, "counter"]].concat());
+    }
+    let send = |daddrs: &str| {
+        let script = format!("for d in {daddrs}; do echo x > /dev/udp/127.0.0.$d/9; done");
+        ns.exec(&["bash", "-c", &script]);
+    };
+    let counts = || -> Vec<u64> {
+        let json = nft(&ns, &["-j", "list", "table", "ip", "count"]);
+        let doc: serde_json::Value = serde_json::from_str(&json).expect("nft -j output");
+        let items = doc["nftables"].as_array().expect("nftables array").clone();
+        items
+            .iter()
+            .filter_map(|i| i.get("rule")?.get("expr")?.as_array().cloned())
+            .filter_map(|e| e.iter().find_map(|x| x.get("counter")?.get("packets")?.as_u64()))
+            .collect()
+    };
+
+    send(&(1..=32).map(|d| d.to_string()).collect::<Vec<_>>().join(" "));
+    let spread = counts();
+    assert_eq!(spread.len(), 4);
+    assert_eq!(spread[0] + spread[1], 32, "every datagram reaches a target mark: {spread:?}");
+    assert!(spread[0] > 0 && spread[1] > 0, "both targets are used: {spread:?}");
+    assert_eq!(&spread[2..], [0, 0], "no scratch mark leaves the chain");
+
+    send("7 7 7 7 7");
+    let again = counts();
+    let grown: Vec<u64> = again.iter().zip(&spread).map(|(a, b)| a - b).collect();
+    assert!(grown == [5, 0, 0, 0] || grown == [0, 5, 0, 0], "one flow, one target: {grown:?}");
 }
 
 #[tokio::test]

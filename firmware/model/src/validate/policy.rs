@@ -16,6 +16,9 @@ const ZONE: Target = Target::Kind(ResourceKind::Zone);
 /// Highest `ip rule` priority we may use; 32766 and 32767 are the `main` and `default` rules.
 const MAX_RULE_PRIORITY: u64 = 32765;
 
+/// `IPv4PolicyRouteSet.hashFields` values the renderer can hash (`ip saddr`, `ip daddr`).
+const HASH_FIELDS: [&str; 2] = ["sourceAddress", "destinationAddress"];
+
 /// Runs the checks of `spec`'s kind, if it is one of this module's kinds.
 pub(super) fn check(c: &mut Check<'_, '_>, spec: &ResourceSpec) {
     match spec {
@@ -148,6 +151,7 @@ fn source_nat(c: &mut Check<'_, '_>, s: &Ipv4SourceNatSpec) {
 }
 
 fn policy_route_set(c: &mut Check<'_, '_>, s: &Ipv4PolicyRouteSetSpec) {
+    hash_fields(c, &s.hash_fields);
     c.prefixes("sourceCIDRs", &s.source_cidrs, Some(Ipv4));
     c.prefixes("destinationCIDRs", &s.destination_cidrs, Some(Ipv4));
     c.non_empty("targets", &s.targets);
@@ -158,6 +162,19 @@ fn policy_route_set(c: &mut Check<'_, '_>, s: &Ipv4PolicyRouteSetSpec) {
         table_priority_mark(c, &prefix, target.table, target.priority, target.mark);
     }
     c.when("when", s.when.as_ref());
+}
+
+/// Every `hashFields` entry is one of [`HASH_FIELDS`], and none is listed twice.
+fn hash_fields(c: &mut Check<'_, '_>, fields: &[String]) {
+    for (i, field) in fields.iter().enumerate() {
+        let at = format!("hashFields[{i}]");
+        if !HASH_FIELDS.contains(&field.as_str()) {
+            let allowed = HASH_FIELDS.join(" or ");
+            c.error(&at, format!("unknown hashFields entry {field:?}, expected {allowed}"));
+        } else if let Some(first) = fields[..i].iter().position(|f| f == field) {
+            c.error(&at, format!("hashFields entry {field:?} is already listed at [{first}]"));
+        }
+    }
 }
 
 /// `table >= 1`, `priority` in 1..=32765, `mark >= 1`, at `prefix` + field name.

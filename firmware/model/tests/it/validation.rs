@@ -254,6 +254,55 @@ fn interface_names_may_not_be_shared_across_provider_kinds() {
     );
 }
 
+/// An `IPv4PolicyRouteSet` item named `split` over interface `lan`, eleven lines long; the last
+/// is `hashFields: <hash_fields>` (line 24 after one interface), value from column 21.
+fn route_set(hash_fields: &str) -> String {
+    format!(
+        "    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4PolicyRouteSet
+      metadata:
+        name: split
+      spec:
+        targets:
+          - outboundInterface: lan
+            table: 300
+            priority: 1100
+            mark: 768
+        hashFields: {hash_fields}
+"
+    )
+}
+
+#[test]
+fn route_set_hash_fields_must_be_known_and_distinct() {
+    let set = route_set("[sourceAddress, sourcePort, sourceAddress]");
+    let errors = errors_of(&document(&format!("{}{set}", interface("lan", "eth1"))));
+    assert_eq!(errors.len(), 2, "{errors}");
+    let mut errors = errors.into_iter();
+    let resource = Some("net.routerd.net/v1alpha1/IPv4PolicyRouteSet/split");
+    assert_error(
+        &errors.next().expect("first"),
+        (24, 37),
+        resource,
+        "spec.resources[1].spec.hashFields[1]",
+        "unknown hashFields entry \"sourcePort\", expected sourceAddress or destinationAddress",
+    );
+    assert_error(
+        &errors.next().expect("second"),
+        (24, 49),
+        resource,
+        "spec.resources[1].spec.hashFields[2]",
+        "hashFields entry \"sourceAddress\" is already listed at [0]",
+    );
+}
+
+#[test]
+fn route_set_hash_fields_may_be_empty_or_both_addresses() {
+    for fields in ["[]", "[destinationAddress, sourceAddress]"] {
+        config_of(&document(&format!("{}{}", interface("lan", "eth1"), route_set(fields))));
+    }
+}
+
 /// An `IPv4StaticRoute` (or `IPv6StaticRoute` when `v6`) item with the given spec lines.
 fn static_route(v6: bool, spec: &str) -> String {
     let kind = if v6 { "IPv6StaticRoute" } else { "IPv4StaticRoute" };
