@@ -151,10 +151,11 @@ impl Config {
     /// Resources of `T`'s kind with their typed spec, in file order.
     ///
     /// ```no_run
-    /// # let config: routerd_model::Config = todo!();
     /// use routerd_model::spec::net::InterfaceSpec;
-    /// for (resource, spec) in config.specs::<InterfaceSpec>() {
-    ///     println!("{} -> {}", resource.name, spec.ifname);
+    /// fn list(config: &routerd_model::Config) {
+    ///     for (resource, spec) in config.specs::<InterfaceSpec>() {
+    ///         println!("{} -> {}", resource.name, spec.ifname);
+    ///     }
     /// }
     /// ```
     pub fn specs<T: KindSpec>(&self) -> impl Iterator<Item = (&Resource, &T)> {

@@ -13,18 +13,15 @@ use std::net::IpAddr;
 
 use ipnet::IpNet;
 use routerd_host::artifact::RouteSpec;
-use routerd_host::nftables::ir::{
-    NftAction, NftChainType, NftFamily, NftHook, NftPolicy, NftTableSpec,
-};
+use routerd_host::nftables::ir::NftAction;
 use routerd_host::{ArtifactKind, ArtifactSpec, ROUTERD_ROUTE_PROTOCOL};
 use routerd_model::Resource;
 use routerd_model::spec::routing::{
     DefaultRouteCandidate, GatewaySource, Ipv4DefaultRoutePolicySpec,
 };
 
-use super::ctx::{IfaceRef, dep, nft_table_name};
-use super::ipv4_policy_route::MANGLE_PRIORITY;
-use super::nft_match::{base_chain, ipv4_pairs, rule};
+use super::ctx::{IfaceRef, dep};
+use super::nft_match::{ipv4_pairs, rule};
 use super::policy_table::{self, PolicyTarget};
 use super::{Out, RenderCtx};
 use crate::intent::{ApplyWith, IntentDep};
@@ -98,20 +95,7 @@ pub(super) fn render(
         Err(e) => return out.warn(e),
     };
     let rules = pairs.into_iter().map(|m| rule(m, vec![NftAction::SetMark(mark)])).collect();
-    let table = NftTableSpec {
-        family: NftFamily::Ip,
-        name: nft_table_name("routerd_default_route_", &res.name),
-        owner: out.owner().to_string(),
-        chains: vec![base_chain(
-            "prerouting",
-            NftChainType::Filter,
-            NftHook::Prerouting,
-            MANGLE_PRIORITY,
-            NftPolicy::Accept,
-            rules,
-        )],
-    };
-    out.ensure(ArtifactSpec::NftTable(table), ApplyWith::Nftnl, mark_deps);
+    policy_table::ensure_mark_table(out, "routerd_default_route_", &res.name, rules, mark_deps);
 }
 
 /// The candidate's next hop and what its route must wait for; `None` when it cannot render.

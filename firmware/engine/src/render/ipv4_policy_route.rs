@@ -6,37 +6,28 @@
 //! The table's default route uses the gateway of the declared static default route on the same
 //! interface, if there is one; otherwise it is a device route.
 
-use routerd_host::ArtifactSpec;
-use routerd_host::nftables::ir::{
-    NftAction, NftChainType, NftFamily, NftHook, NftPolicy, NftTableSpec,
-};
+use routerd_host::nftables::ir::NftAction;
 use routerd_model::Resource;
 use routerd_model::spec::routing::Ipv4PolicyRouteSpec;
 
-use super::ctx::{dep, nft_table_name};
-use super::nft_match::{base_chain, ipv4_pairs, rule};
+use super::ctx::dep;
+use super::nft_match::{ipv4_pairs, rule};
 use super::policy_table::{self, PolicyTarget};
 use super::{Out, RenderCtx};
-use crate::intent::ApplyWith;
-
-/// Priority of the marking chains: `mangle` (-150), before routing decides.
-pub(super) const MANGLE_PRIORITY: i32 = -150;
 
 pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &Ipv4PolicyRouteSpec, out: &mut Out) {
     let Some(link) = ctx.interface(&s.outbound_interface) else {
         return out.unresolved("outboundInterface", &s.outbound_interface);
     };
-    let gateway = ctx.default_gateway_v4(&s.outbound_interface);
-    let target = PolicyTarget {
-        link: &link,
-        gateway,
-        table: s.table,
-        metric: s.route_metric.unwrap_or(0),
-        mark: Some((s.mark, s.priority)),
-        extra_deps: gateway
-            .map(|g| ctx.addresses_covering(&s.outbound_interface, g))
-            .unwrap_or_default(),
-    };
+    let metric = s.route_metric.unwrap_or(0);
+    let target = PolicyTarget::through(
+        ctx,
+        &s.outbound_interface,
+        &link,
+        s.table,
+        metric,
+        (s.mark, s.priority),
+    );
     let rule_key = policy_table::render(&target, out);
     if s.allow_local_source_nat {
         out.warn("allowLocalSourceNAT is not applied in this build: locally originated traffic is not marked");
@@ -49,22 +40,6 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &Ipv4PolicyRouteSpe
         Err(e) => return out.warn(e),
     };
     let rules = pairs.into_iter().map(|m| rule(m, vec![NftAction::SetMark(s.mark)])).collect();
-    let table = NftTableSpec {
-        family: NftFamily::Ip,
-        name: nft_table_name("routerd_policy_", &res.name),
-        owner: out.owner().to_string(),
-        chains: vec![base_chain(
-            "prerouting",
-            NftChainType::Filter,
-            NftHook::Prerouting,
-            MANGLE_PRIORITY,
-            NftPolicy::Accept,
-            rules,
-        )],
-    };
-    out.ensure(
-        ArtifactSpec::NftTable(table),
-        ApplyWith::Nftnl,
-        vec![dep(&rule_key, format!("mark {:#x} has its rule", s.mark))],
-    );
+    let deps = vec![dep(&rule_key, format!("mark {:#x} has its rule", s.mark))];
+    policy_table::ensure_mark_table(out, "routerd_policy_", &res.name, rules, deps);
 }

@@ -28,20 +28,14 @@
 //! stays on one target. With one target the rule is a plain `meta mark set <mark>`.
 //! Targets whose interface does not resolve are left out, and N counts only the others.
 
-use routerd_host::ArtifactSpec;
-use routerd_host::nftables::ir::{
-    NftAction, NftChainType, NftFamily, NftHashField, NftHook, NftMatch, NftPolicy, NftRule,
-    NftTableSpec,
-};
+use routerd_host::nftables::ir::{NftAction, NftHashField, NftMatch, NftRule};
 use routerd_model::Resource;
 use routerd_model::spec::routing::Ipv4PolicyRouteSetSpec;
 
-use super::ctx::{dep, nft_table_name};
-use super::ipv4_policy_route::MANGLE_PRIORITY;
-use super::nft_match::{base_chain, ipv4_pairs, rule};
+use super::ctx::dep;
+use super::nft_match::{ipv4_pairs, rule};
 use super::policy_table::{self, PolicyTarget};
 use super::{Out, RenderCtx};
-use crate::intent::ApplyWith;
 
 /// Scratch mark of hash bucket 0; bucket `i` is `HASH_MARK_OFFSET + i`.
 const HASH_MARK_OFFSET: u32 = 0x7f00_0000;
@@ -59,17 +53,15 @@ pub(super) fn render(
             out.unresolved("outboundInterface", &t.outbound_interface);
             continue;
         };
-        let gateway = ctx.default_gateway_v4(&t.outbound_interface);
-        let target = PolicyTarget {
-            link: &link,
-            gateway,
-            table: t.table,
-            metric: t.route_metric.unwrap_or(0),
-            mark: Some((t.mark, t.priority)),
-            extra_deps: gateway
-                .map(|g| ctx.addresses_covering(&t.outbound_interface, g))
-                .unwrap_or_default(),
-        };
+        let metric = t.route_metric.unwrap_or(0);
+        let target = PolicyTarget::through(
+            ctx,
+            &t.outbound_interface,
+            &link,
+            t.table,
+            metric,
+            (t.mark, t.priority),
+        );
         let key = policy_table::render(&target, out);
         rule_deps.push(dep(&key, format!("mark {:#x} has its rule", t.mark)));
         marks.push(t.mark);
@@ -86,20 +78,7 @@ pub(super) fn render(
         Ok(rules) => rules,
         Err(e) => return out.warn(e),
     };
-    let table = NftTableSpec {
-        family: NftFamily::Ip,
-        name: nft_table_name("routerd_policyset_", &res.name),
-        owner: out.owner().to_string(),
-        chains: vec![base_chain(
-            "prerouting",
-            NftChainType::Filter,
-            NftHook::Prerouting,
-            MANGLE_PRIORITY,
-            NftPolicy::Accept,
-            rules,
-        )],
-    };
-    out.ensure(ArtifactSpec::NftTable(table), ApplyWith::Nftnl, rule_deps);
+    policy_table::ensure_mark_table(out, "routerd_policyset_", &res.name, rules, rule_deps);
 }
 
 /// The rules marking traffic of each prefix pair: `meta mark set MARK` for one target; for
@@ -158,6 +137,7 @@ fn hash_fields(names: &[String], out: &mut Out) -> Vec<NftHashField> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use routerd_host::nftables::ir::NftFamily;
 
     fn pair(src: &str) -> Vec<NftMatch> {
         vec![NftMatch::Ip4Saddr(src.parse().expect("prefix"))]

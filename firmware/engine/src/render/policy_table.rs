@@ -7,11 +7,18 @@ use std::net::IpAddr;
 
 use ipnet::IpNet;
 use routerd_host::artifact::{FwmarkRuleSpec, RouteSpec, RouteTableSpec};
+use routerd_host::nftables::ir::{
+    NftChainType, NftFamily, NftHook, NftPolicy, NftRule, NftTableSpec,
+};
 use routerd_host::{ArtifactKey, ArtifactSpec, ROUTERD_ROUTE_PROTOCOL};
 
-use super::Out;
-use super::ctx::{IfaceRef, dep};
-use crate::intent::ApplyWith;
+use super::ctx::{IfaceRef, dep, nft_table_name};
+use super::nft_match::base_chain;
+use super::{Out, RenderCtx};
+use crate::intent::{ApplyWith, IntentDep};
+
+/// Priority of the marking chains: `mangle` (-150), before routing decides.
+pub(super) const MANGLE_PRIORITY: i32 = -150;
 
 /// One policy target.
 pub(super) struct PolicyTarget<'a> {
@@ -27,6 +34,48 @@ pub(super) struct PolicyTarget<'a> {
     pub mark: Option<(u32, u32)>,
     /// Keys the default route must wait for (addresses making the gateway reachable).
     pub extra_deps: Vec<ArtifactKey>,
+}
+
+impl<'a> PolicyTarget<'a> {
+    /// A marked target through `iface`, whose default route takes the gateway of the static
+    /// default route declared on that interface (a device route when there is none).
+    pub(super) fn through(
+        ctx: &RenderCtx<'_>,
+        iface: &str,
+        link: &'a IfaceRef,
+        table: u32,
+        metric: u32,
+        mark: (u32, u32),
+    ) -> Self {
+        let gateway = ctx.default_gateway_v4(iface);
+        let extra_deps = gateway.map(|g| ctx.addresses_covering(iface, g)).unwrap_or_default();
+        Self { link, gateway, table, metric, mark: Some(mark), extra_deps }
+    }
+}
+
+/// Ensures `nft.table/ip/<prefix><resource name>`: one `prerouting` chain at mangle priority
+/// holding the marking `rules`, created after `deps` (the fwmark rules it feeds).
+pub(super) fn ensure_mark_table(
+    out: &mut Out,
+    prefix: &str,
+    resource_name: &str,
+    rules: Vec<NftRule>,
+    deps: Vec<IntentDep>,
+) {
+    let table = NftTableSpec {
+        family: NftFamily::Ip,
+        name: nft_table_name(prefix, resource_name),
+        owner: out.owner().to_string(),
+        chains: vec![base_chain(
+            "prerouting",
+            NftChainType::Filter,
+            NftHook::Prerouting,
+            MANGLE_PRIORITY,
+            NftPolicy::Accept,
+            rules,
+        )],
+    };
+    out.ensure(ArtifactSpec::NftTable(table), ApplyWith::Nftnl, deps);
 }
 
 /// Emits table, default route and (if marked) fwmark rule; returns the key traffic marking
