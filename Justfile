@@ -22,10 +22,11 @@ lint:
     cargo clippy --workspace --all-targets --locked -- -D warnings
     scripts/check-layering.sh
 
-# The benchmark of docs/benchmarks.md (root; release build).
-bench:
+# The benchmark of docs/benchmarks.md (root; release; nmstatectl cached in target/bench-tools).
+bench *args:
     cargo build --release --locked -p routerd-supervisor
-    scripts/bench/run.sh target/release/routerd
+    [[ -x target/bench-tools/bin/nmstatectl ]] || cargo install nmstatectl --locked --version 2.2.62 --root target/bench-tools
+    scripts/bench/run.py target/release/routerd --nmstatectl target/bench-tools/bin/nmstatectl --markdown {{args}}
 
 # Remove the demo lab namespaces.
 clean-lab:

@@ -9,7 +9,9 @@ Writes into OUTDIR:
   links.sh       creates the N veth pairs in a namespace (argument: namespace name)
   ip.batch       `ip -batch` input producing the same kernel state as routerd (links up,
                  addresses, routes with protocol 208, fwmark rules, policy default routes)
-  nft.rules      `nft -f` input producing the same nftables tables
+  nft.rules      `nft -f` input approximating routerd's nftables tables, written by hand; run.py
+                 does not use it: it loads the ruleset dumped from routerd's namespace instead,
+                 so that both sides end in exactly the same state
   nmstate.yml    nmstate desired state for what nmstate's kernel mode supports: links up,
                  addresses and routes (also the policy tables' default routes). No route rules:
                  kernel mode (nispor apply) never applies `route-rules` -- it skips them and
