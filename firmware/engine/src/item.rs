@@ -11,16 +11,19 @@ use routerd_host::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, Backend, H
 use crate::intent::{ApplyWith, IntentDep};
 
 /// An artifact as a node of the dependency graph.
+///
+/// Cheap to clone (the graph clones items into plans and op logs; a config has thousands):
+/// the artifact, owner and dependencies are shared.
 #[derive(Clone, Debug)]
 pub struct HostItem {
     /// The artifact: desired attributes in the intended graph, observed ones in the current.
-    pub artifact: Artifact,
+    pub artifact: Arc<Artifact>,
     /// Owner resource ID; empty for orphans no resource emits.
-    pub owner: String,
+    pub owner: Arc<str>,
     /// Configurator family.
     pub apply_with: ApplyWith,
     /// Dependencies, from the intent.
-    pub deps: Vec<IntentDep>,
+    pub deps: Arc<[IntentDep]>,
     /// Observed only: never created, modified or deleted.
     pub external: bool,
 }

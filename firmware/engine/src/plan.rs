@@ -7,6 +7,7 @@
 //! reconciler and therefore never touched.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use routerd_graph::{Graph, Plan, Selection};
 use routerd_host::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, AttributeDiff};
@@ -121,10 +122,10 @@ pub fn plan(input: &PlanInput<'_>) -> Result<EnginePlan, EngineError> {
         let verdict = cleanup(obs, is_owned);
         if matches!(verdict, Cleanup::Delete { .. }) {
             current.put(HostItem {
-                artifact: obs.clone(),
-                owner: String::new(),
+                artifact: Arc::new(obs.clone()),
+                owner: Arc::from(""),
                 apply_with: apply_with_for(key.kind),
-                deps: Vec::new(),
+                deps: Arc::new([]),
                 external: false,
             });
         }
@@ -269,10 +270,10 @@ fn candidates(
 
 fn item(artifact: &Artifact, intent: &Intent, external: bool) -> HostItem {
     HostItem {
-        artifact: artifact.clone(),
-        owner: intent.owner.clone(),
+        artifact: Arc::new(artifact.clone()),
+        owner: Arc::from(intent.owner.as_str()),
         apply_with: intent.apply_with,
-        deps: intent.dependencies.clone(),
+        deps: Arc::from(intent.dependencies.as_slice()),
         external,
     }
 }

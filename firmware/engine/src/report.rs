@@ -1,6 +1,6 @@
 //! Builds the Result document from a plan (and, after apply, the executed operations). Pure.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use routerd_graph::{Operation, PlannedOp};
 use routerd_host::ArtifactKey;
@@ -55,16 +55,22 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
         .collect();
     let candidates: BTreeSet<&ArtifactKey> =
         plan.candidates.iter().map(|c| c.intent.key()).collect();
+    // Grouped once: a config has thousands of resources, a scan per resource is quadratic.
+    let intents_of = group_by_owner(plan.intents.iter(), |i| i.owner.as_str());
+    let planned_of = group_by_owner(planned.iter(), |o| o.owner.as_str());
+    let operations_of = group_by_owner(operations.iter(), |o| o.owner.as_str());
+    let (no_intents, no_ops) = (Vec::new(), Vec::new());
 
     let mut resources = Vec::new();
     for res in &input.config.spec.resources {
         let id = res.id();
-        let intents: Vec<&Intent> = plan.intents.iter().filter(|i| i.owner == id).collect();
+        let intents: &Vec<&Intent> = intents_of.get(id.as_str()).unwrap_or(&no_intents);
+        let planned_here: &Vec<&OperationRecord> = planned_of.get(id.as_str()).unwrap_or(&no_ops);
         let mut r = ResourceResult {
             id: id.clone(),
             phase: Phase::Healthy,
             observed: intents.iter().map(|i| observed(plan, i)).collect(),
-            plan: planned.iter().filter(|o| o.owner == id).cloned().collect(),
+            plan: planned_here.iter().map(|o| (*o).clone()).collect(),
             artifacts: intents
                 .iter()
                 .map(|i| ArtifactIntentRef {
@@ -78,10 +84,11 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
             conditions: Vec::new(),
         };
         if input.executed.is_some() {
-            r.plan = operations.iter().filter(|o| o.owner == id).cloned().collect();
+            let ran = operations_of.get(id.as_str()).unwrap_or(&no_ops);
+            r.plan = ran.iter().map(|o| (*o).clone()).collect();
         }
         let mut conds = Vec::new();
-        for i in &intents {
+        for i in intents {
             if let Some((reason, msg)) = plan.blocked.get(i.key()) {
                 conds.push(("Blocked", *reason, format!("{}: {msg}", i.key())));
             } else if let Some(o) =
@@ -99,7 +106,7 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
         }
         // Drift is what the plan (after apply: the verifying plan) still has to do.
         let drifted: Vec<&OperationRecord> =
-            planned.iter().filter(|o| o.owner == id && o.result == "planned").collect();
+            planned_here.iter().copied().filter(|o| o.result == "planned").collect();
         let unowned: Vec<String> = intents
             .iter()
             .filter(|i| candidates.contains(i.key()))
@@ -137,6 +144,21 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
     }
 }
 
+/// Items grouped by their owner resource ID.
+fn group_by_owner<'a, T>(
+    items: impl Iterator<Item = &'a T>,
+    owner: impl Fn(&T) -> &str,
+) -> HashMap<String, Vec<&'a T>>
+where
+    T: 'a,
+{
+    let mut out: HashMap<String, Vec<&'a T>> = HashMap::new();
+    for item in items {
+        out.entry(owner(item).to_string()).or_default().push(item);
+    }
+    out
+}
+
 /// The plan's operations as records (`planned`, or `blocked` for intents without a
 /// configurator and their dependents).
 pub fn planned_records(plan: &EnginePlan) -> Vec<OperationRecord> {
@@ -146,7 +168,7 @@ pub fn planned_records(plan: &EnginePlan) -> Vec<OperationRecord> {
 fn record(plan: &EnginePlan, op: &PlannedOp<HostItem>) -> OperationRecord {
     let key = artifact_key(&op.key);
     let item = op.after.as_ref().or(op.before.as_ref());
-    let owner = item.map(|i| i.owner.clone()).unwrap_or_default();
+    let owner = item.map(|i| i.owner.to_string()).unwrap_or_default();
     let diff = match (&op.before, &op.after, op.op) {
         (Some(b), Some(a), Operation::Modify) => a.artifact.spec.drift(&b.artifact.spec),
         _ => Vec::new(),

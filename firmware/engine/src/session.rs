@@ -9,7 +9,7 @@
 //!  commit: Pending → Owned / dropped, orphans forgotten, generation ─▶ verify: observe + plan
 //! ```
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -77,6 +77,17 @@ impl ConfigInput {
 pub struct Session {
     registry: BackendRegistry,
     ledger: Ledger,
+    timings: std::sync::Mutex<Vec<(&'static str, Duration)>>,
+}
+
+/// Measures one phase into the session's timings (instrumentation only: nothing decides on it).
+macro_rules! timed {
+    ($self:ident, $phase:literal, $e:expr) => {{
+        let start = std::time::Instant::now();
+        let out = $e;
+        $self.record_timing($phase, start.elapsed());
+        out
+    }};
 }
 
 struct Snapshot {
@@ -105,7 +116,19 @@ impl Session {
         } else {
             Ledger::open(&opts.ledger_path)?
         };
-        Ok(Self { registry: BackendRegistry::new(backends), ledger })
+        Ok(Self { registry: BackendRegistry::new(backends), ledger, timings: Default::default() })
+    }
+
+    /// Wall time per phase of the commands run so far (`render`, `observe`, `plan`, `apply`,
+    /// ...), in order; a phase run twice appears twice.
+    pub fn timings(&self) -> Vec<(&'static str, Duration)> {
+        self.timings.lock().map(|t| t.clone()).unwrap_or_default()
+    }
+
+    fn record_timing(&self, phase: &'static str, took: Duration) {
+        if let Ok(mut t) = self.timings.lock() {
+            t.push((phase, took));
+        }
     }
 
     /// Each resource's artifacts as found on the host; no operations listed.
@@ -160,10 +183,10 @@ impl Session {
         snap.entries = self.ledger.entries()?;
         let plan = self.plan_of(&snap, &input.config)?;
 
-        let creates = self.prepare(&plan, input, now)?;
+        let creates = timed!(self, "prepare", self.prepare(&plan, input, now)?);
         let strict = input.config.spec.reconcile.mode == routerd_model::ReconcileMode::Strict;
         self.registry.begin_apply(strict);
-        let (current, log) = self.apply(&plan).await?;
+        let (current, log) = timed!(self, "apply", self.apply(&plan).await?);
 
         let mut changes = Vec::new();
         for (key, entry) in creates {
@@ -193,9 +216,23 @@ impl Session {
         }
         let generation = self.generation(&input.digest)?;
         changes.push(LedgerChange::SetGeneration { generation, digest: input.digest.clone() });
-        self.ledger.apply(&changes)?;
+        timed!(self, "commit", self.ledger.apply(&changes)?);
 
         let executed = executed_records(&plan, &log, &self.registry);
+        if log.is_empty() {
+            // Nothing ran: the host is as observed, and the plan already is the verification.
+            return self.report(
+                &plan,
+                &snap,
+                input,
+                now,
+                "reconcile",
+                Some(executed),
+                true,
+                Vec::new(),
+            );
+        }
+        drop(plan);
         let after = self.snapshot(&input.config).await?;
         let verified = self.plan_of(&after, &input.config)?;
         self.report(&verified, &after, input, now, "reconcile", Some(executed), true, Vec::new())
@@ -244,8 +281,9 @@ impl Session {
     }
 
     async fn snapshot(&self, config: &Config) -> Result<Snapshot, EngineError> {
-        let rendered = render(config);
-        let entries = self.ledger.entries()?;
+        let rendered = timed!(self, "render", render(config));
+        let entries = timed!(self, "ledger-read", self.ledger.entries()?);
+        let start = std::time::Instant::now();
         let mut wanted: BTreeMap<ArtifactKind, BTreeSet<ArtifactKey>> = BTreeMap::new();
         for i in &rendered.intents {
             wanted.entry(i.kind()).or_default().insert(i.key().clone());
@@ -273,6 +311,7 @@ impl Session {
                 }
             }
         }
+        self.record_timing("observe", start.elapsed());
         let pending = entries.iter().filter(|e| e.state == EntryState::Pending).count();
         if pending > 0 && self.ledger.is_read_only() {
             warnings.push(format!(
@@ -297,15 +336,19 @@ impl Session {
             routerd_graph::Registry::configurator(registry, int)
                 .is_some_and(|c| c.needs_recreate(cur, int))
         };
-        crate::plan::plan(&PlanInput {
-            rendered: &snap.rendered,
-            observed: &snap.observed,
-            ledger: &snap.entries,
-            protected_ifnames: &protected,
-            supports: &supports,
-            observes: &observes,
-            needs_recreate: &needs_recreate,
-        })
+        timed!(
+            self,
+            "plan",
+            crate::plan::plan(&PlanInput {
+                rendered: &snap.rendered,
+                observed: &snap.observed,
+                ledger: &snap.entries,
+                protected_ifnames: &protected,
+                supports: &supports,
+                observes: &observes,
+                needs_recreate: &needs_recreate,
+            })
+        )
     }
 
     /// A crash between prepare and commit leaves `Pending` entries: present on the host means
@@ -340,13 +383,14 @@ impl Session {
         let by_key: BTreeMap<&ArtifactKey, &Intent> =
             plan.intents.iter().map(|i| (i.key(), i)).collect();
         let mut creates = Vec::new();
+        let mut seen = BTreeSet::new();
         for op in plan.ops.ops.iter().filter(|o| o.op == Operation::Create) {
             let key = artifact_key(&op.key);
             let Some(intent) = by_key.get(&key) else { continue };
             if intent.action != Action::Ensure
                 || !is_inventory_backed(key.kind)
                 || plan.blocked.contains_key(&key)
-                || creates.iter().any(|(k, _)| k == &key)
+                || !seen.insert(key.clone())
             {
                 continue;
             }
@@ -378,6 +422,9 @@ impl Session {
         EngineError,
     > {
         let mut current = plan.current.clone();
+        if plan.ops.ops.is_empty() && !current.async_ops_in_progress() {
+            return Ok((current, Vec::new()));
+        }
         let reconciler = Reconciler::new(&self.registry);
         let deadline = tokio::time::Instant::now() + ASYNC_DEADLINE;
         let mut log = Vec::new();
@@ -423,19 +470,23 @@ impl Session {
         with_operations: bool,
         adopted: Vec<ArtifactRef>,
     ) -> Result<ResultDocument, EngineError> {
-        Ok(build(
-            plan,
-            ReportInput {
-                config: &input.config,
-                rendered: &snap.rendered,
-                mode,
-                generation: self.generation(&input.digest)?,
-                timestamp: humantime::format_rfc3339_seconds(now).to_string(),
-                executed,
-                with_operations,
-                adopted,
-                warnings: snap.warnings.clone(),
-            },
+        Ok(timed!(
+            self,
+            "report",
+            build(
+                plan,
+                ReportInput {
+                    config: &input.config,
+                    rendered: &snap.rendered,
+                    mode,
+                    generation: self.generation(&input.digest)?,
+                    timestamp: humantime::format_rfc3339_seconds(now).to_string(),
+                    executed,
+                    with_operations,
+                    adopted,
+                    warnings: snap.warnings.clone(),
+                },
+            )
         ))
     }
 }
@@ -448,15 +499,16 @@ fn executed_records(
     registry: &BackendRegistry,
 ) -> Vec<OperationRecord> {
     let planned = crate::report::planned_records(plan);
+    let reasons: HashMap<(&str, &str), &str> =
+        planned.iter().map(|p| ((p.kind.as_str(), p.name.as_str()), p.reason.as_str())).collect();
     let mut out = Vec::new();
     let mut ran = BTreeSet::new();
     for e in log {
         let key = artifact_key(&e.key);
         ran.insert((e.operation, key.clone()));
-        let reason = planned
-            .iter()
-            .find(|p| p.kind == key.kind.as_str() && p.name == key.name)
-            .map(|p| p.reason.clone())
+        let reason = reasons
+            .get(&(key.kind.as_str(), key.name.as_str()))
+            .map(|r| r.to_string())
             .unwrap_or_default();
         let error = e.error.as_ref().map(|err| match registry.failure_reason(&key) {
             Some(reason) => format!("{reason}: {err}"),
@@ -466,7 +518,7 @@ fn executed_records(
             operation: e.operation.as_str().to_lowercase(),
             kind: key.kind.as_str().into(),
             name: key.name.clone(),
-            owner: e.item.owner.clone(),
+            owner: e.item.owner.to_string(),
             reason,
             diff: Vec::new(),
             result: match (&e.error, plan.blocked.contains_key(&key)) {

@@ -8,6 +8,7 @@
 //! Duplicate mapping keys are rejected by saphyr's loader (at the second key). This module does
 //! no I/O and knows nothing about routerd kinds.
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 
 use saphyr::{LoadableYamlNode, MarkedYaml, Marker, Scalar, YamlData};
@@ -18,11 +19,24 @@ use crate::error::Location;
 /// Where each node of the parsed document starts, keyed by JSON path.
 ///
 /// Shape: paths look like `spec.resources[3].spec.address`; the root is the empty string.
-/// `values` holds the start of each node; `keys` holds the start of the mapping key that
-/// introduced a node (absent for sequence items and the root).
-#[derive(Debug, Default, Clone)]
+/// Locations are needed only for errors, and recording every node of a 10,000-resource config
+/// costs more than parsing it, so the first parse records only shallow paths (at most one `.`:
+/// the document envelope and each `spec.resources[i]`). The first lookup of a deeper path parses
+/// the source again, recording everything ([`Positions`]); a config without errors never pays
+/// for that.
+#[derive(Debug, Clone)]
 pub(crate) struct SourceMap {
+    source: String,
+    shallow: Positions,
+    full: OnceCell<Positions>,
+}
+
+/// Node and key start positions by path.
+#[derive(Debug, Default, Clone)]
+struct Positions {
+    /// Start of each node.
     values: HashMap<String, Location>,
+    /// Start of the mapping key that introduced a node (absent for sequence items, the root).
     keys: HashMap<String, Location>,
 }
 
@@ -40,9 +54,10 @@ pub(crate) struct YamlProblem {
 impl SourceMap {
     /// Start of the node at `path`, or of its nearest recorded ancestor.
     pub(crate) fn value(&self, path: &str) -> Location {
+        let positions = self.positions_for(path);
         let mut p = path;
         loop {
-            if let Some(loc) = self.values.get(p) {
+            if let Some(loc) = positions.values.get(p) {
                 return *loc;
             }
             match parent(p) {
@@ -54,8 +69,35 @@ impl SourceMap {
 
     /// Start of the mapping key that introduced `path`, falling back to [`Self::value`].
     pub(crate) fn key(&self, path: &str) -> Location {
-        self.keys.get(path).copied().unwrap_or_else(|| self.value(path))
+        let positions = self.positions_for(path);
+        positions.keys.get(path).copied().unwrap_or_else(|| self.value(path))
     }
+
+    /// The shallow positions when they hold `path`, else the full ones (built on first use).
+    fn positions_for(&self, path: &str) -> &Positions {
+        if self.shallow.values.contains_key(path) {
+            return &self.shallow;
+        }
+        self.full.get_or_init(|| {
+            // The source parsed once already; a second parse cannot fail differently.
+            match MarkedYaml::load_from_str(&self.source) {
+                Ok(docs) => {
+                    let mut conv = Converter { record_all: true, ..Converter::default() };
+                    if let Some(doc) = docs.iter().find(|d| !is_empty_document(d)) {
+                        conv.node(doc, Some(String::new()));
+                    }
+                    conv.positions
+                }
+                Err(_) => Positions::default(),
+            }
+        })
+    }
+}
+
+/// Whether `path` is recorded by the first parse: at most one `.` (envelope fields and the
+/// start of each resource).
+fn is_shallow(path: &str) -> bool {
+    path.bytes().filter(|b| *b == b'.').count() <= 1
 }
 
 /// Path of the child `key` of the mapping at `parent`.
@@ -99,8 +141,15 @@ pub(crate) fn parse(source: &str) -> Result<(Value, SourceMap), Vec<YamlProblem>
         return Err(vec![problem(at, "", "expected a single yaml document, found more than one")]);
     }
     let mut conv = Converter::default();
-    let value = conv.node(&doc, String::new());
-    if conv.problems.is_empty() { Ok((value, conv.map)) } else { Err(conv.problems) }
+    let value = conv.node(&doc, Some(String::new()));
+    if conv.unlocated {
+        let mut full = Converter { record_all: true, ..Converter::default() };
+        full.node(&doc, Some(String::new()));
+        return Err(full.problems);
+    }
+    let map =
+        SourceMap { source: source.to_owned(), shallow: conv.positions, full: OnceCell::new() };
+    if conv.problems.is_empty() { Ok((value, map)) } else { Err(conv.problems) }
 }
 
 fn is_empty_document(doc: &MarkedYaml<'_>) -> bool {
@@ -109,22 +158,34 @@ fn is_empty_document(doc: &MarkedYaml<'_>) -> bool {
 
 #[derive(Default)]
 struct Converter {
-    map: SourceMap,
+    positions: Positions,
+    /// Record every node (error path) rather than the shallow ones.
+    record_all: bool,
     problems: Vec<YamlProblem>,
+    /// A problem was found where no path was built.
+    unlocated: bool,
 }
 
 impl Converter {
-    fn node(&mut self, node: &MarkedYaml<'_>, path: String) -> Value {
+    /// Converts `node`. `path` is `None` below the shallow levels when not recording
+    /// everything: building a path string per node costs more than the conversion itself. A
+    /// problem found there sets `unlocated`, and [`parse`] converts again with every path.
+    fn node(&mut self, node: &MarkedYaml<'_>, path: Option<String>) -> Value {
         let at = location(&node.span.start);
-        self.map.values.insert(path.clone(), at);
+        if let Some(p) = &path {
+            self.positions.values.insert(p.clone(), at);
+        }
         match &node.data {
-            YamlData::Value(scalar) => self.scalar(scalar, at, &path),
+            YamlData::Value(scalar) => self.scalar(scalar, at, path.as_deref()),
             YamlData::Representation(text, _, _) => Value::String(text.to_string()),
             YamlData::Sequence(items) => Value::Array(
                 items
                     .iter()
                     .enumerate()
-                    .map(|(i, item)| self.node(item, child_index(&path, i)))
+                    .map(|(i, item)| {
+                        let child = self.child(path.as_deref(), |p| child_index(p, i));
+                        self.node(item, child)
+                    })
                     .collect(),
             ),
             YamlData::Mapping(entries) => {
@@ -132,32 +193,47 @@ impl Converter {
                 for (key, value) in entries {
                     let key_at = location(&key.span.start);
                     let Some(name) = key_name(key) else {
-                        self.problems.push(problem(key_at, &path, "mapping key must be a string"));
+                        self.problem(key_at, path.as_deref(), "mapping key must be a string");
                         continue;
                     };
-                    let child = child_key(&path, name);
-                    self.map.keys.insert(child.clone(), key_at);
+                    let child = self.child(path.as_deref(), |p| child_key(p, name));
+                    if let Some(c) = &child {
+                        self.positions.keys.insert(c.clone(), key_at);
+                    }
                     let v = self.node(value, child);
                     out.insert(name.to_owned(), v);
                 }
                 Value::Object(out)
             }
             YamlData::Tagged(tag, _) => {
-                self.problems.push(problem(at, &path, &format!("unsupported yaml tag {tag}")));
+                self.problem(at, path.as_deref(), &format!("unsupported yaml tag {tag}"));
                 Value::Null
             }
             YamlData::Alias(_) => {
-                self.problems.push(problem(at, &path, "unknown yaml alias"));
+                self.problem(at, path.as_deref(), "unknown yaml alias");
                 Value::Null
             }
             YamlData::BadValue => {
-                self.problems.push(problem(at, &path, "invalid yaml value"));
+                self.problem(at, path.as_deref(), "invalid yaml value");
                 Value::Null
             }
         }
     }
 
-    fn scalar(&mut self, scalar: &Scalar<'_>, at: Location, path: &str) -> Value {
+    /// The path of a child, when it is recorded.
+    fn child(&self, parent: Option<&str>, make: impl FnOnce(&str) -> String) -> Option<String> {
+        let child = make(parent?);
+        (self.record_all || is_shallow(&child)).then_some(child)
+    }
+
+    fn problem(&mut self, at: Location, path: Option<&str>, message: &str) {
+        if path.is_none() {
+            self.unlocated = true;
+        }
+        self.problems.push(problem(at, path.unwrap_or(""), message));
+    }
+
+    fn scalar(&mut self, scalar: &Scalar<'_>, at: Location, path: Option<&str>) -> Value {
         match scalar {
             Scalar::Null => Value::Null,
             Scalar::Boolean(b) => Value::Bool(*b),
@@ -165,7 +241,7 @@ impl Converter {
             Scalar::FloatingPoint(f) => match Number::from_f64(f.into_inner()) {
                 Some(n) => Value::Number(n),
                 None => {
-                    self.problems.push(problem(at, path, "non-finite numbers are not supported"));
+                    self.problem(at, path, "non-finite numbers are not supported");
                     Value::Null
                 }
             },

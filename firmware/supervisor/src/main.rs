@@ -80,6 +80,9 @@ struct EngineArgs {
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Table)]
     output: Output,
+    /// Print the wall time of each phase (parse, render, observe, plan, apply, ...) to stderr.
+    #[arg(long)]
+    timings: bool,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -155,6 +158,7 @@ enum Mode {
 }
 
 async fn engine_command(args: EngineArgs, mode: Mode) -> anyhow::Result<u8> {
+    let started = std::time::Instant::now();
     let config = match ConfigInput::load(&args.config) {
         Ok(c) => c,
         Err(errors) => {
@@ -162,6 +166,7 @@ async fn engine_command(args: EngineArgs, mode: Mode) -> anyhow::Result<u8> {
             return Ok(1);
         }
     };
+    let parse_time = started.elapsed();
     let writes = matches!(mode, Mode::Reconcile | Mode::AdoptApply);
     let opts = SessionOptions {
         netns: args.netns.clone(),
@@ -202,6 +207,13 @@ async fn engine_command(args: EngineArgs, mode: Mode) -> anyhow::Result<u8> {
         }
     };
     print_doc(&doc, args.output)?;
+    if args.timings {
+        eprintln!("timing parse {:.1} ms", parse_time.as_secs_f64() * 1e3);
+        for (phase, took) in session.timings() {
+            eprintln!("timing {phase} {:.1} ms", took.as_secs_f64() * 1e3);
+        }
+        eprintln!("timing total {:.1} ms", started.elapsed().as_secs_f64() * 1e3);
+    }
     Ok(code)
 }
 

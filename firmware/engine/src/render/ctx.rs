@@ -1,6 +1,7 @@
 //! What every renderer shares: reference resolution over the whole config, and the per-resource
 //! output collector.
 
+use std::collections::HashMap;
 use std::net::IpAddr;
 
 use ipnet::IpNet;
@@ -15,8 +16,17 @@ use crate::intent::{Action, ApplyWith, Intent, IntentDep};
 use super::Rendered;
 
 /// Read-only view of the config for resolving references by `metadata.name`.
+///
+/// Lookups go through maps built once in [`RenderCtx::new`]: a config has thousands of
+/// resources and most renderers resolve an interface, so a scan per lookup is quadratic.
 pub(crate) struct RenderCtx<'a> {
     config: &'a Config,
+    interfaces: HashMap<&'a str, IfaceRef>,
+    /// Declared static IPv4 addresses by interface resource name.
+    addresses: HashMap<&'a str, Vec<IpNet>>,
+    /// Gateway of the declared IPv4 static default route by interface resource name.
+    default_gateways: HashMap<&'a str, IpAddr>,
+    zones: Vec<(&'a str, &'a [String])>,
 }
 
 /// A resolved interface reference: the kernel name and the artifact that provides the link.
@@ -30,7 +40,50 @@ pub(crate) struct IfaceRef {
 
 impl<'a> RenderCtx<'a> {
     pub(crate) fn new(config: &'a Config) -> Self {
-        Self { config }
+        let mut ctx = Self {
+            config,
+            interfaces: HashMap::new(),
+            addresses: HashMap::new(),
+            default_gateways: HashMap::new(),
+            zones: Vec::new(),
+        };
+        for r in &config.spec.resources {
+            let provided = match &r.spec {
+                ResourceSpec::Interface(s) => Some((s.ifname.clone(), ArtifactKind::Link)),
+                ResourceSpec::PppoeInterface(s) => {
+                    Some((s.ifname.clone().unwrap_or_else(|| "ppp0".into()), ArtifactKind::PppLink))
+                }
+                ResourceSpec::DsLiteTunnel(s) => Some((
+                    s.tunnel_name.clone().unwrap_or_else(|| r.name.clone()),
+                    ArtifactKind::Ipip6Tunnel,
+                )),
+                ResourceSpec::Ipv4StaticAddress(a) => {
+                    if let Ok(net) = a.address.parse::<IpNet>() {
+                        ctx.addresses.entry(a.interface.as_str()).or_default().push(net);
+                    }
+                    None
+                }
+                ResourceSpec::Ipv4StaticRoute(s) if s.destination == "0.0.0.0/0" => {
+                    if let (Some(i), Some(Ok(g))) =
+                        (s.interface.as_deref(), s.via.as_deref().map(str::parse::<IpAddr>))
+                    {
+                        ctx.default_gateways.entry(i).or_insert(g);
+                    }
+                    None
+                }
+                ResourceSpec::Zone(z) => {
+                    ctx.zones.push((r.name.as_str(), z.interfaces.as_slice()));
+                    None
+                }
+                _ => None,
+            };
+            if let Some((ifname, kind)) = provided {
+                let iface = IfaceRef { key: ArtifactKey::new(kind, ifname.clone()), ifname };
+                // First declaration wins, as the validator requires names to be unique.
+                ctx.interfaces.entry(r.name.as_str()).or_insert(iface);
+            }
+        }
+        ctx
     }
 
     pub(crate) fn resources(&self) -> impl Iterator<Item = &'a Resource> {
@@ -40,71 +93,42 @@ impl<'a> RenderCtx<'a> {
     /// Resolves an interface reference (an `Interface`, `PPPoEInterface` or `DSLiteTunnel`
     /// resource name) to its kernel name and link artifact.
     pub(crate) fn interface(&self, name: &str) -> Option<IfaceRef> {
-        self.resources().find_map(|r| {
-            if r.name != name {
-                return None;
-            }
-            let (ifname, kind) = match &r.spec {
-                ResourceSpec::Interface(s) => (s.ifname.clone(), ArtifactKind::Link),
-                ResourceSpec::PppoeInterface(s) => {
-                    (s.ifname.clone().unwrap_or_else(|| "ppp0".into()), ArtifactKind::PppLink)
-                }
-                ResourceSpec::DsLiteTunnel(s) => (
-                    s.tunnel_name.clone().unwrap_or_else(|| r.name.clone()),
-                    ArtifactKind::Ipip6Tunnel,
-                ),
-                _ => return None,
-            };
-            Some(IfaceRef { key: ArtifactKey::new(kind, ifname.clone()), ifname })
-        })
+        self.interfaces.get(name).cloned()
     }
 
     /// Kernel names of a zone's interfaces, in declaration order.
     pub(crate) fn zone_ifnames(&self, zone: &str) -> Option<Vec<String>> {
-        self.resources().find_map(|r| match &r.spec {
-            ResourceSpec::Zone(z) if r.name == zone => Some(
-                z.interfaces.iter().filter_map(|i| self.interface(i)).map(|i| i.ifname).collect(),
-            ),
-            _ => None,
+        self.zones.iter().find(|(name, _)| *name == zone).map(|(_, members)| {
+            members.iter().filter_map(|i| self.interface(i)).map(|i| i.ifname).collect()
         })
     }
 
     /// Every zone as (name, kernel interface names), in declaration order.
     pub(crate) fn zones(&self) -> Vec<(String, Vec<String>)> {
-        self.resources()
-            .filter(|r| matches!(r.spec, ResourceSpec::Zone(_)))
-            .map(|r| (r.name.clone(), self.zone_ifnames(&r.name).unwrap_or_default()))
+        self.zones
+            .iter()
+            .map(|(name, _)| (name.to_string(), self.zone_ifnames(name).unwrap_or_default()))
             .collect()
     }
 
     /// The gateway of a declared static default route on interface `iface` (IPv4).
     pub(crate) fn default_gateway_v4(&self, iface: &str) -> Option<IpAddr> {
-        self.resources().find_map(|r| match &r.spec {
-            ResourceSpec::Ipv4StaticRoute(s)
-                if s.interface.as_deref() == Some(iface) && s.destination == "0.0.0.0/0" =>
-            {
-                s.via.as_deref().and_then(|v| v.parse().ok())
-            }
-            _ => None,
-        })
+        self.default_gateways.get(iface).copied()
     }
 
     /// Keys of the declared static addresses on `iface` whose subnet contains `gateway`, so a
     /// route via `gateway` can depend on them (the kernel refuses it with ENETUNREACH before).
     pub(crate) fn addresses_covering(&self, iface: &str, gateway: IpAddr) -> Vec<ArtifactKey> {
-        let Some(link) = self.interface(iface) else { return Vec::new() };
-        self.resources()
-            .filter_map(|r| match &r.spec {
-                ResourceSpec::Ipv4StaticAddress(a) if a.interface == iface => {
-                    a.address.parse::<IpNet>().ok()
-                }
-                _ => None,
-            })
+        let (Some(link), Some(nets)) = (self.interfaces.get(iface), self.addresses.get(iface))
+        else {
+            return Vec::new();
+        };
+        nets.iter()
             .filter(|net| net.contains(&gateway))
             .map(|net| {
                 ArtifactSpec::Address(routerd_host::artifact::AddressSpec {
                     ifname: link.ifname.clone(),
-                    address: net,
+                    address: *net,
                 })
                 .key()
             })
