@@ -110,9 +110,22 @@ pub fn plan(input: &PlanInput<'_>) -> Result<EnginePlan, EngineError> {
         }
     }
 
+    // A numbered table holding intended routes (static routes in table N) is in use, not an
+    // orphan, even when no policy declares it as a route-table artifact.
+    let tables_in_use: BTreeSet<String> = intents
+        .iter()
+        .filter_map(|i| match &i.artifact.spec {
+            ArtifactSpec::Route(r) if i.kind() == ArtifactKind::Ipv4Route => {
+                Some(r.table.to_string())
+            }
+            _ => None,
+        })
+        .collect();
     let mut orphans = Vec::new();
     for (key, obs) in input.observed {
-        if intended_keys.contains(key) {
+        if intended_keys.contains(key)
+            || (key.kind == ArtifactKind::Ipv4RouteTable && tables_in_use.contains(&key.name))
+        {
             continue;
         }
         let is_owned = owned.contains(key);

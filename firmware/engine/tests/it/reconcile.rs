@@ -326,3 +326,21 @@ async fn strict_mode_stops_at_the_first_failure() {
     // Nothing that did not run is in the ledger.
     assert!(!lab.ledger_keys().iter().any(|k| k.contains("routerd_snat")));
 }
+
+#[tokio::test]
+async fn a_table_holding_declared_static_routes_is_not_an_orphan() {
+    let lab = Lab::new();
+    let config = format!(
+        "{LAB}\n    - apiVersion: net.routerd.net/v1alpha1\n      kind: IPv4StaticRoute\n      metadata:\n        name: in-table-300\n      spec:\n        interface: wan\n        destination: 203.0.113.0/24\n        via: 198.51.100.1\n        table: 300\n"
+    );
+    let doc = lab.reconcile(&config).await;
+    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
+    assert!(lab.ip(&["route", "show", "table", "300"]).contains("203.0.113.0/24"));
+    assert!(!doc.orphans.iter().any(|o| o.name == "300"), "{:#?}", doc.orphans);
+    // Without the route the table is empty again, and the route itself was cleaned up.
+    let doc = lab.reconcile(LAB).await;
+    assert!(
+        ops(&doc, "done").contains(&"delete linux.ipv4.route/300:203.0.113.0/24:0".to_string())
+    );
+    assert!(lab.ip(&["route", "show", "table", "300"]).trim().is_empty());
+}
