@@ -13,17 +13,20 @@ use crate::intent::{ApplyWith, IntentDep};
 /// An artifact as a node of the dependency graph.
 ///
 /// Cheap to clone (the graph clones items into plans and op logs; a config has thousands):
-/// the artifact, owner and dependencies are shared.
+/// the artifact, owner and dependencies are shared. The dependencies are built as graph edges
+/// once ([`graph_deps`]), so [`Item::deps`] only clones shared handles.
 #[derive(Clone, Debug)]
 pub struct HostItem {
+    /// The graph key of `artifact.key` ([`graph_key`]), built once.
+    pub key: Key<ArtifactKind>,
     /// The artifact: desired attributes in the intended graph, observed ones in the current.
     pub artifact: Arc<Artifact>,
     /// Owner resource ID; empty for orphans no resource emits.
     pub owner: Arc<str>,
     /// Configurator family.
     pub apply_with: ApplyWith,
-    /// Dependencies, from the intent.
-    pub deps: Arc<[IntentDep]>,
+    /// Dependencies, from the intent, as graph edges ([`graph_deps`]).
+    pub deps: Arc<[Dependency<HostItem>]>,
     /// Observed only: never created, modified or deleted.
     pub external: bool,
 }
@@ -32,17 +35,11 @@ impl Item for HostItem {
     type Kind = ArtifactKind;
 
     fn key(&self) -> Key<ArtifactKind> {
-        graph_key(&self.artifact.key)
+        self.key.clone()
     }
 
     fn deps(&self) -> Vec<Dependency<Self>> {
-        self.deps
-            .iter()
-            .map(|d| {
-                let dep = Dependency::on(graph_key(&d.key), d.description.clone());
-                if d.recreate_when_modified { dep.recreate_when_modified() } else { dep }
-            })
-            .collect()
+        self.deps.to_vec()
     }
 
     fn is_external(&self) -> bool {
@@ -58,14 +55,24 @@ impl Item for HostItem {
     }
 }
 
+/// The graph edges of an intent's dependencies, in declaration order.
+pub fn graph_deps(deps: &[IntentDep]) -> Arc<[Dependency<HostItem>]> {
+    deps.iter()
+        .map(|d| {
+            let dep = Dependency::on(graph_key(&d.key), d.description.as_str());
+            if d.recreate_when_modified { dep.recreate_when_modified() } else { dep }
+        })
+        .collect()
+}
+
 /// The graph key of an artifact key.
 pub fn graph_key(key: &ArtifactKey) -> Key<ArtifactKind> {
-    Key::new(key.kind, key.name.clone())
+    Key::new(key.kind, key.name.as_str())
 }
 
 /// The artifact key of a graph key.
 pub fn artifact_key(key: &Key<ArtifactKind>) -> ArtifactKey {
-    ArtifactKey::new(key.kind, key.name.clone())
+    ArtifactKey::new(key.kind, &*key.name)
 }
 
 /// Error text of operations not run because `reconcile.mode: strict` stopped at an earlier

@@ -15,7 +15,7 @@ use routerd_ledger::{EntryState, LedgerEntry};
 
 use crate::error::EngineError;
 use crate::intent::{Action, ApplyWith, Intent, is_inventory_backed};
-use crate::item::{HostItem, graph_key};
+use crate::item::{HostItem, graph_deps, graph_key};
 use crate::policy::{Cleanup, cleanup, in_routerd_namespace};
 use crate::render::Rendered;
 
@@ -100,14 +100,15 @@ pub fn plan(input: &PlanInput<'_>) -> Result<EnginePlan, EngineError> {
     let mut intended = Graph::new();
     let mut current = Graph::new();
     for intent in &intents {
-        let external = intent.action != Action::Ensure;
-        intended.put(item(&intent.artifact, intent, external));
+        let desired = item(&intent.artifact, intent);
         if intent.apply_with == ApplyWith::Routerd {
             // Engine-internal artifacts have no host state: they exist as soon as declared.
-            current.put(item(&intent.artifact, intent, external));
+            current.put(desired.clone());
         } else if let Some(obs) = input.observed.get(intent.key()) {
-            current.put(item(obs, intent, external));
+            // Owner and dependencies are the intent's: shared with the intended item.
+            current.put(HostItem { artifact: Arc::new(obs.clone()), ..desired.clone() });
         }
+        intended.put(desired);
     }
 
     // A numbered table holding intended routes (static routes in table N) is in use, not an
@@ -135,6 +136,7 @@ pub fn plan(input: &PlanInput<'_>) -> Result<EnginePlan, EngineError> {
         let verdict = cleanup(obs, is_owned);
         if matches!(verdict, Cleanup::Delete { .. }) {
             current.put(HostItem {
+                key: graph_key(key),
                 artifact: Arc::new(obs.clone()),
                 owner: Arc::from(""),
                 apply_with: apply_with_for(key.kind),
@@ -281,13 +283,15 @@ fn candidates(
         .collect()
 }
 
-fn item(artifact: &Artifact, intent: &Intent, external: bool) -> HostItem {
+/// The intended item of `intent` (observe-only intents are external).
+fn item(artifact: &Artifact, intent: &Intent) -> HostItem {
     HostItem {
+        key: graph_key(&artifact.key),
         artifact: Arc::new(artifact.clone()),
         owner: Arc::from(intent.owner.as_str()),
         apply_with: intent.apply_with,
-        deps: Arc::from(intent.dependencies.as_slice()),
-        external,
+        deps: graph_deps(&intent.dependencies),
+        external: intent.action != Action::Ensure,
     }
 }
 

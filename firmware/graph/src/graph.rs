@@ -4,8 +4,9 @@
 //! Edges are not stored: they are each item's [`Item::deps`]. The graph does no I/O; the
 //! background-operation tracker it carries is only read and written by the reconciler.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, btree_map};
 use std::fmt;
+use std::iter::Peekable;
 use std::sync::Arc;
 
 use crate::background::Tracker;
@@ -20,25 +21,30 @@ pub(crate) struct Entry<I> {
     pub(crate) next: Option<I>,
 }
 
+/// What a graph holds under one key: the item, its state, or both (never neither).
+#[derive(Clone, Debug)]
+struct Slot<I> {
+    entry: Option<Entry<I>>,
+    state: Option<ItemState>,
+}
+
 /// A set of items keyed by [`Key`], used for both the intended and the current state.
 ///
 /// Shape: at most one item per key; iteration is in key order. In the current-state graph each
-/// key may also carry an [`ItemState`], even without an item (pending or failed creates).
+/// key may also carry an [`ItemState`], even without an item (pending or failed creates); item
+/// and state share one map slot, so a key is looked up once for both.
 /// Clones share the tracker of background operations started from the original.
 pub struct Graph<I: Item> {
-    entries: BTreeMap<Key<I::Kind>, Entry<I>>,
-    states: BTreeMap<Key<I::Kind>, ItemState>,
+    slots: BTreeMap<Key<I::Kind>, Slot<I>>,
+    /// Number of slots holding an item.
+    len: usize,
     tracker: Arc<Tracker>,
 }
 
 impl<I: Item> Graph<I> {
     /// An empty graph.
     pub fn new() -> Self {
-        Self {
-            entries: BTreeMap::new(),
-            states: BTreeMap::new(),
-            tracker: Arc::new(Tracker::new()),
-        }
+        Self { slots: BTreeMap::new(), len: 0, tracker: Arc::new(Tracker::new()) }
     }
 
     /// Inserts or replaces `item` outside any subgraph; returns the previous value.
@@ -57,23 +63,24 @@ impl<I: Item> Graph<I> {
 
     /// Removes the item and its state; returns the item if it was present.
     pub fn remove(&mut self, key: &Key<I::Kind>) -> Option<I> {
-        self.states.remove(key);
-        self.entries.remove(key).map(|entry| entry.item)
+        let entry = self.slots.remove(key)?.entry?;
+        self.len -= 1;
+        Some(entry.item)
     }
 
     /// The item stored under `key`.
     pub fn get(&self, key: &Key<I::Kind>) -> Option<&I> {
-        self.entries.get(key).map(|entry| &entry.item)
+        self.entry(key).map(|entry| &entry.item)
     }
 
     /// Whether an item is stored under `key`.
     pub fn contains(&self, key: &Key<I::Kind>) -> bool {
-        self.entries.contains_key(key)
+        self.entry(key).is_some()
     }
 
     /// The reconciliation state of `key`, which may exist without an item (pending, failed).
     pub fn state(&self, key: &Key<I::Kind>) -> Option<&ItemState> {
-        self.states.get(key)
+        self.slots.get(key).and_then(|slot| slot.state.as_ref())
     }
 
     /// Overrides the state of `key`, for callers that rebuild the current state themselves.
@@ -81,48 +88,47 @@ impl<I: Item> Graph<I> {
     /// Side effects: setting a state other than `InProgress` on a key with a background
     /// operation makes the reconciler forget that operation.
     pub fn set_state(&mut self, key: Key<I::Kind>, state: ItemState) {
-        self.states.insert(key, state);
+        *self.state_mut(&key) = state;
     }
 
     /// All items, in key order.
     pub fn items(&self) -> impl Iterator<Item = &I> + '_ {
-        self.entries.values().map(|entry| &entry.item)
+        self.entries().map(|(_, entry)| &entry.item)
     }
 
     /// All keys of items, in order.
     pub fn keys(&self) -> impl Iterator<Item = &Key<I::Kind>> + '_ {
-        self.entries.keys()
+        self.entries().map(|(key, _)| key)
     }
 
     /// All recorded states, in key order, including keys without an item.
     pub fn states(&self) -> impl Iterator<Item = (&Key<I::Kind>, &ItemState)> + '_ {
-        self.states.iter()
+        self.slots.iter().filter_map(|(key, slot)| Some((key, slot.state.as_ref()?)))
     }
 
     /// Number of items (states without items are not counted).
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.len
     }
 
     /// Whether the graph holds no item.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len == 0
     }
 
     /// The subgraph the item under `key` belongs to, if any.
     pub fn subgraph_of(&self, key: &Key<I::Kind>) -> Option<&str> {
-        self.entries.get(key).and_then(|entry| entry.subgraph.as_deref())
+        self.entry(key).and_then(|entry| entry.subgraph.as_deref())
     }
 
     /// Names of all subgraphs holding at least one item, sorted.
     pub fn subgraphs(&self) -> BTreeSet<&str> {
-        self.entries.values().filter_map(|entry| entry.subgraph.as_deref()).collect()
+        self.entries().filter_map(|(_, entry)| entry.subgraph.as_deref()).collect()
     }
 
     /// Keys of the items whose dependencies name `key`, in key order.
     pub fn dependents(&self, key: &Key<I::Kind>) -> Vec<Key<I::Kind>> {
-        self.entries
-            .iter()
+        self.entries()
             .filter(|(_, entry)| entry.item.deps().iter().any(|dep| &dep.key == key))
             .map(|(dependent, _)| dependent.clone())
             .collect()
@@ -130,7 +136,7 @@ impl<I: Item> Graph<I> {
 
     /// Whether any item has an operation running in the background.
     pub fn async_ops_in_progress(&self) -> bool {
-        self.states.values().any(|state| state.in_progress().is_some())
+        self.states().any(|(_, state)| state.in_progress().is_some())
     }
 
     /// Whether `key` is selected by `selection` in this graph.
@@ -141,32 +147,84 @@ impl<I: Item> Graph<I> {
         }
     }
 
+    /// Items with their keys, in key order.
+    fn entries(&self) -> impl Iterator<Item = (&Key<I::Kind>, &Entry<I>)> + '_ {
+        self.slots.iter().filter_map(|(key, slot)| Some((key, slot.entry.as_ref()?)))
+    }
+
     pub(crate) fn entry(&self, key: &Key<I::Kind>) -> Option<&Entry<I>> {
-        self.entries.get(key)
+        self.slots.get(key).and_then(|slot| slot.entry.as_ref())
     }
 
     pub(crate) fn entry_mut(&mut self, key: &Key<I::Kind>) -> Option<&mut Entry<I>> {
-        self.entries.get_mut(key)
+        self.slots.get_mut(key).and_then(|slot| slot.entry.as_mut())
     }
 
     /// Stores `item` with `subgraph` and `state`, replacing whatever the key held.
     pub(crate) fn store(&mut self, item: I, subgraph: Option<String>, state: ItemState) {
         let key = item.key();
-        self.entries.insert(key.clone(), Entry { item, subgraph, next: None });
-        self.states.insert(key, state);
+        let slot = Slot { entry: Some(Entry { item, subgraph, next: None }), state: Some(state) };
+        let replaced = self.slots.insert(key, slot).is_some_and(|old| old.entry.is_some());
+        if !replaced {
+            self.len += 1;
+        }
     }
 
     /// Removes the item but keeps the key's state for the caller to update.
     pub(crate) fn take_entry(&mut self, key: &Key<I::Kind>) -> Option<Entry<I>> {
-        self.entries.remove(key)
+        let btree_map::Entry::Occupied(mut slot) = self.slots.entry(key.clone()) else {
+            return None;
+        };
+        let entry = slot.get_mut().entry.take()?;
+        self.len -= 1;
+        if slot.get().state.is_none() {
+            slot.remove();
+        }
+        Some(entry)
     }
 
     pub(crate) fn state_mut(&mut self, key: &Key<I::Kind>) -> &mut ItemState {
-        self.states.entry(key.clone()).or_default()
+        let slot = self.slots.entry(key.clone()).or_insert(Slot { entry: None, state: None });
+        slot.state.get_or_insert_with(ItemState::default)
     }
 
     pub(crate) fn drop_state(&mut self, key: &Key<I::Kind>) {
-        self.states.remove(key);
+        if let btree_map::Entry::Occupied(mut slot) = self.slots.entry(key.clone()) {
+            slot.get_mut().state = None;
+            if slot.get().entry.is_none() {
+                slot.remove();
+            }
+        }
+    }
+
+    /// End-of-run cleanup of the selected keys (those passing `selected`): clears
+    /// `externally_modified` on external items, moves items also in `intended` into their
+    /// intended subgraph, and drops the states of keys that are neither present nor intended
+    /// (as a non-external item).
+    pub(crate) fn settle(&mut self, intended: &Graph<I>, selected: impl Fn(&Key<I::Kind>) -> bool) {
+        let mut wanted = intended.entries().peekable();
+        self.slots.retain(|key, slot| {
+            let want = seek(&mut wanted, key);
+            let Some(state) = slot.state.as_mut() else { return true };
+            if !selected(key) {
+                return true;
+            }
+            match (slot.entry.as_mut(), want) {
+                (Some(entry), _) if entry.item.is_external() => {
+                    state.externally_modified = false;
+                    true
+                }
+                (Some(entry), Some(want)) => {
+                    if entry.subgraph != want.subgraph {
+                        entry.subgraph.clone_from(&want.subgraph);
+                    }
+                    true
+                }
+                (Some(_), None) => true,
+                // A slot without item nor state is removed.
+                (None, want) => want.is_some_and(|want| !want.item.is_external()),
+            }
+        });
     }
 
     pub(crate) fn tracker(&self) -> &Arc<Tracker> {
@@ -174,26 +232,37 @@ impl<I: Item> Graph<I> {
     }
 
     fn insert(&mut self, subgraph: Option<String>, item: I) -> Option<I> {
-        let key = item.key();
-        let previous = self.entries.remove(&key);
+        let slot = self.slots.entry(item.key()).or_insert(Slot { entry: None, state: None });
         let mut state = ItemState::created();
-        if let Some(old) = self.states.get(&key) {
+        if let Some(old) = &slot.state {
             if old.in_progress().is_some() {
                 state = old.clone();
             }
             state.externally_modified = old.externally_modified;
         }
-        if let Some(old) = &previous
+        if let Some(old) = &slot.entry
             && item.is_external()
             && !item.matches(&old.item)
         {
             state.externally_modified = true;
         }
-        let next = previous.as_ref().and_then(|old| old.next.clone());
-        self.entries.insert(key.clone(), Entry { item, subgraph, next });
-        self.states.insert(key, state);
+        slot.state = Some(state);
+        let next = slot.entry.as_mut().and_then(|old| old.next.take());
+        let previous = slot.entry.replace(Entry { item, subgraph, next });
+        if previous.is_none() {
+            self.len += 1;
+        }
         previous.map(|entry| entry.item)
     }
+}
+
+/// Advances the sorted `iter` past keys below `key`; the value under `key`, if any.
+fn seek<'a, K: Ord + 'a, V>(
+    iter: &mut Peekable<impl Iterator<Item = (&'a K, V)>>,
+    key: &K,
+) -> Option<V> {
+    while iter.next_if(|(next, _)| *next < key).is_some() {}
+    iter.next_if(|(next, _)| *next == key).map(|(_, value)| value)
 }
 
 impl<I: Item> Default for Graph<I> {
@@ -204,19 +273,15 @@ impl<I: Item> Default for Graph<I> {
 
 impl<I: Item> Clone for Graph<I> {
     fn clone(&self) -> Self {
-        Self {
-            entries: self.entries.clone(),
-            states: self.states.clone(),
-            tracker: Arc::clone(&self.tracker),
-        }
+        Self { slots: self.slots.clone(), len: self.len, tracker: Arc::clone(&self.tracker) }
     }
 }
 
 impl<I: Item> fmt::Debug for Graph<I> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Graph")
-            .field("entries", &self.entries)
-            .field("states", &self.states)
+            .field("entries", &self.entries().collect::<BTreeMap<_, _>>())
+            .field("states", &self.states().collect::<BTreeMap<_, _>>())
             .finish()
     }
 }

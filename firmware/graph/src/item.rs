@@ -12,19 +12,36 @@ use serde::{Deserialize, Serialize};
 
 /// Identity of an item: its kind plus a name unique within that kind.
 ///
-/// Shape: ordered by kind, then by name; displayed as `kind/name`.
+/// Shape: ordered by kind, then by name; displayed as `kind/name`. The name is shared, so
+/// clones are cheap (the reconciler clones keys freely); it serializes as a plain string.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Key<K> {
     /// The item kind (an enum of the caller's kinds).
     pub kind: K,
     /// The name, unique among items of the same kind.
-    pub name: String,
+    #[serde(with = "shared_str")]
+    pub name: Arc<str>,
 }
 
 impl<K> Key<K> {
-    /// Builds the key of the item of `kind` named `name`.
-    pub fn new(kind: K, name: impl Into<String>) -> Self {
+    /// Builds the key of the item of `kind` named `name` (a `&str`, `String` or `Arc<str>`).
+    pub fn new(kind: K, name: impl Into<Arc<str>>) -> Self {
         Self { kind, name: name.into() }
+    }
+}
+
+/// Serde for an `Arc<str>` as a plain string, without serde's `rc` feature.
+mod shared_str {
+    use std::sync::Arc;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(name: &Arc<str>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(name)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<str>, D::Error> {
+        String::deserialize(d).map(Arc::from)
     }
 }
 
@@ -49,6 +66,9 @@ pub trait Item: Clone + fmt::Debug + Send + Sync + 'static {
     /// Items required by this item, AND-ed.
     ///
     /// A dependency may name an item that does not exist (yet); the item then stays pending.
+    /// Called once per item and graph at the start of each run, and again for the few items a
+    /// run deletes; items with many dependents benefit from keeping their dependencies ready
+    /// (keys and descriptions are shared, so cloning a built list is cheap).
     fn deps(&self) -> Vec<Dependency<Self>>;
 
     /// Whether this item is an observed fact the reconciler never creates, modifies or deletes
@@ -79,8 +99,9 @@ pub type MustSatisfy<I> = Arc<dyn Fn(&I) -> bool + Send + Sync>;
 pub struct Dependency<I: Item> {
     /// The required item.
     pub key: Key<I::Kind>,
-    /// Why the dependency exists; shown in pending reasons and DOT exports.
-    pub description: String,
+    /// Why the dependency exists; shown in pending reasons and DOT exports. Shared, so that
+    /// items can hand out their dependencies cheaply.
+    pub description: Arc<str>,
     /// The dependency is satisfied only if the item exists and this returns true for it.
     pub must_satisfy: Option<MustSatisfy<I>>,
     /// When the required item is modified, the dependent is recreated (delete + create).
@@ -91,8 +112,8 @@ pub struct Dependency<I: Item> {
 }
 
 impl<I: Item> Dependency<I> {
-    /// A plain "must exist" dependency on `key`.
-    pub fn on(key: Key<I::Kind>, description: impl Into<String>) -> Self {
+    /// A plain "must exist" dependency on `key`, described by a `&str`, `String` or `Arc<str>`.
+    pub fn on(key: Key<I::Kind>, description: impl Into<Arc<str>>) -> Self {
         Self {
             key,
             description: description.into(),

@@ -9,7 +9,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{Engine, Outcome, order};
+use crate::engine::{Current, Engine, Index, Outcome};
 use crate::error::GraphError;
 use crate::graph::Graph;
 use crate::item::{Item, Key};
@@ -189,10 +189,10 @@ pub fn plan<I: Item>(
     needs_recreate: &dyn Fn(&I, &I) -> bool,
     selection: Selection,
 ) -> Result<Plan<I>, GraphError> {
-    let order = order::intended_order(intended)?;
-    let mut scratch = current.clone();
+    let index = Index::new(intended)?;
+    let current = Current::Shared(current);
     let mut engine =
-        Engine::new(&mut scratch, intended, needs_recreate, &selection, order, BTreeMap::new());
+        Engine::new(current, intended, needs_recreate, &selection, index, BTreeMap::new());
     let mut ops = Vec::new();
     while let Some(op) = engine.next_op() {
         ops.push(op);

@@ -12,7 +12,7 @@ use std::time::SystemTime;
 
 use crate::background::{CancelHandle, OpContext, ResumeSignal, Tracker};
 use crate::configurator::Registry;
-use crate::engine::{Engine, Outcome, order};
+use crate::engine::{Current, Engine, Index, Outcome};
 use crate::error::{GraphError, OperationError, ReconcileError, error_chain};
 use crate::graph::Graph;
 use crate::item::{Item, Key};
@@ -134,13 +134,20 @@ impl<'r, I: Item> Reconciler<'r, I> {
         intended: &Graph<I>,
         selection: Selection,
     ) -> Result<Status<I>, GraphError> {
-        let order = order::intended_order(intended)?;
+        let index = Index::new(intended)?;
         let tracker = Arc::clone(current.tracker());
         let seen = tracker.completions();
         let mut op_log = Vec::new();
         let failed = absorb_finished(current, &tracker, &mut op_log);
         let needs_recreate = |cur: &I, int: &I| self.needs_recreate(cur, int);
-        let mut engine = Engine::new(current, intended, needs_recreate, &selection, order, failed);
+        let mut engine = Engine::new(
+            Current::InPlace(current),
+            intended,
+            needs_recreate,
+            &selection,
+            index,
+            failed,
+        );
         while let Some(op) = engine.next_op() {
             let previous_error = engine.current().state(&op.key).and_then(|s| s.last_error.clone());
             let (outcome, entry) = self.execute(&tracker, op, previous_error).await;

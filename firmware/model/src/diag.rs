@@ -10,13 +10,13 @@ use crate::yaml::{SourceMap, child_index, child_key};
 /// Error sink for one file.
 pub(crate) struct Diagnostics<'m> {
     file: String,
-    map: &'m SourceMap,
+    map: &'m SourceMap<'m>,
     errors: Vec<ConfigError>,
 }
 
 impl<'m> Diagnostics<'m> {
     /// A sink for `file`, locating paths with `map`.
-    pub(crate) fn new(file: &str, map: &'m SourceMap) -> Self {
+    pub(crate) fn new(file: &str, map: &'m SourceMap<'m>) -> Self {
         Self { file: file.to_owned(), map, errors: Vec::new() }
     }
 

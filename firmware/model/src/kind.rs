@@ -107,10 +107,11 @@ macro_rules! kinds {
             }
         }
 
-        /// Deserializes `value` as the spec of `kind`, recording the path of a failure.
+        /// Deserializes `value` (consumed: strings move rather than copy) as the spec of
+        /// `kind`, recording the path of a failure.
         pub(crate) fn deserialize_spec(
             kind: ResourceKind,
-            value: &Value,
+            value: Value,
         ) -> Result<ResourceSpec, serde_path_to_error::Error<serde_json::Error>> {
             match kind {
                 $(ResourceKind::$variant => {

@@ -4,6 +4,11 @@
 //! each resource deserialized on its own (one error per broken resource, the others still
 //! checked) → semantic validation ([`crate::validate`]). All errors are collected and returned
 //! together, ordered by position. Only [`load`] touches the file system.
+//!
+//! Resources are typed while the YAML is read: the YAML front end hands over each item of
+//! `spec.resources` as soon as it is built and keeps only a `null` in its place, so the JSON
+//! of the whole resource list is never in memory at once. Their errors are recorded once the
+//! source map exists, after the envelope's, in the same order as before.
 
 use std::path::Path;
 
@@ -14,13 +19,15 @@ use serde_json::{Map, Value};
 
 use crate::config::{Config, Metadata, ReconcileSpec, Resource, RouterSpec};
 use crate::diag::Diagnostics;
-use crate::error::{ConfigError, ConfigErrors};
+use crate::error::{ConfigError, ConfigErrors, Location};
 use crate::kind::{ROUTER_API_VERSION, ROUTER_KIND, ResourceKind, deserialize_spec};
 use crate::validate::{self, Declared};
 use crate::yaml::{self, child_index, child_key};
 
 const DOCUMENT_FIELDS: &str = "`apiVersion`, `kind`, `metadata`, `spec`";
 const ROUTER_SPEC_FIELDS: &str = "`reconcile`, `resources`";
+/// Path of the resource list, whose items [`crate::yaml`] hands over as they are built.
+const RESOURCES_PATH: &str = "spec.resources";
 
 /// Reads and parses the config file at `path`.
 ///
@@ -48,7 +55,13 @@ pub fn load(path: &Path) -> Result<Config, ConfigErrors> {
 /// each located at `file:line:column`, ordered by position.
 /// Side effects: none.
 pub fn parse_config(source: &str, file: &str) -> Result<Config, ConfigErrors> {
-    let (root, map) = match yaml::parse(source) {
+    let mut declared = Declared::default();
+    let mut parsed: Vec<(usize, Result<Resource, ResourceError>)> = Vec::new();
+    let mut on_resource = |index: usize, value: Value| {
+        declared.add(&value);
+        parsed.push((index, parse_resource(index, value)));
+    };
+    let (root, map) = match yaml::parse(source, RESOURCES_PATH, &mut on_resource) {
         Ok(parsed) => parsed,
         Err(problems) => {
             let mut errors = ConfigErrors(
@@ -70,13 +83,23 @@ pub fn parse_config(source: &str, file: &str) -> Result<Config, ConfigErrors> {
     };
     let mut diag = Diagnostics::new(file, &map);
     let header = parse_header(&root, &mut diag);
-    let raw_resources = resource_values(&root, &mut diag);
-    let declared = Declared::from_raw(&raw_resources);
-    let resources: Vec<(usize, Resource)> = raw_resources
-        .iter()
-        .enumerate()
-        .filter_map(|(i, value)| parse_resource(i, value, &map, &mut diag).map(|r| (i, r)))
-        .collect();
+    check_resource_list(&root, &mut diag);
+    drop(root);
+    let mut resources: Vec<(usize, Resource)> = Vec::with_capacity(parsed.len());
+    for (i, result) in parsed {
+        match result {
+            Ok(mut resource) => {
+                resource.location = map.value(&child_index(RESOURCES_PATH, i));
+                resources.push((i, resource));
+            }
+            Err(ResourceError::Serde { id, prefix, err }) => {
+                diag.serde(id.as_deref(), &prefix, &err)
+            }
+            Err(ResourceError::Value { id, path, message }) => {
+                diag.at_value(id.as_deref(), &path, message);
+            }
+        }
+    }
     validate::run(&resources, header.as_ref().map(|h| &h.reconcile), &declared, &mut diag);
     match header {
         Some(h) if !diag.has_errors() => Ok(Config {
@@ -144,28 +167,33 @@ fn parse_header(root: &Value, diag: &mut Diagnostics<'_>) -> Option<Header> {
     })
 }
 
-/// The items of `spec.resources`; records an error if `spec` or the list is missing or wrong.
-fn resource_values<'v>(root: &'v Value, diag: &mut Diagnostics<'_>) -> Vec<&'v Value> {
-    let Some(obj) = root.as_object() else { return Vec::new() };
+/// Records an error if `spec` or the `spec.resources` list is missing or wrong (its items were
+/// taken by [`parse_resource`] while parsing).
+fn check_resource_list(root: &Value, diag: &mut Diagnostics<'_>) {
+    let Some(obj) = root.as_object() else { return };
     let Some(spec) = obj.get("spec") else {
         diag.at_value(None, "", "missing field `spec`");
-        return Vec::new();
+        return;
     };
     let Some(spec) = spec.as_object() else {
         diag.at_value(None, "spec", "spec must be a mapping with reconcile and resources");
-        return Vec::new();
+        return;
     };
     match spec.get("resources") {
-        Some(Value::Array(items)) => items.iter().collect(),
+        Some(Value::Array(_)) => {}
         Some(_) => {
             diag.at_value(None, "spec.resources", "resources must be a list of resources");
-            Vec::new()
         }
-        None => {
-            diag.at_key(None, "spec", "missing field `resources`");
-            Vec::new()
-        }
+        None => diag.at_key(None, "spec", "missing field `resources`"),
     }
+}
+
+/// Why an item of `spec.resources` did not parse; recorded once the source map exists.
+enum ResourceError {
+    /// A deserialization failure below `prefix`.
+    Serde { id: Option<String>, prefix: String, err: serde_path_to_error::Error<serde_json::Error> },
+    /// A problem located at the node at `path`.
+    Value { id: Option<String>, path: String, message: String },
 }
 
 /// The resource envelope; `spec` is deserialized separately once the kind is known.
@@ -180,55 +208,49 @@ struct Envelope {
     status: Option<Map<String, Value>>,
 }
 
-/// Parses `spec.resources[index]`; records at most one error and returns `None` on failure.
-fn parse_resource(
-    index: usize,
-    value: &Value,
-    map: &yaml::SourceMap,
-    diag: &mut Diagnostics<'_>,
-) -> Option<Resource> {
-    let base = child_index("spec.resources", index);
-    let id = raw_id(value);
-    let id = id.as_deref();
-    let envelope: Envelope = match serde_path_to_error::deserialize(value) {
+/// Parses `spec.resources[index]`, consuming it. The resource's `location` is left for the
+/// caller; a failure is the one error to record for it.
+fn parse_resource(index: usize, mut value: Value) -> Result<Resource, ResourceError> {
+    // The ID and path are only needed for an error: built then, not for every resource.
+    let base = || child_index(RESOURCES_PATH, index);
+    let envelope: Envelope = match serde_path_to_error::deserialize(&value) {
         Ok(envelope) => envelope,
-        Err(err) => {
-            diag.serde(id, &base, &err);
-            return None;
-        }
+        Err(err) => return Err(ResourceError::Serde { id: raw_id(&value), prefix: base(), err }),
     };
+    let id = || raw_id(&value);
     let Some(kind) = ResourceKind::parse(&envelope.kind) else {
-        diag.at_value(id, &child_key(&base, "kind"), unknown_kind_message(&envelope.kind));
-        return None;
+        let message = unknown_kind_message(&envelope.kind);
+        return Err(ResourceError::Value { id: id(), path: child_key(&base(), "kind"), message });
     };
     if envelope.api_version != kind.api_version() {
-        let msg = format!(
+        let message = format!(
             "apiVersion {:?} does not match kind {kind}, expected {:?}",
             envelope.api_version,
             kind.api_version()
         );
-        diag.at_value(id, &child_key(&base, "apiVersion"), msg);
-        return None;
+        let path = child_key(&base(), "apiVersion");
+        return Err(ResourceError::Value { id: id(), path, message });
     }
     if envelope.metadata.name.is_empty() {
-        diag.at_value(id, &format!("{base}.metadata.name"), "name must not be empty");
-        return None;
+        let path = format!("{}.metadata.name", base());
+        let message = "name must not be empty".to_owned();
+        return Err(ResourceError::Value { id: id(), path, message });
     }
-    let spec_path = child_key(&base, "spec");
-    let spec = match deserialize_spec(kind, &value["spec"]) {
+    let spec = match deserialize_spec(kind, value["spec"].take()) {
         Ok(spec) => spec,
         Err(err) => {
-            diag.serde(id, &spec_path, &err);
-            return None;
+            // `raw_id` reads only the envelope, still in `value`.
+            let prefix = child_key(&base(), "spec");
+            return Err(ResourceError::Serde { id: raw_id(&value), prefix, err });
         }
     };
-    Some(Resource {
+    Ok(Resource {
         api_version: envelope.api_version,
         kind,
         name: envelope.metadata.name,
         spec,
         status: envelope.status,
-        location: map.value(&base),
+        location: Location::default(),
     })
 }
 

@@ -1,17 +1,26 @@
 //! YAML front end: turns `router.yaml` text into a [`serde_json::Value`] plus a [`SourceMap`]
 //! that remembers where every node came from.
 //!
-//! We parse with saphyr's marked tree so every node keeps its start marker, then flatten it to
-//! JSON so serde (with `serde_path_to_error`) can deserialize the typed resources. The JSON path
-//! of a failing field is then looked up in the source map to report `file:line:column`.
+//! We build the JSON directly from saphyr-parser's event stream (no YAML tree), so serde (with
+//! `serde_path_to_error`) can deserialize the typed resources; node start markers go to the
+//! source map. The JSON path of a failing field is then looked up in the source map to report
+//! `file:line:column`. Items of one chosen sequence (`spec.resources`) can be handed to the
+//! caller as they are built instead of staying in the tree, to keep memory flat.
 //!
-//! Duplicate mapping keys are rejected by saphyr's loader (at the second key). This module does
-//! no I/O and knows nothing about routerd kinds.
+//! The builder mirrors saphyr's loader: scalars resolve with saphyr's own
+//! [`Scalar::parse_from_cow_and_metadata`] (core schema, non-core tags kept as tags), an alias
+//! replays its anchor's events (so positions and problems repeat at the alias, and expansion is
+//! bounded like saphyr's), and a duplicate mapping key is reported at the second key as
+//! `duplicate key "X"`. Duplicate keys that are collections are compared by their JSON value,
+//! an approximation of saphyr's comparison (such keys are always rejected anyway). This module
+//! does no I/O and knows nothing about routerd kinds.
 
+use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::collections::HashMap;
 
-use saphyr::{LoadableYamlNode, MarkedYaml, Marker, Scalar, YamlData};
+use saphyr::{Scalar, ScalarOwned};
+use saphyr_parser::{Event, Marker, Parser, Span, SpannedEventReceiver, Tag};
 use serde_json::{Map, Number, Value};
 
 use crate::error::Location;
@@ -25,8 +34,8 @@ use crate::error::Location;
 /// the source again, recording everything ([`Positions`]); a config without errors never pays
 /// for that.
 #[derive(Debug, Clone)]
-pub(crate) struct SourceMap {
-    source: String,
+pub(crate) struct SourceMap<'s> {
+    source: &'s str,
     shallow: Positions,
     full: OnceCell<Positions>,
 }
@@ -51,7 +60,7 @@ pub(crate) struct YamlProblem {
     pub message: String,
 }
 
-impl SourceMap {
+impl SourceMap<'_> {
     /// Start of the node at `path`, or of its nearest recorded ancestor.
     pub(crate) fn value(&self, path: &str) -> Location {
         let positions = self.positions_for(path);
@@ -80,24 +89,20 @@ impl SourceMap {
         }
         self.full.get_or_init(|| {
             // The source parsed once already; a second parse cannot fail differently.
-            match MarkedYaml::load_from_str(&self.source) {
-                Ok(docs) => {
-                    let mut conv = Converter { record_all: true, ..Converter::default() };
-                    if let Some(doc) = docs.iter().find(|d| !is_empty_document(d)) {
-                        conv.node(doc, Some(String::new()));
-                    }
-                    conv.positions
-                }
-                Err(_) => Positions::default(),
-            }
+            build(self.source, true, None).map(|built| built.positions).unwrap_or_default()
         })
     }
 }
 
-/// Whether `path` is recorded by the first parse: at most one `.` (envelope fields and the
-/// start of each resource).
-fn is_shallow(path: &str) -> bool {
-    path.bytes().filter(|b| *b == b'.').count() <= 1
+/// Number of `.` in `path`: the first parse records paths with at most one (envelope fields
+/// and the start of each resource).
+fn dots(path: &str) -> usize {
+    path.bytes().filter(|b| *b == b'.').count()
+}
+
+/// Whether a key child of `parent` gets a `.` separator (its path is not the empty root).
+fn parent_has_path_text(parent: &Frame) -> bool {
+    parent.ctx.path.as_deref().is_some_and(|p| !p.is_empty())
 }
 
 /// Path of the child `key` of the mapping at `parent`.
@@ -121,140 +126,484 @@ fn parent(path: &str) -> Option<&str> {
 
 /// Parses `source` as a single YAML document.
 ///
-/// Errors: a syntax error (one problem at the parser's position), an empty stream, more than
-/// one document, or nodes JSON cannot hold (non-string keys, custom tags on collections, bad
+/// Errors: a syntax error (one problem at the parser's position), a duplicate mapping key or an
+/// alias expanding past [`ALIAS_BUDGET`] nodes (one problem, like a syntax error), an empty
+/// stream, more than one document, or nodes JSON cannot hold (non-string keys, custom tags, bad
 /// tagged scalars, non-finite floats); all such node problems are returned together.
-pub(crate) fn parse(source: &str) -> Result<(Value, SourceMap), Vec<YamlProblem>> {
-    let docs = MarkedYaml::load_from_str(source).map_err(|e| {
+///
+/// Each item of the sequence at `items_path` (in the first document) goes to `on_item` with
+/// its index as soon as it is built, and the returned value holds `null` in its place; on
+/// error, items handed over so far are meaningless.
+pub(crate) fn parse<'s>(
+    source: &'s str,
+    items_path: &str,
+    on_item: &mut dyn FnMut(usize, Value),
+) -> Result<(Value, SourceMap<'s>), Vec<YamlProblem>> {
+    let built = build(source, false, Some((items_path, on_item)))?;
+    let Some(value) = built.document else {
+        return Err(vec![problem(Location::new(1, 1), "", "document is empty")]);
+    };
+    if let Some(at) = built.extra {
+        return Err(vec![problem(at, "", "expected a single yaml document, found more than one")]);
+    }
+    if built.unlocated {
+        // A problem below the recorded paths: build again with every path to locate it.
+        return Err(build(source, true, None).map(|full| full.problems).unwrap_or_default());
+    }
+    if !built.problems.is_empty() {
+        return Err(built.problems);
+    }
+    Ok((value, SourceMap { source, shallow: built.positions, full: OnceCell::new() }))
+}
+
+/// Most nodes alias expansion may copy in one stream, as in saphyr's loader (guards against
+/// "billion laughs" documents).
+const ALIAS_BUDGET: usize = 100_000;
+
+/// A path whose sequence items go to the callback with their index rather than into the tree
+/// (see [`parse`]).
+type ItemSink<'f> = (&'f str, &'f mut dyn FnMut(usize, Value));
+
+/// What [`build`] makes of a stream.
+struct Built {
+    /// Root of the first non-empty document.
+    document: Option<Value>,
+    /// Start of the root of the second non-empty document, if any.
+    extra: Option<Location>,
+    positions: Positions,
+    /// Problems in the first document's nodes.
+    problems: Vec<YamlProblem>,
+    /// A problem was found where no path was built.
+    unlocated: bool,
+}
+
+/// Runs the parser over `source` and builds the JSON value from its events.
+///
+/// Errors: a syntax error, or the first duplicate key or alias budget overrun (a later syntax
+/// error wins, as in saphyr's loader); one problem either way.
+fn build<'f>(
+    source: &str,
+    record_all: bool,
+    items: Option<ItemSink<'f>>,
+) -> Result<Built, Vec<YamlProblem>> {
+    let mut builder = Builder {
+        source,
+        items,
+        record_all,
+        positions: Positions::default(),
+        sink: Sink::default(),
+        stack: Vec::new(),
+        document: None,
+        extra: None,
+        anchors: HashMap::new(),
+        open_anchors: Vec::new(),
+        recording: Vec::new(),
+        alias_budget: ALIAS_BUDGET,
+        fatal: None,
+    };
+    Parser::new_from_str(source).load(&mut builder, true).map_err(|e| {
         vec![YamlProblem {
             location: location(e.marker()),
             path: String::new(),
             message: syntax_message(source, e.marker(), e.info()),
         }]
     })?;
-    let mut docs = docs.into_iter().filter(|d| !is_empty_document(d));
-    let Some(doc) = docs.next() else {
-        return Err(vec![problem(Location::new(1, 1), "", "document is empty")]);
-    };
-    if let Some(extra) = docs.next() {
-        let at = location(&extra.span.start);
-        return Err(vec![problem(at, "", "expected a single yaml document, found more than one")]);
+    if let Some(fatal) = builder.fatal {
+        return Err(vec![fatal]);
     }
-    let mut conv = Converter::default();
-    let value = conv.node(&doc, Some(String::new()));
-    if conv.unlocated {
-        let mut full = Converter { record_all: true, ..Converter::default() };
-        full.node(&doc, Some(String::new()));
-        return Err(full.problems);
-    }
-    let map =
-        SourceMap { source: source.to_owned(), shallow: conv.positions, full: OnceCell::new() };
-    if conv.problems.is_empty() { Ok((value, map)) } else { Err(conv.problems) }
+    Ok(Built {
+        document: builder.document,
+        extra: builder.extra,
+        positions: builder.positions,
+        problems: builder.sink.problems,
+        unlocated: builder.sink.unlocated,
+    })
 }
 
-fn is_empty_document(doc: &MarkedYaml<'_>) -> bool {
-    matches!(doc.data, YamlData::BadValue)
+/// Builds a [`Value`] from parser events with a stack, mirroring saphyr's `YamlLoader` (scalar
+/// resolution, anchors, duplicate keys) and the checks JSON needs, without a YAML tree.
+struct Builder<'i, 'f> {
+    source: &'i str,
+    /// Path whose sequence items go to the callback rather than into the tree (see [`parse`]).
+    items: Option<ItemSink<'f>>,
+    /// Record every node (error path) rather than the shallow ones.
+    record_all: bool,
+    positions: Positions,
+    sink: Sink,
+    /// Collections being built, innermost last.
+    stack: Vec<Frame>,
+    document: Option<Value>,
+    extra: Option<Location>,
+    /// Anchor id → the anchored node's events (aliases already expanded) and node count.
+    anchors: HashMap<usize, Anchor<'i>>,
+    /// Anchored nodes being built: (anchor id, index of their first event in `recording`).
+    open_anchors: Vec<(usize, usize)>,
+    /// Events since the outermost open anchored node started.
+    recording: Vec<(Event<'i>, Span)>,
+    /// Nodes alias expansion may still copy.
+    alias_budget: usize,
+    /// The first loader error; later events are ignored, as saphyr's loader does.
+    fatal: Option<YamlProblem>,
+}
+
+/// The events of an anchored node, replayed for each alias to it.
+struct Anchor<'i> {
+    events: Vec<(Event<'i>, Span)>,
+    /// Nodes in the subtree, counted as saphyr does against the alias budget.
+    count: usize,
 }
 
 #[derive(Default)]
-struct Converter {
-    positions: Positions,
-    /// Record every node (error path) rather than the shallow ones.
-    record_all: bool,
+struct Sink {
     problems: Vec<YamlProblem>,
     /// A problem was found where no path was built.
     unlocated: bool,
 }
 
-impl Converter {
-    /// Converts `node`. `path` is `None` below the shallow levels when not recording
-    /// everything: building a path string per node costs more than the conversion itself. A
-    /// problem found there sets `unlocated`, and [`parse`] converts again with every path.
-    fn node(&mut self, node: &MarkedYaml<'_>, path: Option<String>) -> Value {
-        let at = location(&node.span.start);
-        if let Some(p) = &path {
-            self.positions.values.insert(p.clone(), at);
-        }
-        match &node.data {
-            YamlData::Value(scalar) => self.scalar(scalar, at, path.as_deref()),
-            YamlData::Representation(text, _, _) => Value::String(text.to_string()),
-            YamlData::Sequence(items) => Value::Array(
-                items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, item)| {
-                        let child = self.child(path.as_deref(), |p| child_index(p, i));
-                        self.node(item, child)
-                    })
-                    .collect(),
-            ),
-            YamlData::Mapping(entries) => {
-                let mut out = Map::new();
-                for (key, value) in entries {
-                    let key_at = location(&key.span.start);
-                    let Some(name) = key_name(key) else {
-                        self.problem(key_at, path.as_deref(), "mapping key must be a string");
-                        continue;
-                    };
-                    let child = self.child(path.as_deref(), |p| child_key(p, name));
-                    if let Some(c) = &child {
-                        self.positions.keys.insert(c.clone(), key_at);
-                    }
-                    let v = self.node(value, child);
-                    out.insert(name.to_owned(), v);
-                }
-                Value::Object(out)
-            }
-            YamlData::Tagged(tag, _) => {
-                self.problem(at, path.as_deref(), &format!("unsupported yaml tag {tag}"));
-                Value::Null
-            }
-            YamlData::Alias(_) => {
-                self.problem(at, path.as_deref(), "unknown yaml alias");
-                Value::Null
-            }
-            YamlData::BadValue => {
-                self.problem(at, path.as_deref(), "invalid yaml value");
-                Value::Null
-            }
-        }
-    }
-
-    /// The path of a child, when it is recorded.
-    fn child(&self, parent: Option<&str>, make: impl FnOnce(&str) -> String) -> Option<String> {
-        let child = make(parent?);
-        (self.record_all || is_shallow(&child)).then_some(child)
-    }
-
+impl Sink {
     fn problem(&mut self, at: Location, path: Option<&str>, message: &str) {
         if path.is_none() {
             self.unlocated = true;
         }
         self.problems.push(problem(at, path.unwrap_or(""), message));
     }
+}
 
-    fn scalar(&mut self, scalar: &Scalar<'_>, at: Location, path: Option<&str>) -> Value {
-        match scalar {
-            Scalar::Null => Value::Null,
-            Scalar::Boolean(b) => Value::Bool(*b),
-            Scalar::Integer(i) => Value::Number(Number::from(*i)),
-            Scalar::FloatingPoint(f) => match Number::from_f64(f.into_inner()) {
-                Some(n) => Value::Number(n),
-                None => {
-                    self.problem(at, path, "non-finite numbers are not supported");
-                    Value::Null
-                }
-            },
-            Scalar::String(s) => Value::String(s.to_string()),
+/// Where a node sits: its path (`None` below the shallow levels unless recording everything:
+/// building a path string per node costs more than the node itself) and whether its problems
+/// and positions are dropped (`quiet`: keys, values of non-string keys, children of tagged
+/// collections, documents after the first, which a tree walk would not visit).
+struct Ctx {
+    path: Option<String>,
+    quiet: bool,
+}
+
+/// A collection being built.
+struct Frame {
+    items: Items,
+    ctx: Ctx,
+    at: Location,
+    anchor: usize,
+    /// A non-core tag: the node becomes a problem, its children are quiet.
+    tag: Option<Tag>,
+    /// Nodes so far, counted as saphyr does against the alias budget.
+    count: usize,
+}
+
+enum Items {
+    Sequence(Vec<Value>),
+    Mapping {
+        entries: Map<String, Value>,
+        /// Non-string keys seen, for duplicate detection.
+        others: Vec<Key>,
+        /// The key waiting for its value.
+        pending: Option<PendingKey>,
+    },
+}
+
+struct PendingKey {
+    key: Key,
+    at: Location,
+    /// Where saphyr's loader reports a duplicate of this key (the end of a collection key).
+    mark: Marker,
+}
+
+/// A mapping key, compared as saphyr compares keys for duplicates.
+#[derive(PartialEq)]
+enum Key {
+    String(String),
+    Scalar(ScalarOwned),
+    Tagged(Tag, Box<Key>),
+    /// A collection key, compared by its JSON value (approximate; always an error anyway).
+    Collection(Value),
+}
+
+/// A finished node, before it is placed in its parent.
+enum Data<'i> {
+    /// saphyr's `BadValue`: a core-schema tag the text does not match, or an unresolved alias.
+    Bad,
+    Scalar(Scalar<'i>),
+    Collection(Value),
+    Tagged(Tag, Box<Data<'i>>),
+}
+
+impl Data<'_> {
+    fn into_key(self) -> Key {
+        match self {
+            Data::Scalar(Scalar::String(s)) => Key::String(s.into_owned()),
+            Data::Scalar(s) => Key::Scalar(s.into_owned()),
+            Data::Collection(v) => Key::Collection(v),
+            Data::Tagged(tag, inner) => Key::Tagged(tag, Box::new(inner.into_key())),
+            Data::Bad => Key::Collection(Value::Null),
         }
     }
 }
 
-fn key_name<'a>(key: &'a MarkedYaml<'_>) -> Option<&'a str> {
-    match &key.data {
-        YamlData::Value(Scalar::String(s)) => Some(s),
-        YamlData::Representation(s, _, _) => Some(s),
-        _ => None,
+impl<'i> SpannedEventReceiver<'i> for Builder<'i, '_> {
+    fn on_event(&mut self, ev: Event<'i>, span: Span) {
+        if self.fatal.is_none() {
+            self.event(ev, span);
+        }
+    }
+}
+
+impl<'i> Builder<'i, '_> {
+    fn event(&mut self, ev: Event<'i>, span: Span) {
+        if let Event::Alias(id) = ev {
+            self.alias(id, span);
+            return;
+        }
+        if let Event::Scalar(_, _, anchor, _)
+        | Event::SequenceStart(anchor, _)
+        | Event::MappingStart(anchor, _) = &ev
+            && *anchor > 0
+        {
+            self.open_anchors.push((*anchor, self.recording.len()));
+        }
+        if !self.open_anchors.is_empty() {
+            self.recording.push((ev.clone(), span));
+        }
+        let at = location(&span.start);
+        match ev {
+            Event::Scalar(text, style, anchor, tag) => {
+                let data = match tag {
+                    Some(tag) if !tag.is_yaml_core_schema() => {
+                        let inner = Scalar::parse_from_cow_and_metadata(text, style, None)
+                            .map_or(Data::Bad, Data::Scalar);
+                        Data::Tagged(tag.into_owned(), Box::new(inner))
+                    }
+                    tag => Scalar::parse_from_cow_and_metadata(text, style, tag.as_ref())
+                        .map_or(Data::Bad, Data::Scalar),
+                };
+                let ctx = self.child_ctx(at);
+                self.finish(data, ctx, at, span.start, 1, anchor);
+            }
+            Event::SequenceStart(anchor, tag) => {
+                self.open(Items::Sequence(Vec::new()), at, anchor, tag);
+            }
+            Event::MappingStart(anchor, tag) => {
+                let items =
+                    Items::Mapping { entries: Map::new(), others: Vec::new(), pending: None };
+                self.open(items, at, anchor, tag);
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let Some(frame) = self.stack.pop() else { return };
+                let value = match frame.items {
+                    Items::Sequence(items) => Value::Array(items),
+                    Items::Mapping { entries, .. } => Value::Object(entries),
+                };
+                let mut data = Data::Collection(value);
+                if let Some(tag) = frame.tag {
+                    data = Data::Tagged(tag, Box::new(data));
+                }
+                self.finish(data, frame.ctx, frame.at, span.start, frame.count, frame.anchor);
+            }
+            Event::StreamStart
+            | Event::StreamEnd
+            | Event::DocumentStart(_)
+            | Event::DocumentEnd
+            | Event::Nothing
+            | Event::Alias(_) => {}
+        }
+    }
+
+    fn open(&mut self, items: Items, at: Location, anchor: usize, tag: Option<Cow<'i, Tag>>) {
+        let ctx = self.child_ctx(at);
+        let tag = tag.filter(|t| !t.is_yaml_core_schema()).map(Cow::into_owned);
+        self.stack.push(Frame { items, ctx, at, anchor, tag, count: 1 });
+    }
+
+    /// Expands an alias by replaying its anchor's events, the alias standing in for the
+    /// anchored node's start and end.
+    fn alias(&mut self, id: usize, span: Span) {
+        let Some(anchor) = self.anchors.get(&id) else {
+            // Unknown to the loader (the anchored node is still open): saphyr's `BadValue`.
+            let at = location(&span.start);
+            let ctx = self.child_ctx(at);
+            if !self.open_anchors.is_empty() {
+                // Replays of an enclosing anchor see the same unresolved alias.
+                self.recording.push((Event::Alias(usize::MAX), span));
+            }
+            self.finish(Data::Bad, ctx, at, span.start, 1, 0);
+            return;
+        };
+        if anchor.count > self.alias_budget {
+            self.fatal = Some(problem(
+                location(&span.start),
+                "",
+                "alias expansion exceeded the maximum node budget (possible billion-laughs \
+                 attack)",
+            ));
+            return;
+        }
+        self.alias_budget -= anchor.count;
+        let events = anchor.events.clone();
+        let last = events.len().saturating_sub(1);
+        for (i, (ev, ev_span)) in events.into_iter().enumerate() {
+            self.event(ev, if i == 0 || i == last { span } else { ev_span });
+        }
+    }
+
+    /// The context of a node starting at `at`, recording its position (and its key's).
+    fn child_ctx(&mut self, at: Location) -> Ctx {
+        let ctx = match self.stack.last() {
+            None => Ctx { path: Some(String::new()), quiet: self.document.is_some() },
+            Some(parent) => {
+                let quiet = parent.ctx.quiet || parent.tag.is_some();
+                match &parent.items {
+                    Items::Sequence(items) => {
+                        let path = self.child_path(parent, 0, |p| child_index(p, items.len()));
+                        Ctx { path, quiet }
+                    }
+                    Items::Mapping { pending: Some(key), .. } => match &key.key {
+                        Key::String(name) => {
+                            let dots = dots(name) + usize::from(parent_has_path_text(parent));
+                            let path = self.child_path(parent, dots, |p| child_key(p, name));
+                            if let Some(p) = path.as_ref().filter(|_| !quiet) {
+                                self.positions.keys.insert(p.clone(), key.at);
+                            }
+                            Ctx { path, quiet }
+                        }
+                        _ => Ctx { path: None, quiet: true },
+                    },
+                    Items::Mapping { pending: None, .. } => Ctx { path: None, quiet: true },
+                }
+            }
+        };
+        if let Some(p) = ctx.path.as_ref().filter(|_| !ctx.quiet) {
+            self.positions.values.insert(p.clone(), at);
+        }
+        ctx
+    }
+
+    /// The path of a child of `parent`, when it is recorded; `extra_dots` is how many `.` the
+    /// child's segment adds (checked before building the string, which most children skip).
+    fn child_path(
+        &self,
+        parent: &Frame,
+        extra_dots: usize,
+        make: impl FnOnce(&str) -> String,
+    ) -> Option<String> {
+        if parent.ctx.quiet || parent.tag.is_some() {
+            return None;
+        }
+        let path = parent.ctx.path.as_deref()?;
+        (self.record_all || dots(path) + extra_dots <= 1).then(|| make(path))
+    }
+
+    /// Places a finished node in its parent (or makes it a document root).
+    fn finish(
+        &mut self,
+        data: Data<'i>,
+        ctx: Ctx,
+        at: Location,
+        mark: Marker,
+        count: usize,
+        anchor: usize,
+    ) {
+        if anchor > 0
+            && let Some((_, start)) = self.open_anchors.pop()
+        {
+            let events = self.recording[start..].iter().map(|(ev, span)| (unanchored(ev), *span));
+            self.anchors.insert(anchor, Anchor { events: events.collect(), count });
+            if self.open_anchors.is_empty() {
+                self.recording.clear();
+            }
+        }
+        let Some(parent) = self.stack.last_mut() else {
+            if matches!(data, Data::Bad) {
+                return; // an empty document
+            }
+            let value = to_value(data, &ctx, at, &mut self.sink);
+            if self.document.is_none() {
+                self.document = Some(value);
+            } else if self.extra.is_none() {
+                self.extra = Some(at);
+            }
+            return;
+        };
+        let parent_quiet = parent.ctx.quiet || parent.tag.is_some();
+        match &mut parent.items {
+            Items::Sequence(items) => {
+                parent.count += count;
+                let value = to_value(data, &ctx, at, &mut self.sink);
+                match &mut self.items {
+                    Some((path, on_item))
+                        if !parent_quiet && parent.ctx.path.as_deref() == Some(*path) =>
+                    {
+                        on_item(items.len(), value);
+                        items.push(Value::Null);
+                    }
+                    _ => items.push(value),
+                }
+            }
+            Items::Mapping { entries, others, pending } => match pending.take() {
+                None => {
+                    if !matches!(data, Data::Bad) {
+                        // saphyr's loader ignores a `BadValue` key: the next node is the key.
+                        *pending = Some(PendingKey { key: data.into_key(), at, mark });
+                    }
+                }
+                Some(PendingKey { key: Key::String(name), mark: key_mark, .. }) => {
+                    parent.count += 1 + count;
+                    let value = to_value(data, &ctx, at, &mut self.sink);
+                    if entries.insert(name, value).is_some() {
+                        self.fatal = Some(duplicate(self.source, key_mark));
+                    }
+                }
+                Some(PendingKey { key, at: key_at, mark: key_mark }) => {
+                    parent.count += 1 + count;
+                    if others.contains(&key) {
+                        self.fatal = Some(duplicate(self.source, key_mark));
+                        return;
+                    }
+                    others.push(key);
+                    if !parent_quiet {
+                        let path = parent.ctx.path.as_deref();
+                        self.sink.problem(key_at, path, "mapping key must be a string");
+                    }
+                }
+            },
+        }
+    }
+}
+
+/// saphyr's loader error for a duplicate key: at `mark`, the repeated key.
+fn duplicate(source: &str, mark: Marker) -> YamlProblem {
+    let message = syntax_message(source, &mark, "duplicated key in mapping");
+    problem(location(&mark), "", &message)
+}
+
+/// The JSON value of a finished node, recording its problems unless `ctx` is quiet.
+fn to_value(data: Data<'_>, ctx: &Ctx, at: Location, sink: &mut Sink) -> Value {
+    let message = match data {
+        Data::Scalar(scalar) => match scalar {
+            Scalar::Null => return Value::Null,
+            Scalar::Boolean(b) => return Value::Bool(b),
+            Scalar::Integer(i) => return Value::Number(Number::from(i)),
+            Scalar::FloatingPoint(f) => match Number::from_f64(f.into_inner()) {
+                Some(n) => return Value::Number(n),
+                None => "non-finite numbers are not supported".to_owned(),
+            },
+            Scalar::String(s) => return Value::String(s.into_owned()),
+        },
+        Data::Collection(value) => return value,
+        Data::Tagged(tag, _) => format!("unsupported yaml tag {tag}"),
+        Data::Bad => "invalid yaml value".to_owned(),
+    };
+    if !ctx.quiet {
+        sink.problem(at, ctx.path.as_deref(), &message);
+    }
+    Value::Null
+}
+
+/// `ev` without its anchor, for replaying an alias (nested anchors are not redefined).
+fn unanchored<'i>(ev: &Event<'i>) -> Event<'i> {
+    match ev {
+        Event::Scalar(text, style, _, tag) => Event::Scalar(text.clone(), *style, 0, tag.clone()),
+        Event::SequenceStart(_, tag) => Event::SequenceStart(0, tag.clone()),
+        Event::MappingStart(_, tag) => Event::MappingStart(0, tag.clone()),
+        other => other.clone(),
     }
 }
 
@@ -293,9 +642,13 @@ fn key_at(source: &str, marker: &Marker) -> Option<String> {
 mod tests {
     use super::*;
 
+    fn parse_all(source: &str) -> Result<(Value, SourceMap<'_>), Vec<YamlProblem>> {
+        parse(source, "", &mut |_, _| {})
+    }
+
     #[test]
     fn parse_records_value_and_key_locations() {
-        let (value, map) = parse("a:\n  b: [1, two]\n").expect("valid yaml");
+        let (value, map) = parse_all("a:\n  b: [1, two]\n").expect("valid yaml");
         assert_eq!(value["a"]["b"][1], Value::String("two".into()));
         assert_eq!(map.key("a.b"), Location::new(2, 3));
         assert_eq!(map.value("a.b"), Location::new(2, 6));
@@ -304,29 +657,134 @@ mod tests {
 
     #[test]
     fn value_falls_back_to_nearest_ancestor() {
-        let (_, map) = parse("a:\n  b: 1\n").expect("valid yaml");
+        let (_, map) = parse_all("a:\n  b: 1\n").expect("valid yaml");
         assert_eq!(map.value("a.b.c[2].d"), Location::new(2, 6));
     }
 
     #[test]
     fn duplicate_key_is_reported_at_second_key() {
-        let problems = parse("a: 1\nb: 2\na: 3\n").expect_err("duplicate");
+        let problems = parse_all("a: 1\nb: 2\na: 3\n").expect_err("duplicate");
         assert_eq!(problems[0].location, Location::new(3, 1));
         assert_eq!(problems[0].message, "duplicate key \"a\"");
     }
 
     #[test]
     fn non_string_key_is_rejected() {
-        let problems = parse("a:\n  80: http\n").expect_err("int key");
+        let problems = parse_all("a:\n  80: http\n").expect_err("int key");
         assert_eq!(problems[0].location, Location::new(2, 3));
         assert_eq!(problems[0].path, "a");
     }
 
     #[test]
     fn empty_and_multi_document_streams_are_rejected() {
-        assert_eq!(parse("# nothing\n").expect_err("empty")[0].message, "document is empty");
-        let problems = parse("a: 1\n---\nb: 2\n").expect_err("two docs");
+        assert_eq!(parse_all("# nothing\n").expect_err("empty")[0].message, "document is empty");
+        let problems = parse_all("a: 1\n---\nb: 2\n").expect_err("two docs");
         assert_eq!(problems[0].location.line, 3);
+    }
+
+    #[test]
+    fn alias_copies_the_anchored_node_and_its_positions() {
+        let (value, map) = parse_all("a: &x\n  b: [1, {c: 3}]\nd: *x\n").expect("valid yaml");
+        assert_eq!(value["d"], value["a"]);
+        assert_eq!(map.value("d"), Location::new(3, 4));
+        assert_eq!(map.value("d.b[1].c"), Location::new(2, 14));
+        assert_eq!(map.key("d.b"), Location::new(2, 3));
+    }
+
+    #[test]
+    fn redefined_anchor_applies_from_its_new_definition() {
+        let (value, _) = parse_all("a: &x 1\nb: *x\nc: &x 2\nd: *x\n").expect("valid yaml");
+        assert_eq!((value["b"].as_i64(), value["d"].as_i64()), (Some(1), Some(2)));
+    }
+
+    #[test]
+    fn problems_in_an_anchored_node_are_reported_again_at_each_alias() {
+        let problems = parse_all("a: &x {1: q}\nb:\n  c: *x\n").expect_err("int key");
+        let found: Vec<_> = problems.iter().map(|p| (p.location, p.path.as_str())).collect();
+        assert_eq!(found, [(Location::new(1, 8), "a"), (Location::new(1, 8), "b.c")]);
+    }
+
+    #[test]
+    fn alias_to_its_own_unfinished_anchor_is_an_invalid_value() {
+        let problems = parse_all("a: &r [*r]\n").expect_err("recursive alias");
+        assert_eq!(problems[0].message, "invalid yaml value");
+        assert_eq!(
+            (problems[0].location, problems[0].path.as_str()),
+            (Location::new(1, 8), "a[0]")
+        );
+    }
+
+    #[test]
+    fn alias_expansion_is_bounded() {
+        let mut source = String::from("a: &a [1, 2, 3, 4, 5, 6, 7, 8, 9]\n");
+        let mut prev = 'a';
+        for name in ['b', 'c', 'd', 'e', 'f'] {
+            let items = vec![format!("*{prev}"); 10].join(", ");
+            source.push_str(&format!("{name}: &{name} [{items}]\n"));
+            prev = name;
+        }
+        let problems = parse_all(&source).expect_err("billion laughs");
+        assert!(problems[0].message.starts_with("alias expansion exceeded"), "{problems:?}");
+        assert_eq!(problems[0].location.line, 5);
+    }
+
+    #[test]
+    fn duplicate_non_string_and_alias_keys_are_reported() {
+        let problems = parse_all("a:\n  80: http\n  80: https\n").expect_err("duplicate");
+        assert_eq!(problems[0].message, "duplicate key \"80\"");
+        assert_eq!(problems[0].location, Location::new(3, 3));
+        let problems = parse_all("k: &k key\n*k : 1\nkey: 2\n").expect_err("duplicate");
+        assert_eq!(problems[0].message, "duplicate key \"key\"");
+        assert_eq!(problems[0].location, Location::new(3, 1));
+    }
+
+    #[test]
+    fn quoted_and_plain_keys_are_the_same_key() {
+        let problems = parse_all("a: 1\n'a': 2\n").expect_err("duplicate");
+        assert_eq!(problems[0].message, "duplicate key \"a\"");
+        let problems = parse_all("a:\n  80: x\n  \"80\": y\n").expect_err("int key");
+        assert_eq!(problems.len(), 1);
+        assert_eq!(problems[0].message, "mapping key must be a string");
+    }
+
+    #[test]
+    fn tags_resolve_like_saphyr() {
+        let source = "a: !foo [1]\nb: !!int x\nc: !!str 12\nd: !!map {e: .inf}\n";
+        let problems = parse_all(source).expect_err("tags");
+        let found: Vec<_> =
+            problems.iter().map(|p| (p.path.as_str(), p.message.as_str())).collect();
+        assert_eq!(
+            found,
+            [
+                ("a", "unsupported yaml tag !foo"),
+                ("b", "invalid yaml value"),
+                ("d.e", "non-finite numbers are not supported"),
+            ]
+        );
+        let (value, _) = parse_all("c: !!str 12\nd: 0x1F\ne: yes\nf: ~\ng:\n").expect("valid");
+        assert_eq!(value.to_string(), r#"{"c":"12","d":31,"e":"yes","f":null,"g":null}"#);
+    }
+
+    #[test]
+    fn problems_deep_in_the_tree_are_located() {
+        let problems = parse_all("a:\n  b: [1, {c: {d: {2: x}}}]\n").expect_err("int key");
+        assert_eq!(
+            (problems[0].location, problems[0].path.as_str()),
+            (Location::new(2, 19), "a.b[1].c.d")
+        );
+    }
+
+    #[test]
+    fn items_at_the_streamed_path_go_to_the_callback() {
+        let mut items = Vec::new();
+        let source = "spec:\n  list:\n    - &i {n: 1}\n    - *i\nother: [3]\n";
+        let (value, map) =
+            parse(source, "spec.list", &mut |i, v| items.push((i, v))).expect("valid yaml");
+        assert_eq!(value.to_string(), r#"{"other":[3],"spec":{"list":[null,null]}}"#);
+        assert_eq!(items.len(), 2);
+        assert_eq!((items[1].0, &items[1].1), (1, &items[0].1));
+        assert_eq!(map.value("spec.list[1]"), Location::new(4, 7));
+        assert_eq!(map.value("spec.list[0].n"), Location::new(3, 14));
     }
 
     #[test]

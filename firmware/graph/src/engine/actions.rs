@@ -5,12 +5,12 @@
 //! it, a modify may force the recreate of dependents, and a dependency that goes away makes
 //! its dependents pending. Pure: only the engine's maps are written.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 
-use super::{Action, Engine, order};
-use crate::item::{Dependency, Item, Key};
+use super::{Action, Edge, Engine, order};
+use crate::item::{Dependency, Item};
 use crate::plan::Reason;
-use crate::state::{ItemState, Operation};
+use crate::state::Operation;
 
 impl<I: Item, F: Fn(&I, &I) -> bool> Engine<'_, I, F> {
     /// Decides the stage-1 action of every item of the current graph.
@@ -18,107 +18,109 @@ impl<I: Item, F: Fn(&I, &I) -> bool> Engine<'_, I, F> {
     /// Shape: actions only escalate (none < modify < delete), so the worklist terminates after
     /// each item escalated at most twice.
     pub(super) fn compute_actions(&mut self) {
-        let mut queue: VecDeque<Key<I::Kind>> = self.cur.keys().cloned().collect();
-        let mut queued: BTreeSet<Key<I::Kind>> = queue.iter().cloned().collect();
-        while let Some(key) = queue.pop_front() {
-            queued.remove(&key);
-            let Some(action) = self.evaluate(&key) else { continue };
-            if self.actions.get(&key).is_some_and(|old| old.rank() >= action.rank()) {
+        let mut queue: VecDeque<usize> = self.cur_ids.iter().copied().collect();
+        let mut queued = vec![false; self.index.len()];
+        for &id in &queue {
+            queued[id] = true;
+        }
+        while let Some(id) = queue.pop_front() {
+            queued[id] = false;
+            let Some(action) = self.evaluate(id) else { continue };
+            if self.actions[id].as_ref().is_some_and(|old| old.rank() >= action.rank()) {
                 continue;
             }
-            self.actions.insert(key.clone(), action);
-            let current = self.dependents.get(&key).into_iter().flatten();
-            let intended = self.int_dependents.get(&key).into_iter().flatten();
-            for dependent in current.chain(intended) {
-                if queued.insert(dependent.clone()) {
-                    queue.push_back(dependent.clone());
+            self.actions[id] = Some(action);
+            for &dependent in self.dependents[id].iter().chain(&self.int_dependents[id]) {
+                if !queued[dependent] {
+                    queued[dependent] = true;
+                    queue.push_back(dependent);
                 }
             }
         }
     }
 
-    /// Stage-1 keys, each after the keys that must be handled before it: dependents being
+    /// Stage-1 ids, each after the ids that must be handled before it: dependents being
     /// deleted come before the item they depend on; a modified dependency before its modified
     /// dependents.
-    pub(super) fn stage1_order(&self) -> Vec<Key<I::Kind>> {
-        let before = |key: &Key<I::Kind>| -> Vec<Key<I::Kind>> {
-            let deleted_dependents = self
-                .dependents
-                .get(key)
-                .into_iter()
-                .flatten()
-                .filter(|dep| matches!(self.actions.get(*dep), Some(Action::Delete { .. })))
-                .cloned();
-            let mut first: Vec<Key<I::Kind>> = deleted_dependents.collect();
-            if matches!(self.actions.get(key), Some(Action::Modify)) {
-                let deps = self.int.get(key).map(Item::deps).unwrap_or_default();
-                first.extend(
-                    deps.into_iter()
-                        .map(|dep| dep.key)
-                        .filter(|dep| matches!(self.actions.get(dep), Some(Action::Modify))),
-                );
+    pub(super) fn stage1_order(&self) -> Vec<usize> {
+        let is_delete = |id: usize| matches!(self.actions[id], Some(Action::Delete { .. }));
+        let is_modify = |id: usize| matches!(self.actions[id], Some(Action::Modify));
+        let before = |&id: &usize| -> Vec<usize> {
+            let mut first: Vec<usize> =
+                self.dependents[id].iter().copied().filter(|&dep| is_delete(dep)).collect();
+            if is_modify(id) {
+                let deps = self.index.int_deps[id].iter().map(|edge| edge.to);
+                first.extend(deps.filter(|&dep| is_modify(dep)));
             }
             first
         };
-        order::post_order(self.actions.keys().cloned(), before, false)
+        let mut roots: Vec<usize> =
+            (0..self.actions.len()).filter(|&id| self.actions[id].is_some()).collect();
+        roots.sort_by(|&a, &b| self.index.keys[a].cmp(&self.index.keys[b]));
+        order::post_order(roots, before, false)
             .expect("invariant: post_order without cycle detection never fails")
     }
 
-    fn evaluate(&self, key: &Key<I::Kind>) -> Option<Action> {
-        let entry = self.cur.entry(key)?;
-        let in_progress = self.cur.state(key).is_some_and(|state| state.in_progress().is_some());
-        if entry.item.is_external() || in_progress {
+    fn evaluate(&self, id: usize) -> Option<Action> {
+        let key = &self.index.keys[id];
+        let fact = &self.cur_facts[id];
+        if !fact.present || fact.external || fact.running.is_some() {
             return None;
         }
-        if let Some(reason) = self.cascade_reason(&entry.item) {
-            return Some(self.delete(&entry.item, reason));
+        if let Some(reason) = self.cascade_reason(id) {
+            return Some(self.delete(id, reason));
         }
         if !self.in_scope(key) {
             return None;
         }
-        let Some(intended) = self.int.get(key) else {
-            return Some(self.delete(&entry.item, Reason::NotIntended));
+        let Some(intended) = self.index.int_items[id] else {
+            return Some(self.delete(id, Reason::NotIntended));
         };
         if intended.is_external() {
             return None;
         }
-        if let Some(reason) = intended.deps().iter().find_map(|dep| self.keep_problem(dep)) {
-            return Some(self.delete(&entry.item, reason));
+        if let Some(reason) =
+            self.index.int_deps[id].iter().find_map(|edge| self.keep_problem(edge))
+        {
+            return Some(self.delete(id, reason));
         }
-        if intended.matches(&entry.item) {
+        let current = self.cur.get(key)?;
+        if intended.matches(current) {
             None
-        } else if (self.needs_recreate)(&entry.item, intended) {
-            Some(self.delete(&entry.item, Reason::NeedsRecreate))
+        } else if (self.needs_recreate)(current, intended) {
+            Some(self.delete(id, Reason::NeedsRecreate))
         } else {
             Some(Action::Modify)
         }
     }
 
-    fn delete(&self, current: &I, reason: Reason) -> Action {
-        Action::Delete { reason, auto: self.auto_deleted(current) }
+    /// The delete of the current item `id`.
+    fn delete(&self, id: usize, reason: Reason) -> Action {
+        Action::Delete { reason, auto: self.auto_deleted(id) }
     }
 
-    /// Why an existing item must go because of what happens to the items its current value
-    /// depends on: one is deleted, or modified in a way the item cannot survive.
-    fn cascade_reason(&self, current: &I) -> Option<Reason> {
-        current.deps().iter().find_map(|dep| {
-            let dependency = dep.key.to_string();
-            match self.actions.get(&dep.key) {
+    /// Why the existing item `id` must go because of what happens to the items its current
+    /// value depends on: one is deleted, or modified in a way the item cannot survive.
+    fn cascade_reason(&self, id: usize) -> Option<Reason> {
+        self.cur_deps[id].iter().find_map(|edge| {
+            let dep = &edge.dep;
+            let dependency = || dep.key.to_string();
+            match &self.actions[edge.to] {
                 Some(Action::Delete { reason, .. }) => Some(self.deleted_dependency(dep, reason)),
                 Some(Action::Modify) if dep.recreate_when_modified => {
-                    Some(Reason::DependencyModified { dependency })
+                    Some(Reason::DependencyModified { dependency: dependency() })
                 }
                 Some(Action::Modify) => {
-                    let new = self.int.get(&dep.key)?;
+                    let new = self.index.int_items[edge.to]?;
                     (!dep.is_satisfied_by(new)).then(|| Reason::DependencyUnsatisfied {
-                        dependency,
+                        dependency: dependency(),
                         detail: detail("no longer satisfies the requirement once modified", dep),
                     })
                 }
                 None => {
-                    let modified = self.cur.state(&dep.key).is_some_and(|s| s.externally_modified);
-                    (dep.recreate_when_modified && modified && self.is_external(&dep.key))
-                        .then_some(Reason::DependencyModified { dependency })
+                    let modified = self.cur_facts[edge.to].externally_modified;
+                    (dep.recreate_when_modified && modified && self.was_external(edge.to))
+                        .then(|| Reason::DependencyModified { dependency: dependency() })
                 }
             }
         })
@@ -136,42 +138,59 @@ impl<I: Item, F: Fn(&I, &I) -> bool> Engine<'_, I, F> {
     }
 
     /// Why an existing item cannot stay given one of its intended dependencies, if it cannot.
-    fn keep_problem(&self, dep: &Dependency<I>) -> Option<Reason> {
+    fn keep_problem(&self, edge: &Edge<I>) -> Option<Reason> {
+        let dep = &edge.dep;
         let unsatisfied = |what: &str| {
             Some(Reason::DependencyUnsatisfied {
                 dependency: dep.key.to_string(),
                 detail: detail(what, dep),
             })
         };
-        let Some(entry) = self.cur.entry(&dep.key) else {
+        let fact = &self.cur_facts[edge.to];
+        if !fact.present {
             return unsatisfied("is missing");
-        };
-        let running = self.cur.state(&dep.key).and_then(ItemState::in_progress);
-        if running.is_some_and(|op| op != Operation::Modify) {
+        }
+        if fact.running.is_some_and(|op| op != Operation::Modify) {
             return unsatisfied("has a create or delete in progress");
         }
-        match self.actions.get(&dep.key) {
+        match &self.actions[edge.to] {
             Some(Action::Delete { reason, .. }) => {
                 return Some(self.deleted_dependency(dep, reason));
             }
             Some(Action::Modify)
-                if self.int.get(&dep.key).is_some_and(|new| !dep.is_satisfied_by(new)) =>
+                if self.index.int_items[edge.to].is_some_and(|new| !dep.is_satisfied_by(new)) =>
             {
                 return unsatisfied("does not satisfy the requirement once modified");
             }
             Some(Action::Modify) | None => {}
         }
-        let next_fails = entry.next.as_ref().is_some_and(|next| !dep.is_satisfied_by(next));
-        if !dep.is_satisfied_by(&entry.item) || next_fails {
+        // Without a predicate every item satisfies the dependency: no need to look it up.
+        let entry = dep.must_satisfy.as_ref().and_then(|_| self.cur.entry(&dep.key));
+        let fails = entry.is_some_and(|entry| {
+            let next_fails = entry.next.as_ref().is_some_and(|next| !dep.is_satisfied_by(next));
+            !dep.is_satisfied_by(&entry.item) || next_fails
+        });
+        if fails {
             return unsatisfied("does not satisfy the requirement");
         }
         None
     }
 
-    /// Whether `current` already vanished with an external dependency declared
+    /// Whether `id` was external at start of run (the current item, else the intended one).
+    fn was_external(&self, id: usize) -> bool {
+        let fact = &self.cur_facts[id];
+        if fact.present {
+            fact.external
+        } else {
+            self.index.int_items[id].is_some_and(Item::is_external)
+        }
+    }
+
+    /// Whether the current item `id` already vanished with an external dependency declared
     /// `auto_deleted_by_external` (missing, or no longer satisfying its predicate).
-    fn auto_deleted(&self, current: &I) -> bool {
-        current.deps().iter().any(|dep| {
+    fn auto_deleted(&self, id: usize) -> bool {
+        self.cur_deps[id].iter().any(|edge| {
+            let dep = &edge.dep;
             dep.auto_deleted_by_external
                 && self.is_external(&dep.key)
                 && self.cur.get(&dep.key).is_none_or(|external| !dep.is_satisfied_by(external))

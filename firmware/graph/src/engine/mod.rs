@@ -13,12 +13,16 @@
 //! ```
 
 mod actions;
+mod index;
 pub(crate) mod order;
 mod steps;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::ops::{Deref, DerefMut};
 
+use self::index::Edge;
+pub(crate) use self::index::Index;
 use crate::graph::Graph;
 use crate::item::{Item, Key};
 use crate::plan::{PlannedOp, Reason};
@@ -53,6 +57,56 @@ impl Action {
     }
 }
 
+/// The current graph of a run: updated in place (reconcile), or a plan's scratch copy made
+/// only when the run first changes it (copy on write).
+pub(crate) enum Current<'a, I: Item> {
+    /// The caller's graph, updated in place.
+    InPlace(&'a mut Graph<I>),
+    /// A graph the run must not change; nothing changed yet.
+    Shared(&'a Graph<I>),
+    /// The copy of a shared graph, once the run changed it.
+    Copied(Graph<I>),
+}
+
+impl<I: Item> Deref for Current<'_, I> {
+    type Target = Graph<I>;
+
+    fn deref(&self) -> &Graph<I> {
+        match self {
+            Current::InPlace(graph) => graph,
+            Current::Shared(graph) => graph,
+            Current::Copied(graph) => graph,
+        }
+    }
+}
+
+impl<I: Item> DerefMut for Current<'_, I> {
+    /// Side effects: the first call on a shared graph copies it.
+    fn deref_mut(&mut self) -> &mut Graph<I> {
+        if let Current::Shared(graph) = self {
+            *self = Current::Copied((*graph).clone());
+        }
+        match self {
+            Current::InPlace(graph) => graph,
+            Current::Copied(graph) => graph,
+            Current::Shared(_) => unreachable!("invariant: a shared graph was just copied"),
+        }
+    }
+}
+
+/// What the current graph said about an id at start of run.
+#[derive(Clone, Copy, Debug, Default)]
+struct CurFact {
+    /// An item is stored under the key.
+    present: bool,
+    /// The stored item is external.
+    external: bool,
+    /// The operation running in the background, if any.
+    running: Option<Operation>,
+    /// The key's state is marked `externally_modified`.
+    externally_modified: bool,
+}
+
 /// Why an item must not be touched again, or used as a dependency, in this run.
 #[derive(Clone, Debug)]
 pub(crate) enum Hold {
@@ -71,10 +125,11 @@ impl fmt::Display for Hold {
     }
 }
 
-#[derive(Clone, Debug)]
-enum Step<K> {
-    Stage1(Key<K>),
-    Stage2(Key<K>),
+/// One step of the run, by item id.
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    Stage1(usize),
+    Stage2(usize),
 }
 
 /// What the run left undone, for the plan or status.
@@ -86,18 +141,30 @@ pub(crate) struct Report<K> {
 }
 
 /// One reconciliation run over a current graph it updates in place.
+///
+/// Shape: items are addressed by the dense ids of [`Index`]; per-id facts live in vectors of
+/// `index.len()` entries.
 pub(crate) struct Engine<'a, I: Item, F> {
-    cur: &'a mut Graph<I>,
+    cur: Current<'a, I>,
     int: &'a Graph<I>,
     needs_recreate: F,
     /// Keys selected for this run; `None` selects everything.
     scope: Option<BTreeSet<Key<I::Kind>>>,
-    actions: BTreeMap<Key<I::Kind>, Action>,
-    /// Current-state reverse edges: non-external items depending on a key (at start of run).
-    dependents: BTreeMap<Key<I::Kind>, Vec<Key<I::Kind>>>,
-    /// Intended-state reverse edges.
-    int_dependents: BTreeMap<Key<I::Kind>, Vec<Key<I::Kind>>>,
-    steps: Vec<Step<I::Kind>>,
+    /// Keys, intended items and intended edges by id.
+    index: Index<'a, I>,
+    /// Ids of the current items at start of run, in key order.
+    cur_ids: Vec<usize>,
+    /// Dependencies of each current item at start of run (empty without an item).
+    cur_deps: Vec<Vec<Edge<I>>>,
+    /// The current graph at start of run, by id; valid while the actions are decided.
+    cur_facts: Vec<CurFact>,
+    actions: Vec<Option<Action>>,
+    /// Current-state reverse edges: non-external items depending on an id (at start of run),
+    /// in key order.
+    dependents: Vec<Vec<usize>>,
+    /// Intended-state reverse edges, in key order.
+    int_dependents: Vec<Vec<usize>>,
+    steps: Vec<Step>,
     position: usize,
     held: BTreeMap<Key<I::Kind>, Hold>,
     /// Items deleted in this run and why; a recreate reason carries over to their create.
@@ -111,14 +178,14 @@ pub(crate) struct Engine<'a, I: Item, F> {
 impl<'a, I: Item, F: Fn(&I, &I) -> bool> Engine<'a, I, F> {
     /// Prepares a run: decides stage-1 actions and the order of both stages.
     ///
-    /// `order` is the intended graph's topological order; `failed` lists keys whose background
-    /// operation just failed (they are not retried in this run).
+    /// `index` is [`Index::new`] of `int` (it holds the intended topological order); `failed`
+    /// lists keys whose background operation just failed (they are not retried in this run).
     pub(crate) fn new(
-        cur: &'a mut Graph<I>,
+        cur: Current<'a, I>,
         int: &'a Graph<I>,
         needs_recreate: F,
         selection: &Selection,
-        order: Vec<Key<I::Kind>>,
+        mut index: Index<'a, I>,
         failed: BTreeMap<Key<I::Kind>, String>,
     ) -> Self {
         let scope = match selection {
@@ -138,14 +205,48 @@ impl<'a, I: Item, F: Fn(&I, &I) -> bool> Engine<'a, I, F> {
                 held.insert(key.clone(), Hold::InProgress(op));
             }
         }
-        let dependents = reverse_edges(cur, |item| !item.is_external());
-        let int_dependents = reverse_edges(int, |_| true);
+        let mut cur_ids = Vec::with_capacity(cur.len());
+        let mut cur_edges = Vec::with_capacity(cur.len());
+        for (key, item) in cur.keys().zip(cur.items()) {
+            let id = index.id(key);
+            cur_ids.push(id);
+            cur_edges.push((id, index.edges(item), item.is_external()));
+        }
+        index.grow();
+        let count = index.len();
+        let mut cur_deps: Vec<Vec<Edge<I>>> = Vec::new();
+        cur_deps.resize_with(count, Vec::new);
+        let mut cur_facts = vec![CurFact::default(); count];
+        for (key, state) in cur.states() {
+            if let Some(id) = index.get(key) {
+                cur_facts[id].running = state.in_progress();
+                cur_facts[id].externally_modified = state.externally_modified;
+            }
+        }
+        let mut dependents = vec![Vec::new(); count];
+        for (id, edges, external) in cur_edges {
+            cur_facts[id].present = true;
+            cur_facts[id].external = external;
+            if !external {
+                add_reverse_edges(&mut dependents, id, &edges);
+            }
+            cur_deps[id] = edges;
+        }
+        let mut int_dependents = vec![Vec::new(); count];
+        for id in 0..int.len() {
+            add_reverse_edges(&mut int_dependents, id, &index.int_deps[id]);
+        }
+        let order = std::mem::take(&mut index.order);
         let mut engine = Self {
             cur,
             int,
             needs_recreate,
             scope,
-            actions: BTreeMap::new(),
+            index,
+            cur_ids,
+            cur_deps,
+            cur_facts,
+            actions: vec![None; count],
             dependents,
             int_dependents,
             steps: Vec::new(),
@@ -168,7 +269,7 @@ impl<'a, I: Item, F: Fn(&I, &I) -> bool> Engine<'a, I, F> {
 
     /// The current graph as updated so far.
     pub(crate) fn current(&self) -> &Graph<I> {
-        self.cur
+        &self.cur
     }
 
     /// The next operation to run, or `None` when the run is over.
@@ -176,11 +277,11 @@ impl<'a, I: Item, F: Fn(&I, &I) -> bool> Engine<'a, I, F> {
     /// Shape: call [`Engine::complete`] with its outcome before asking for the next one.
     pub(crate) fn next_op(&mut self) -> Option<PlannedOp<I>> {
         debug_assert!(self.running.is_none(), "next_op called before complete");
-        while let Some(step) = self.steps.get(self.position).cloned() {
+        while let Some(&step) = self.steps.get(self.position) {
             self.position += 1;
             let op = match step {
-                Step::Stage1(key) => self.stage1_step(&key),
-                Step::Stage2(key) => self.stage2_step(&key),
+                Step::Stage1(id) => self.stage1_step(id),
+                Step::Stage2(id) => self.stage2_step(id),
             };
             if let Some(op) = op {
                 self.running = Some(op.clone());
@@ -207,28 +308,11 @@ impl<'a, I: Item, F: Fn(&I, &I) -> bool> Engine<'a, I, F> {
     /// Side effects: clears `externally_modified` on selected external items, moves selected
     /// non-external items into their intended subgraph, and drops states of selected keys that
     /// are neither present nor intended.
-    pub(crate) fn finish(self) -> Report<I::Kind> {
-        let selected: Vec<Key<I::Kind>> = self
-            .cur
-            .states()
-            .map(|(key, _)| key.clone())
-            .filter(|key| self.in_scope(key))
-            .collect();
-        for key in selected {
-            match self.cur.get(&key) {
-                Some(item) if item.is_external() => {
-                    self.cur.state_mut(&key).externally_modified = false
-                }
-                Some(_) if self.int.contains(&key) => {
-                    let subgraph = self.intended_subgraph(&key);
-                    if let Some(entry) = self.cur.entry_mut(&key) {
-                        entry.subgraph = subgraph;
-                    }
-                }
-                Some(_) => {}
-                None if self.int.get(&key).is_some_and(|item| !item.is_external()) => {}
-                None => self.cur.drop_state(&key),
-            }
+    /// A plan ([`Current::Shared`]) skips this: its scratch graph is thrown away.
+    pub(crate) fn finish(mut self) -> Report<I::Kind> {
+        if !matches!(self.cur, Current::Shared(_)) {
+            let scope = self.scope.as_ref();
+            self.cur.settle(self.int, |key| scope.is_none_or(|scope| scope.contains(key)));
         }
         self.report
     }
@@ -249,20 +333,14 @@ impl<'a, I: Item, F: Fn(&I, &I) -> bool> Engine<'a, I, F> {
     }
 }
 
-/// For every key, the items of `graph` (passing `keep`) that depend on it, in key order.
-fn reverse_edges<I: Item>(
-    graph: &Graph<I>,
-    keep: impl Fn(&I) -> bool,
-) -> BTreeMap<Key<I::Kind>, Vec<Key<I::Kind>>> {
-    let mut reverse: BTreeMap<Key<I::Kind>, Vec<Key<I::Kind>>> = BTreeMap::new();
-    for item in graph.items().filter(|item| keep(item)) {
-        let key = item.key();
-        for dep in item.deps() {
-            let dependents = reverse.entry(dep.key).or_default();
-            if dependents.last() != Some(&key) {
-                dependents.push(key.clone());
-            }
+/// Records `id` as a dependent of every item its `edges` name, once per item.
+///
+/// Shape: called in key order of `id`, so each list ends up in key order.
+fn add_reverse_edges<I: Item>(reverse: &mut [Vec<usize>], id: usize, edges: &[Edge<I>]) {
+    for edge in edges {
+        let dependents = &mut reverse[edge.to];
+        if dependents.last() != Some(&id) {
+            dependents.push(id);
         }
     }
-    reverse
 }

@@ -1,13 +1,9 @@
-//! Orderings: an iterative depth-first post-order shared by both stages, and the topological
-//! order of the intended graph with cycle detection.
+//! Ordering: an iterative depth-first post-order shared by both stages (the intended graph's
+//! topological order with cycle detection, and the stage-1 order).
 //!
-//! Pure functions over keys; no state is read besides the graph passed in.
+//! A pure function over nodes (the engine passes dense ids); it reads no other state.
 
 use std::collections::BTreeSet;
-
-use crate::error::GraphError;
-use crate::graph::Graph;
-use crate::item::{Item, Key};
 
 /// Depth-first post-order from `roots` (in the order given), where `before(n)` lists the nodes
 /// that must be emitted before `n`.
@@ -17,11 +13,66 @@ use crate::item::{Item, Key};
 /// edges closing a cycle are ignored.
 pub(crate) fn post_order<N: Ord + Clone>(
     roots: impl IntoIterator<Item = N>,
-    mut before: impl FnMut(&N) -> Vec<N>,
+    before: impl FnMut(&N) -> Vec<N>,
     detect_cycles: bool,
 ) -> Result<Vec<N>, Vec<N>> {
-    let mut done = BTreeSet::new();
-    let mut on_path = BTreeSet::new();
+    post_order_in::<N, BTreeSet<N>>(roots, before, detect_cycles, BTreeSet::new)
+}
+
+/// [`post_order`] over dense ids `0..count`, with vectors for the visit marks.
+pub(crate) fn post_order_ids(
+    count: usize,
+    roots: impl IntoIterator<Item = usize>,
+    before: impl FnMut(&usize) -> Vec<usize>,
+    detect_cycles: bool,
+) -> Result<Vec<usize>, Vec<usize>> {
+    post_order_in(roots, before, detect_cycles, || vec![false; count])
+}
+
+/// A set of nodes, for the visit marks of [`post_order_in`].
+pub(crate) trait NodeSet<N> {
+    fn contains(&self, node: &N) -> bool;
+    fn insert(&mut self, node: N);
+    fn remove(&mut self, node: &N);
+}
+
+impl<N: Ord> NodeSet<N> for BTreeSet<N> {
+    fn contains(&self, node: &N) -> bool {
+        BTreeSet::contains(self, node)
+    }
+
+    fn insert(&mut self, node: N) {
+        BTreeSet::insert(self, node);
+    }
+
+    fn remove(&mut self, node: &N) {
+        BTreeSet::remove(self, node);
+    }
+}
+
+/// Dense ids: `set[id]` tells whether `id` is in the set.
+impl NodeSet<usize> for Vec<bool> {
+    fn contains(&self, node: &usize) -> bool {
+        self[*node]
+    }
+
+    fn insert(&mut self, node: usize) {
+        self[node] = true;
+    }
+
+    fn remove(&mut self, node: &usize) {
+        self[*node] = false;
+    }
+}
+
+fn post_order_in<N: Ord + Clone, S: NodeSet<N>>(
+    roots: impl IntoIterator<Item = N>,
+    mut before: impl FnMut(&N) -> Vec<N>,
+    detect_cycles: bool,
+    empty: impl Fn() -> S,
+) -> Result<Vec<N>, Vec<N>> {
+    let mut done = empty();
+    let mut on_path = empty();
     let mut out = Vec::new();
     for root in roots {
         if done.contains(&root) {
@@ -62,28 +113,6 @@ fn cycle_path<N: Ord + Clone>(stack: &[(N, Vec<N>, usize)], closing: N) -> Vec<N
     let mut path: Vec<N> = stack[start..].iter().map(|(node, _, _)| node.clone()).collect();
     path.push(closing);
     path
-}
-
-/// Keys of `intended` with every item after the items it depends on (dependencies first).
-///
-/// Shape: roots are taken in key order and dependencies in declaration order, so the result is
-/// deterministic. Dependencies on keys absent from the graph are ignored here.
-/// Errors: [`GraphError::Cycle`] naming the items of the first cycle found.
-pub(crate) fn intended_order<I: Item>(
-    intended: &Graph<I>,
-) -> Result<Vec<Key<I::Kind>>, GraphError> {
-    let deps_of = |key: &Key<I::Kind>| -> Vec<Key<I::Kind>> {
-        let Some(item) = intended.get(key) else { return Vec::new() };
-        let mut seen = BTreeSet::new();
-        item.deps()
-            .into_iter()
-            .map(|dep| dep.key)
-            .filter(|dep| intended.contains(dep) && seen.insert(dep.clone()))
-            .collect()
-    };
-    post_order(intended.keys().cloned(), deps_of, true).map_err(|cycle| GraphError::Cycle {
-        items: cycle.iter().map(ToString::to_string).collect(),
-    })
 }
 
 #[cfg(test)]

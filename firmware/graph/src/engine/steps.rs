@@ -7,14 +7,15 @@
 //! and satisfies its predicate.
 
 use super::actions::detail;
-use super::{Action, Engine, Hold};
-use crate::item::{Dependency, Item, Key};
+use super::{Action, Edge, Engine, Hold};
+use crate::item::{Item, Key};
 use crate::plan::{PlannedOp, Reason};
 use crate::state::{ItemState, ItemStatus, Operation};
 
 impl<I: Item, F: Fn(&I, &I) -> bool> Engine<'_, I, F> {
-    pub(super) fn stage1_step(&mut self, key: &Key<I::Kind>) -> Option<PlannedOp<I>> {
-        let action = self.actions.get(key)?.clone();
+    pub(super) fn stage1_step(&mut self, id: usize) -> Option<PlannedOp<I>> {
+        let action = self.actions[id].clone()?;
+        let key = &self.index.keys[id].clone();
         if self.held.contains_key(key) {
             return None;
         }
@@ -25,7 +26,7 @@ impl<I: Item, F: Fn(&I, &I) -> bool> Engine<'_, I, F> {
                 None
             }
             Action::Delete { reason, auto: false } => {
-                if let Some(why) = self.delete_blocker(key) {
+                if let Some(why) = self.delete_blocker(id) {
                     self.defer(key, why);
                     return None;
                 }
@@ -39,11 +40,11 @@ impl<I: Item, F: Fn(&I, &I) -> bool> Engine<'_, I, F> {
                 })
             }
             Action::Modify => {
-                if let Some(why) = self.modify_blocker(key) {
+                if let Some(why) = self.modify_blocker(id) {
                     self.defer(key, why);
                     return None;
                 }
-                let intended = self.int.get(key)?.clone();
+                let intended = self.index.int_items[id]?.clone();
                 Some(PlannedOp {
                     op: Operation::Modify,
                     key: key.clone(),
@@ -55,8 +56,9 @@ impl<I: Item, F: Fn(&I, &I) -> bool> Engine<'_, I, F> {
         }
     }
 
-    pub(super) fn stage2_step(&mut self, key: &Key<I::Kind>) -> Option<PlannedOp<I>> {
-        let intended = self.int.get(key)?;
+    pub(super) fn stage2_step(&mut self, id: usize) -> Option<PlannedOp<I>> {
+        let intended = self.index.int_items[id]?;
+        let key = &self.index.keys[id].clone();
         if intended.is_external() || !(self.in_scope(key) || self.restorable.contains(key)) {
             return None;
         }
@@ -71,8 +73,8 @@ impl<I: Item, F: Fn(&I, &I) -> bool> Engine<'_, I, F> {
         if self.held.contains_key(key) {
             return None;
         }
-        let deps = intended.deps();
-        if let Some(why) = deps.iter().find_map(|dep| self.create_problem(dep)) {
+        let problem = self.index.int_deps[id].iter().find_map(|edge| self.create_problem(edge));
+        if let Some(why) = problem {
             self.set_pending(key, why);
             return None;
         }
@@ -140,29 +142,29 @@ impl<I: Item, F: Fn(&I, &I) -> bool> Engine<'_, I, F> {
         self.held.insert(key, Hold::InProgress(op.op));
     }
 
-    /// A dependent that still exists (or still refers to `key`) and so blocks its delete.
-    fn delete_blocker(&self, key: &Key<I::Kind>) -> Option<String> {
-        self.dependents.get(key)?.iter().find_map(|dependent| self.still_depends(dependent, key))
+    /// A dependent that still exists (or still refers to item `id`) and so blocks its delete.
+    fn delete_blocker(&self, id: usize) -> Option<String> {
+        self.dependents[id].iter().find_map(|&dependent| self.still_depends(dependent, id))
     }
 
     /// Dependents forced out by the modify that still exist, or an unsettled dependency.
-    fn modify_blocker(&self, key: &Key<I::Kind>) -> Option<String> {
-        let forced_out = self.dependents.get(key).into_iter().flatten().find_map(|dependent| {
-            match self.actions.get(dependent) {
-                Some(Action::Delete { .. }) => self.still_depends(dependent, key),
+    fn modify_blocker(&self, id: usize) -> Option<String> {
+        let forced_out =
+            self.dependents[id].iter().find_map(|&dependent| match self.actions[dependent] {
+                Some(Action::Delete { .. }) => self.still_depends(dependent, id),
                 _ => None,
-            }
-        });
+            });
         forced_out.or_else(|| {
-            let deps = self.int.get(key).map(Item::deps).unwrap_or_default();
-            deps.iter().find_map(|dep| {
-                let hold = self.held.get(&dep.key)?;
-                Some(format!("dependency {} {hold}", dep.key))
+            self.index.int_deps[id].iter().find_map(|edge| {
+                let hold = self.held.get(&edge.dep.key)?;
+                Some(format!("dependency {} {hold}", edge.dep.key))
             })
         })
     }
 
-    fn still_depends(&self, dependent: &Key<I::Kind>, key: &Key<I::Kind>) -> Option<String> {
+    /// Whether the current value of `dependent` still depends on item `id`, described.
+    fn still_depends(&self, dependent: usize, id: usize) -> Option<String> {
+        let (dependent, key) = (&self.index.keys[dependent], &self.index.keys[id]);
         let item = self.cur.get(dependent)?;
         if !item.deps().iter().any(|dep| &dep.key == key) {
             return None;
@@ -174,7 +176,8 @@ impl<I: Item, F: Fn(&I, &I) -> bool> Engine<'_, I, F> {
     }
 
     /// Why `dep` prevents creating its dependent now, if it does.
-    fn create_problem(&self, dep: &Dependency<I>) -> Option<String> {
+    fn create_problem(&self, edge: &Edge<I>) -> Option<String> {
+        let dep = &edge.dep;
         let unsatisfied =
             |what: String| Some(format!("dependency {} {}", dep.key, detail(&what, dep)));
         if let Some(hold) = self.held.get(&dep.key) {
@@ -186,7 +189,7 @@ impl<I: Item, F: Fn(&I, &I) -> bool> Engine<'_, I, F> {
         if self.cur.state(&dep.key).is_some_and(|state| !state.is_usable()) {
             return unsatisfied("is not created".to_string());
         }
-        let delete_planned = matches!(self.actions.get(&dep.key), Some(Action::Delete { .. }));
+        let delete_planned = matches!(self.actions[edge.to], Some(Action::Delete { .. }));
         if delete_planned && !self.deleted.contains_key(&dep.key) {
             return unsatisfied("is being deleted".to_string());
         }

@@ -21,22 +21,20 @@ use crate::spec::routing::StatePolicySpec;
 use check::{Check, Index, Target, dangling_message};
 
 /// Names of every resource written in the file, whether or not it parsed.
+#[derive(Default)]
 pub(crate) struct Declared {
     names: Vec<(ResourceKind, String)>,
 }
 
 impl Declared {
-    /// Collects `(kind, metadata.name)` from raw resource values with a known kind.
-    pub(crate) fn from_raw(values: &[&Value]) -> Self {
-        let names = values
-            .iter()
-            .filter_map(|v| {
-                let kind = ResourceKind::parse(v.get("kind")?.as_str()?)?;
-                let name = v.get("metadata")?.get("name")?.as_str()?;
-                Some((kind, name.to_owned()))
-            })
-            .collect();
-        Self { names }
+    /// Records `(kind, metadata.name)` of a raw resource value, if its kind is known.
+    pub(crate) fn add(&mut self, value: &Value) {
+        let declared = || {
+            let kind = ResourceKind::parse(value.get("kind")?.as_str()?)?;
+            let name = value.get("metadata")?.get("name")?.as_str()?;
+            Some((kind, name.to_owned()))
+        };
+        self.names.extend(declared());
     }
 
     fn count(&self, kind: ResourceKind) -> usize {

@@ -1,0 +1,167 @@
+//! Dense ids for one run: every key the run looks at gets a `usize` once, and the edges of
+//! both graphs are resolved to ids, so the hot loops index vectors instead of searching maps
+//! keyed by (often long) names and call [`Item::deps`] once per item instead of per question.
+//!
+//! Ids `0..intended.len()` are the intended items in key order; keys only named by a
+//! dependency, and current items that are not intended, come after in discovery order.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use super::order;
+use crate::error::GraphError;
+use crate::graph::Graph;
+use crate::item::{Dependency, Item, Key};
+
+/// A dependency with the id of the item it requires.
+pub(crate) struct Edge<I: Item> {
+    pub(crate) to: usize,
+    pub(crate) dep: Dependency<I>,
+}
+
+/// Keys, ids and intended edges of a run, with the intended graph's topological order.
+///
+/// Shape: built by [`Index::new`] before anything changes (so a cycle is reported first);
+/// the engine adds the current graph's keys and edges when the run starts.
+pub(crate) struct Index<'a, I: Item> {
+    /// Key of each id.
+    pub(crate) keys: Vec<Key<I::Kind>>,
+    ids: HashMap<Key<I::Kind>, usize, BuildHasherDefault<FxHasher>>,
+    /// The intended item of each id, if any.
+    pub(crate) int_items: Vec<Option<&'a I>>,
+    /// Intended dependencies of each id, in declaration order (empty without an item).
+    pub(crate) int_deps: Vec<Vec<Edge<I>>>,
+    /// Intended ids, every item after the items it depends on (dependencies first).
+    pub(crate) order: Vec<usize>,
+}
+
+impl<'a, I: Item> Index<'a, I> {
+    /// Indexes `intended` and orders it.
+    ///
+    /// Shape: roots are taken in key order and dependencies in declaration order, so the order
+    /// is deterministic. Dependencies on keys absent from the graph are ignored for ordering.
+    /// Errors: [`GraphError::Cycle`] naming the items of the first cycle found.
+    pub(crate) fn new(intended: &'a Graph<I>) -> Result<Self, GraphError> {
+        let count = intended.len();
+        let mut index = Index {
+            keys: Vec::with_capacity(count),
+            ids: HashMap::with_capacity_and_hasher(count, BuildHasherDefault::default()),
+            int_items: Vec::with_capacity(count),
+            int_deps: Vec::with_capacity(count),
+            order: Vec::new(),
+        };
+        for (key, item) in intended.keys().zip(intended.items()) {
+            index.ids.insert(key.clone(), index.keys.len());
+            index.keys.push(key.clone());
+            index.int_items.push(Some(item));
+        }
+        for item in intended.items() {
+            let edges = index.edges(item);
+            index.int_deps.push(edges);
+        }
+        index.grow();
+        let deps_of = |&id: &usize| -> Vec<usize> {
+            let mut seen: Vec<usize> = Vec::new();
+            for edge in &index.int_deps[id] {
+                if edge.to < count && !seen.contains(&edge.to) {
+                    seen.push(edge.to);
+                }
+            }
+            seen
+        };
+        let order = order::post_order_ids(count, 0..count, deps_of, true).map_err(|cycle| {
+            GraphError::Cycle {
+                items: cycle.iter().map(|&id| index.keys[id].to_string()).collect(),
+            }
+        })?;
+        index.order = order;
+        Ok(index)
+    }
+
+    /// Number of ids.
+    pub(crate) fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// The id of `key`, if it has one.
+    pub(crate) fn get(&self, key: &Key<I::Kind>) -> Option<usize> {
+        self.ids.get(key).copied()
+    }
+
+    /// The id of `key`, assigning the next one if it has none yet.
+    ///
+    /// Shape: per-id vectors are not grown here; call [`Index::grow`] afterwards.
+    pub(crate) fn id(&mut self, key: &Key<I::Kind>) -> usize {
+        if let Some(&id) = self.ids.get(key) {
+            return id;
+        }
+        let id = self.keys.len();
+        self.ids.insert(key.clone(), id);
+        self.keys.push(key.clone());
+        id
+    }
+
+    /// The dependencies of `item`, resolved to ids (assigning ids to new keys).
+    pub(crate) fn edges(&mut self, item: &I) -> Vec<Edge<I>> {
+        item.deps().into_iter().map(|dep| Edge { to: self.id(&dep.key), dep }).collect()
+    }
+
+    /// Extends the per-id vectors of the intended graph to every id assigned so far.
+    pub(crate) fn grow(&mut self) {
+        let len = self.keys.len();
+        self.int_items.resize(len, None);
+        self.int_deps.resize_with(len, Vec::new);
+    }
+}
+
+/// The Fx hash (as in rustc): fast on short keys; only used for the run's key-to-id map,
+/// whose keys come from the caller's own graphs.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct FxHasher(u64);
+
+impl FxHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.add(u64::from(n));
+    }
+
+    fn write_u16(&mut self, n: u16) {
+        self.add(u64::from(n));
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.add(u64::from(n));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
