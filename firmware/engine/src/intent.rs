@@ -2,6 +2,7 @@
 //! Intents"). Rendering produces them; planning turns them into graph items.
 
 use std::fmt;
+use std::sync::Arc;
 
 use routerd_host::{Artifact, ArtifactKey, ArtifactKind};
 use serde::{Deserialize, Serialize};
@@ -124,8 +125,8 @@ pub struct IntentDep {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Intent {
-    /// The artifact with its desired attributes.
-    pub artifact: Artifact,
+    /// The artifact with its desired attributes (shared with the graph items made from it).
+    pub artifact: Arc<Artifact>,
     /// Owner resource ID (`apiVersion/kind/name`).
     pub owner: String,
     /// Ensure, observe or delete.

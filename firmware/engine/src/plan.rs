@@ -24,7 +24,7 @@ pub struct PlanInput<'a> {
     /// Rendered intents and warnings.
     pub rendered: &'a Rendered,
     /// Host artifacts by key, as observed.
-    pub observed: &'a BTreeMap<ArtifactKey, Artifact>,
+    pub observed: &'a BTreeMap<ArtifactKey, Arc<Artifact>>,
     /// Ledger entries.
     pub ledger: &'a [LedgerEntry],
     /// Kernel names of `spec.reconcile.protectedInterfaces`.
@@ -65,7 +65,7 @@ pub struct OrphanVerdict {
     /// The artifact key.
     pub key: ArtifactKey,
     /// As observed; `None` when only the ledger knows it.
-    pub observed: Option<Artifact>,
+    pub observed: Option<Arc<Artifact>>,
     /// Owner recorded in the ledger.
     pub owner: Option<String>,
     /// Delete or keep; `None` for ledger entries whose artifact is gone (the entry is dropped).
@@ -78,7 +78,7 @@ pub struct Candidate {
     /// The intent declaring it.
     pub intent: Intent,
     /// As observed.
-    pub observed: Artifact,
+    pub observed: Arc<Artifact>,
     /// Differences (empty: adoptable).
     pub diff: Vec<AttributeDiff>,
 }
@@ -106,7 +106,7 @@ pub fn plan(input: &PlanInput<'_>) -> Result<EnginePlan, EngineError> {
             current.put(desired.clone());
         } else if let Some(obs) = input.observed.get(intent.key()) {
             // Owner and dependencies are the intent's: shared with the intended item.
-            current.put(HostItem { artifact: Arc::new(obs.clone()), ..desired.clone() });
+            current.put(HostItem { artifact: Arc::clone(obs), ..desired.clone() });
         }
         intended.put(desired);
     }
@@ -137,7 +137,7 @@ pub fn plan(input: &PlanInput<'_>) -> Result<EnginePlan, EngineError> {
         if matches!(verdict, Cleanup::Delete { .. }) {
             current.put(HostItem {
                 key: graph_key(key),
-                artifact: Arc::new(obs.clone()),
+                artifact: Arc::clone(obs),
                 owner: Arc::from(""),
                 apply_with: apply_with_for(key.kind),
                 deps: Arc::new([]),
@@ -265,7 +265,7 @@ fn blocked(
 
 fn candidates(
     intents: &[Intent],
-    observed: &BTreeMap<ArtifactKey, Artifact>,
+    observed: &BTreeMap<ArtifactKey, Arc<Artifact>>,
     owned: &BTreeSet<ArtifactKey>,
 ) -> Vec<Candidate> {
     intents
@@ -284,10 +284,10 @@ fn candidates(
 }
 
 /// The intended item of `intent` (observe-only intents are external).
-fn item(artifact: &Artifact, intent: &Intent) -> HostItem {
+fn item(artifact: &Arc<Artifact>, intent: &Intent) -> HostItem {
     HostItem {
         key: graph_key(&artifact.key),
-        artifact: Arc::new(artifact.clone()),
+        artifact: Arc::clone(artifact),
         owner: Arc::from(intent.owner.as_str()),
         apply_with: intent.apply_with,
         deps: graph_deps(&intent.dependencies),

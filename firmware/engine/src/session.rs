@@ -93,7 +93,7 @@ macro_rules! timed {
 struct Snapshot {
     rendered: Rendered,
     entries: Vec<LedgerEntry>,
-    observed: BTreeMap<ArtifactKey, Artifact>,
+    observed: BTreeMap<ArtifactKey, Arc<Artifact>>,
     warnings: Vec<String>,
 }
 
@@ -307,7 +307,7 @@ impl Session {
                         ));
                         continue;
                     }
-                    observed.insert(a.key.clone(), a);
+                    observed.insert(a.key.clone(), Arc::new(a));
                 }
             }
         }

@@ -220,7 +220,11 @@ async fn engine_command(args: EngineArgs, mode: Mode) -> anyhow::Result<u8> {
 fn print_doc(doc: &ResultDocument, output: Output) -> anyhow::Result<()> {
     match output {
         Output::Json => {
-            println!("{}", serde_json::to_string_pretty(doc).context("encoding JSON")?);
+            // Streamed: the document of a large config is megabytes of JSON.
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            serde_json::to_writer_pretty(&mut out, doc).context("writing JSON")?;
+            std::io::Write::write_all(&mut out, b"\n").context("writing JSON")?;
+            std::io::Write::flush(&mut out).context("writing JSON")?;
         }
         Output::Table | Output::Dot => print!("{}", routerd_engine::table::render(doc)),
     }

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use ipnet::IpNet;
 use routerd_host::artifact::OpaqueSpec;
@@ -216,7 +217,7 @@ impl Out {
         apply_with: ApplyWith,
         dependencies: Vec<IntentDep>,
     ) -> ArtifactKey {
-        let artifact = Artifact::new(spec);
+        let artifact = Arc::new(Artifact::new(spec));
         let key = artifact.key.clone();
         self.intents.push(Intent {
             artifact,

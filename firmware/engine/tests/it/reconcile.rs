@@ -157,9 +157,9 @@ async fn matching_pre_existing_artifacts_are_adoption_candidates_and_adopt_recor
     let nat = routerd_engine::render::render(&config)
         .intents
         .into_iter()
-        .find_map(|i| match i.artifact.spec {
+        .find_map(|i| match &i.artifact.spec {
             routerd_host::ArtifactSpec::NftTable(t) if t.name.starts_with("routerd_snat_") => {
-                Some(t)
+                Some(t.clone())
             }
             _ => None,
         })

@@ -59,6 +59,10 @@ const KINDS: &[ArtifactKind] = &[
 pub struct NetlinkBackend {
     conn: Conn,
     links: LinkCache,
+    /// Route tables derived from the last IPv4 route observe, handed to the next route-table
+    /// observe instead of a second dump of every route (an inventory observes both kinds back
+    /// to back). Taken at most once; any change through this backend clears it.
+    tables_from_routes: std::sync::Mutex<Option<Vec<Artifact>>>,
 }
 
 impl NetlinkBackend {
@@ -69,7 +73,11 @@ impl NetlinkBackend {
     /// Errors: [`HostError::Netns`] when the namespace cannot be entered (not root, deleted);
     /// [`HostError::Socket`] when there is no runtime or the socket cannot be opened.
     pub fn new(netns: &Netns) -> Result<Self, HostError> {
-        Ok(Self { conn: Conn::open(netns)?, links: LinkCache::default() })
+        Ok(Self {
+            conn: Conn::open(netns)?,
+            links: LinkCache::default(),
+            tables_from_routes: std::sync::Mutex::new(None),
+        })
     }
 
     async fn observe_kind(&self, kind: ArtifactKind) -> Result<Vec<Artifact>, HostError> {
@@ -78,15 +86,33 @@ impl NetlinkBackend {
             ArtifactKind::Link => link::observe(conn, links).await,
             ArtifactKind::Ipv4Address => address::observe(conn, links, IpFamily::V4).await,
             ArtifactKind::Ipv6Address => address::observe(conn, links, IpFamily::V6).await,
-            ArtifactKind::Ipv4Route => route::observe(conn, links, IpFamily::V4).await,
+            ArtifactKind::Ipv4Route => {
+                let routes = route::observe(conn, links, IpFamily::V4).await?;
+                self.remember_tables(route_table::from_routes(&routes));
+                Ok(routes)
+            }
             ArtifactKind::Ipv6Route => route::observe(conn, links, IpFamily::V6).await,
-            ArtifactKind::Ipv4RouteTable => route_table::observe(conn).await,
+            ArtifactKind::Ipv4RouteTable => match self.take_tables() {
+                Some(tables) => Ok(tables),
+                None => route_table::observe(conn).await,
+            },
             ArtifactKind::Ipv4FwmarkRule => rule::observe(conn).await,
             other => Err(wrong_backend(&ArtifactKey::new(other, "*"))),
         }
     }
 
+    fn remember_tables(&self, tables: Vec<Artifact>) {
+        if let Ok(mut t) = self.tables_from_routes.lock() {
+            *t = Some(tables);
+        }
+    }
+
+    fn take_tables(&self) -> Option<Vec<Artifact>> {
+        self.tables_from_routes.lock().ok().and_then(|mut t| t.take())
+    }
+
     async fn create_artifact(&self, desired: &Artifact) -> Result<(), HostError> {
+        self.take_tables();
         let (conn, links, key) = (&self.conn, &self.links, &desired.key);
         match &desired.spec {
             ArtifactSpec::Link(spec) => link::create(conn, links, key, spec).await,
@@ -104,6 +130,7 @@ impl NetlinkBackend {
         observed: &Artifact,
         desired: &Artifact,
     ) -> Result<(), HostError> {
+        self.take_tables();
         let (conn, links, key) = (&self.conn, &self.links, &desired.key);
         match (&observed.spec, &desired.spec) {
             (ArtifactSpec::Link(_), ArtifactSpec::Link(spec)) => {
@@ -126,6 +153,7 @@ impl NetlinkBackend {
     }
 
     async fn delete_artifact(&self, observed: &Artifact) -> Result<(), HostError> {
+        self.take_tables();
         let (conn, links, key) = (&self.conn, &self.links, &observed.key);
         match &observed.spec {
             ArtifactSpec::Link(_) => Err(HostError::Invalid {

@@ -22,17 +22,28 @@ use crate::error::HostError;
 /// Errors: [`HostError::Dump`] when the dump fails.
 pub(crate) async fn observe(conn: &Conn) -> Result<Vec<Artifact>, HostError> {
     let routes = route::list(conn, IpFamily::V4).await.map_err(|e| e.dump("routes"))?;
+    Ok(tables_of(routes.iter().map(|r| (r.protocol, r.table))))
+}
+
+/// The same listing, derived from observed IPv4 route artifacts (one dump serves both kinds).
+pub(crate) fn from_routes(routes: &[Artifact]) -> Vec<Artifact> {
+    tables_of(routes.iter().filter_map(|a| match &a.spec {
+        ArtifactSpec::Route(r) => Some((r.protocol, r.table)),
+        _ => None,
+    }))
+}
+
+fn tables_of(routes: impl Iterator<Item = (u8, u32)>) -> Vec<Artifact> {
     let tables: BTreeSet<u32> = routes
-        .iter()
-        .filter(|r| {
-            r.protocol == ROUTERD_ROUTE_PROTOCOL && !RESERVED_ROUTE_TABLES.contains(&r.table)
+        .filter(|(protocol, table)| {
+            *protocol == ROUTERD_ROUTE_PROTOCOL && !RESERVED_ROUTE_TABLES.contains(table)
         })
-        .map(|r| r.table)
+        .map(|(_, table)| table)
         .collect();
-    Ok(tables
+    tables
         .into_iter()
         .map(|table| Artifact::new(ArtifactSpec::RouteTable(RouteTableSpec { table })))
-        .collect())
+        .collect()
 }
 
 /// Deletes every IPv4 route of protocol [`ROUTERD_ROUTE_PROTOCOL`] in `spec.table`; routes of
