@@ -41,21 +41,26 @@ ip netns exec "$prefix-client" ping -c 3 -W 2 198.51.100.1
 step "proof 2: the upstream host reaches the client's web server through DNAT (wan:8080 -> 192.168.50.10:80)"
 mkdir -p "$state/www" && echo "hello from the LAN client" > "$state/www/index.html"
 ip netns exec "$prefix-client" python3 -m http.server 80 --bind 192.168.50.10 --directory "$state/www" \
-  >/dev/null 2>&1 &
+  >"$state/www.log" 2>&1 &
 web_pid=$!
-ip netns exec "$prefix-upstream" python3 - <<'PY'
-import time, urllib.request
-deadline = time.time() + 10
+# Wait until the server listens (inside the client's namespace), then test through the router.
+wait_http() { # NAMESPACE URL: GET URL from NAMESPACE, retrying for 20 s
+  ip netns exec "$1" python3 - "$2" <<'PY'
+import sys, time, urllib.request
+url, deadline = sys.argv[1], time.time() + 20
 while True:
     try:
-        body = urllib.request.urlopen("http://198.51.100.2:8080/", timeout=2).read().decode().strip()
-        print("GET http://198.51.100.2:8080/ ->", body)
+        body = urllib.request.urlopen(url, timeout=2).read().decode().strip()
+        print("GET", url, "->", body)
         break
     except OSError as e:
         if time.time() > deadline:
-            raise SystemExit(f"DNAT check failed: {e}")
+            raise SystemExit(f"GET {url} failed: {e}")
         time.sleep(0.2)
 PY
+}
+wait_http "$prefix-client" "http://192.168.50.10:80/" >/dev/null || { cat "$state/www.log" >&2; exit 1; }
+wait_http "$prefix-upstream" "http://198.51.100.2:8080/"
 
 step "routerd adopt: the links and sysctls existed before routerd; record them as owned"
 "$routerd" adopt --candidates "${common[@]}" -o table
