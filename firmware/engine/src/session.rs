@@ -322,13 +322,7 @@ impl Session {
     }
 
     fn plan_of(&self, snap: &Snapshot, config: &Config) -> Result<EnginePlan, EngineError> {
-        let protected: BTreeSet<String> = config
-            .spec
-            .reconcile
-            .protected_interfaces
-            .iter()
-            .map(|p| config.interface_ifname(p).unwrap_or(p).to_string())
-            .collect();
+        let protected = protected_ifnames(config);
         let registry = &self.registry;
         let supports = |i: &Intent| registry.supports(&i.artifact, i.apply_with);
         let observes = |k: ArtifactKind| registry.observes(k);
@@ -536,6 +530,20 @@ fn executed_records(
             continue;
         }
         out.push(OperationRecord { result: "skipped".into(), ..p });
+    }
+    out
+}
+
+/// Kernel names of `spec.reconcile.protectedInterfaces` (interface resource names or kernel
+/// names) and of every interface of `spec.reconcile.protectedZones`.
+fn protected_ifnames(config: &Config) -> BTreeSet<String> {
+    let ifname = |name: &str| config.interface_ifname(name).unwrap_or(name).to_string();
+    let mut out: BTreeSet<String> =
+        config.spec.reconcile.protected_interfaces.iter().map(|p| ifname(p)).collect();
+    for zone in &config.spec.reconcile.protected_zones {
+        if let Some(z) = config.spec::<routerd_model::spec::firewall::ZoneSpec>(zone) {
+            out.extend(z.interfaces.iter().map(|i| ifname(i)));
+        }
     }
     out
 }

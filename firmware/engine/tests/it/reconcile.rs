@@ -344,3 +344,33 @@ async fn a_table_holding_declared_static_routes_is_not_an_orphan() {
     );
     assert!(lab.ip(&["route", "show", "table", "300"]).trim().is_empty());
 }
+
+#[tokio::test]
+async fn protected_interfaces_and_zones_are_observed_never_changed() {
+    let lab = Lab::new();
+    for (how, reconcile) in [
+        ("interface", "  reconcile:\n    mode: progressive\n    protectedInterfaces: [lan]\n"),
+        ("zone", "  reconcile:\n    mode: progressive\n    protectedZones: [lan]\n"),
+    ] {
+        let config = LAB.replace("  reconcile:\n    mode: progressive\n", reconcile);
+        assert_ne!(config, LAB);
+        let doc = lab.reconcile(&config).await;
+        assert!(ops(&doc, "failed").is_empty(), "{how}: {:#?}", doc.operations);
+        let touched: Vec<String> =
+            ops(&doc, "done").into_iter().filter(|o| o.contains("lan0")).collect();
+        assert!(touched.is_empty(), "{how}: protected lan0 was changed: {touched:#?}");
+        assert!(!lab.ip(&["-j", "addr", "show", "dev", "lan0"]).contains("192.168.50.1"), "{how}");
+        let lan = doc
+            .resources
+            .iter()
+            .find(|r| r.id.ends_with("IPv4StaticAddress/lan-v4"))
+            .expect("resource");
+        assert!(
+            lan.warnings.iter().any(|w| w.contains("protected interface lan0")),
+            "{how}: {:?}",
+            lan.warnings
+        );
+        // The WAN side was applied normally.
+        assert!(lab.ip(&["-j", "addr", "show", "dev", "wan0"]).contains("198.51.100.2"), "{how}");
+    }
+}
