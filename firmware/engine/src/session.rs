@@ -19,7 +19,7 @@ use routerd_host::netlink::NetlinkBackend;
 use routerd_host::nftables::NftBackend;
 use routerd_host::sysctl::SysctlBackend;
 use routerd_host::{Artifact, ArtifactKey, ArtifactKind, Backend, Netns};
-use routerd_ledger::{EntryState, Ledger, LedgerChange, LedgerEntry, Origin};
+use routerd_ledger::{Attributes, EntryState, Ledger, LedgerChange, LedgerEntry, Origin};
 use routerd_model::{Config, ConfigErrors};
 use sha2::{Digest, Sha256};
 
@@ -266,7 +266,7 @@ impl Session {
                 state: EntryState::Owned,
                 generation,
                 recorded_at,
-                attributes: serde_json::to_value(&c.intent.artifact.spec).unwrap_or_default(),
+                attributes: Attributes::of(&c.intent.artifact.spec),
             }));
             adopted.push(ArtifactRef {
                 kind: c.intent.kind().as_str().into(),
@@ -398,7 +398,7 @@ impl Session {
                     state: EntryState::Pending,
                     generation,
                     recorded_at: unix_secs(now),
-                    attributes: serde_json::to_value(&intent.artifact.spec).unwrap_or_default(),
+                    attributes: Attributes::of(&intent.artifact.spec),
                 },
             ));
         }

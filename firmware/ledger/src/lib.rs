@@ -65,8 +65,39 @@ pub struct LedgerEntry {
     /// When it was recorded, seconds since the Unix epoch.
     pub recorded_at: u64,
     /// Desired attributes at the time of recording (JSON of the artifact spec).
-    pub attributes: serde_json::Value,
+    pub attributes: Attributes,
 }
+
+/// An entry's recorded attributes, kept as JSON text: written back byte for byte and never
+/// built into a tree on the way (a ledger of 10,000 routes decodes on every reconcile, and
+/// nothing reads the attributes but an operator inspecting the ledger).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Attributes(Box<serde_json::value::RawValue>);
+
+impl Attributes {
+    /// The JSON form of `value`; `null` if it cannot be serialised.
+    pub fn of<T: Serialize + ?Sized>(value: &T) -> Self {
+        let raw = serde_json::value::to_raw_value(value).unwrap_or_else(|_| {
+            serde_json::value::RawValue::from_string("null".into())
+                .expect("invariant: null is valid JSON")
+        });
+        Self(raw)
+    }
+
+    /// The JSON text.
+    pub fn json(&self) -> &str {
+        self.0.get()
+    }
+}
+
+impl PartialEq for Attributes {
+    fn eq(&self, other: &Self) -> bool {
+        self.json() == other.json()
+    }
+}
+
+impl Eq for Attributes {}
 
 impl LedgerEntry {
     /// The store key: `kind/name`.

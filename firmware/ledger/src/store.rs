@@ -235,7 +235,7 @@ mod tests {
             state,
             generation: 1,
             recorded_at: 1_700_000_000,
-            attributes: serde_json::json!({"family": "inet"}),
+            attributes: crate::Attributes::of(&serde_json::json!({"family": "inet"})),
         }
     }
 
