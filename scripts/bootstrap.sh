@@ -6,7 +6,7 @@ set -euo pipefail
 apt_packages=(
   nftables libnftnl-dev libmnl-dev pkg-config  # nftables userspace (tests read back), libnftnl
   iproute2 iputils-ping                         # lab set-up and independent read-back
-  python3                                       # benchmark generator, demo web server
+  python3 time                                  # benchmark generator and peak RSS, demo web server
 )
 
 missing=()

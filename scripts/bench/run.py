@@ -43,6 +43,9 @@ import sys
 import tempfile
 import time
 
+# GNU time (Debian package `time`), for the peak RSS of exactly one command.
+GNU_TIME = "/usr/bin/time"
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 MIB = 1024 * 1024
@@ -65,26 +68,38 @@ class BenchError(Exception):
 def timed(argv, stdout=None):
     """Runs argv; returns (seconds, exit code, peak RSS KiB, stderr text).
 
-    The child is spawned directly and reaped with wait4, so ru_maxrss is exactly that
-    child's (for `ip netns exec X cmd`, ip execs cmd in the same process: cmd's peak).
-    stdout goes to the file `stdout` (or /dev/null)."""
+    Peak RSS comes from GNU time (`/usr/bin/time -f %M`), which forks the command from its own
+    small process. Reading ru_maxrss of a child spawned from this script would be wrong: Linux
+    keeps a process's maxrss across execve, and a child spawned from Python starts out sharing
+    this script's (large, after parsing JSON documents) memory, so every child would report at
+    least this script's own peak. Wall time is taken around the whole spawn-to-reap, with GNU
+    time's overhead (about a millisecond) included. stdout goes to the file `stdout` (or
+    /dev/null)."""
     out = open(stdout or os.devnull, "wb")
     err = tempfile.TemporaryFile()
+    rss_file = tempfile.NamedTemporaryFile(prefix="rss-", delete=False)
+    rss_file.close()
     try:
+        wrapped = [GNU_TIME, "-f", "%M", "-o", rss_file.name, *argv]
         actions = [(os.POSIX_SPAWN_DUP2, out.fileno(), 1), (os.POSIX_SPAWN_DUP2, err.fileno(), 2)]
         t0 = time.perf_counter()
         try:
-            pid = os.posix_spawnp(argv[0], argv, os.environ, file_actions=actions)
+            pid = os.posix_spawnp(wrapped[0], wrapped, os.environ, file_actions=actions)
         except OSError as e:
             raise BenchError(f"{argv[0]}: {e}")
-        _, status, usage = os.wait4(pid, 0)
+        _, status, _ = os.wait4(pid, 0)
         seconds = time.perf_counter() - t0
         err.seek(0)
-        return seconds, os.waitstatus_to_exitcode(status), usage.ru_maxrss, err.read().decode(
-            errors="replace")
+        stderr = err.read().decode(errors="replace")
+        with open(rss_file.name) as f:
+            lines = [l for l in f.read().split("\n") if l.strip()]
+        # GNU time writes "Command exited with non-zero status N" before the format line.
+        rss = int(lines[-1]) if lines and lines[-1].strip().isdigit() else 0
+        return seconds, os.waitstatus_to_exitcode(status), rss, stderr
     finally:
         out.close()
         err.close()
+        os.unlink(rss_file.name)
 
 
 def run(argv, **kw):
