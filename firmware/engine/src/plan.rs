@@ -122,6 +122,13 @@ pub fn plan(input: &PlanInput<'_>) -> Result<EnginePlan, EngineError> {
             _ => None,
         })
         .collect();
+    // Owner of every ledger entry by (kind, name), built once: removing a large part of a
+    // config makes thousands of orphans.
+    let owners: BTreeMap<(&str, &str), &str> = input
+        .ledger
+        .iter()
+        .map(|e| ((e.kind.as_str(), e.name.as_str()), e.owner.as_str()))
+        .collect();
     let mut orphans = Vec::new();
     for (key, obs) in input.observed {
         if intended_keys.contains(key)
@@ -147,7 +154,7 @@ pub fn plan(input: &PlanInput<'_>) -> Result<EnginePlan, EngineError> {
         orphans.push(OrphanVerdict {
             key: key.clone(),
             observed: Some(obs.clone()),
-            owner: ledger_owner(input.ledger, key),
+            owner: owners.get(&(key.kind.as_str(), key.name.as_str())).map(|o| o.to_string()),
             cleanup: Some(verdict),
         });
     }
@@ -293,13 +300,6 @@ fn item(artifact: &Arc<Artifact>, intent: &Intent) -> HostItem {
         deps: graph_deps(&intent.dependencies),
         external: intent.action != Action::Ensure,
     }
-}
-
-fn ledger_owner(ledger: &[LedgerEntry], key: &ArtifactKey) -> Option<String> {
-    ledger
-        .iter()
-        .find(|e| e.kind == key.kind.as_str() && e.name == key.name)
-        .map(|e| e.owner.clone())
 }
 
 /// The configurator family that serves a kind, for orphans no intent names.

@@ -59,9 +59,15 @@ impl ConfigInput {
     ///
     /// Errors: every parse and validation error, with file:line:column.
     pub fn load(path: &Path) -> Result<Self, ConfigErrors> {
-        let config = routerd_model::load(path)?;
-        let bytes = std::fs::read(path).unwrap_or_default();
-        Ok(Self { config, digest: hex_digest(&bytes) })
+        // One read: the digest must be of exactly the text that was parsed, even if the file is
+        // rewritten meanwhile.
+        match std::fs::read_to_string(path) {
+            Ok(text) => Self::parse(&text, &path.display().to_string()),
+            // The model's loader words an unreadable file as a located config error.
+            Err(_) => {
+                routerd_model::load(path).map(|config| Self { config, digest: String::new() })
+            }
+        }
     }
 
     /// Parses `text` as the file `file`.
@@ -179,8 +185,9 @@ impl Session {
         now: SystemTime,
     ) -> Result<ResultDocument, EngineError> {
         let mut snap = self.snapshot(&input.config).await?;
-        self.resolve_pending(&snap)?;
-        snap.entries = self.ledger.entries()?;
+        if self.resolve_pending(&snap)? {
+            snap.entries = self.ledger.entries()?;
+        }
         let plan = self.plan_of(&snap, &input.config)?;
 
         let creates = timed!(self, "prepare", self.prepare(&plan, input, now)?);
@@ -347,7 +354,8 @@ impl Session {
 
     /// A crash between prepare and commit leaves `Pending` entries: present on the host means
     /// the create ran (we created it), absent means it did not.
-    fn resolve_pending(&self, snap: &Snapshot) -> Result<(), EngineError> {
+    /// Returns whether the ledger changed.
+    fn resolve_pending(&self, snap: &Snapshot) -> Result<bool, EngineError> {
         let changes: Vec<LedgerChange> = snap
             .entries
             .iter()
@@ -363,7 +371,8 @@ impl Session {
                 }
             })
             .collect();
-        Ok(self.ledger.apply(&changes)?)
+        self.ledger.apply(&changes)?;
+        Ok(!changes.is_empty())
     }
 
     /// Records every create the plan is about to run as `Pending`, in one transaction.

@@ -103,12 +103,7 @@ impl Ledger {
     ///
     /// Errors: [`LedgerError::Storage`], [`LedgerError::Decode`].
     pub fn entries(&self) -> Result<Vec<LedgerEntry>, LedgerError> {
-        let txn = match &self.handle {
-            Handle::ReadWrite(db) => db.begin_read(),
-            Handle::ReadOnly(Some(db)) => db.begin_read(),
-            Handle::ReadOnly(None) => return Ok(Vec::new()),
-        }
-        .map_err(|e| self.storage("read", e))?;
+        let Some(txn) = self.read_txn()? else { return Ok(Vec::new()) };
         let table = match txn.open_table(ARTIFACTS) {
             Ok(t) => t,
             Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
@@ -132,12 +127,7 @@ impl Ledger {
     ///
     /// Errors: [`LedgerError::Storage`].
     pub fn applied_generation(&self) -> Result<AppliedGeneration, LedgerError> {
-        let txn = match &self.handle {
-            Handle::ReadWrite(db) => db.begin_read(),
-            Handle::ReadOnly(Some(db)) => db.begin_read(),
-            Handle::ReadOnly(None) => return Ok(AppliedGeneration::default()),
-        }
-        .map_err(|e| self.storage("read", e))?;
+        let Some(txn) = self.read_txn()? else { return Ok(AppliedGeneration::default()) };
         let meta = match txn.open_table(META) {
             Ok(t) => t,
             Err(redb::TableError::TableDoesNotExist(_)) => return Ok(AppliedGeneration::default()),
@@ -154,8 +144,31 @@ impl Ledger {
     ///
     /// Errors: as [`Ledger::entries`].
     pub fn get(&self, kind: &str, name: &str) -> Result<Option<LedgerEntry>, LedgerError> {
+        let Some(txn) = self.read_txn()? else { return Ok(None) };
+        let table = match txn.open_table(ARTIFACTS) {
+            Ok(t) => t,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
+            Err(e) => return Err(self.storage("read", e)),
+        };
         let key = entry_key(kind, name);
-        Ok(self.entries()?.into_iter().find(|e| e.key() == key))
+        let Some(value) = table.get(key.as_str()).map_err(|e| self.storage("read", e))? else {
+            return Ok(None);
+        };
+        serde_json::from_slice(value.value()).map(Some).map_err(|source| LedgerError::Decode {
+            path: self.path.clone(),
+            key,
+            source,
+        })
+    }
+
+    /// A read transaction; `None` for a read-only handle on a file that does not exist.
+    fn read_txn(&self) -> Result<Option<redb::ReadTransaction>, LedgerError> {
+        let txn = match &self.handle {
+            Handle::ReadWrite(db) => db.begin_read(),
+            Handle::ReadOnly(Some(db)) => db.begin_read(),
+            Handle::ReadOnly(None) => return Ok(None),
+        };
+        txn.map(Some).map_err(|e| self.storage("read", e))
     }
 
     /// Applies `changes` in one durable transaction: all or nothing.
