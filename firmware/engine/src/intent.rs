@@ -127,8 +127,9 @@ pub struct IntentDep {
 pub struct Intent {
     /// The artifact with its desired attributes (shared with the graph items made from it).
     pub artifact: Arc<Artifact>,
-    /// Owner resource ID (`apiVersion/kind/name`).
-    pub owner: String,
+    /// Owner resource ID (`apiVersion/kind/name`), shared by the resource's intents and the
+    /// graph items made from them.
+    pub owner: Arc<str>,
     /// Ensure, observe or delete.
     pub action: Action,
     /// Configurator family.

@@ -38,8 +38,8 @@ impl Item for HostItem {
         self.key.clone()
     }
 
-    fn deps(&self) -> Vec<Dependency<Self>> {
-        self.deps.to_vec()
+    fn deps(&self) -> &[Dependency<Self>] {
+        &self.deps
     }
 
     fn is_external(&self) -> bool {

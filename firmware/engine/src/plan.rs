@@ -1,12 +1,15 @@
-//! The pure half of a reconcile: (intents, observation, ledger) → intended and current graphs,
-//! the ordered operations, orphans and adoption candidates. Reads no clock and no host state.
+//! The pure half of a reconcile, in two steps. [`Desired::new`]: rendered intents → the
+//! de-duplicated intents and the intended graph (depends on the config only, so it is built once
+//! per config and reused by a reconcile's verification and by every resync). [`plan`]: desired
+//! state, observation and ledger → the current graph, the ordered operations, orphans and
+//! adoption candidates. Reads no clock and no host state.
 //!
 //! Ownership policy is applied here, by what enters the current graph: an observed artifact is
 //! put there only if a resource declares it (so it may be modified) or if the cleanup policy
 //! proves it ours (so it may be deleted). Anything else on the host is invisible to the
 //! reconciler and therefore never touched.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use routerd_graph::{Graph, Plan, Selection};
@@ -19,18 +22,65 @@ use crate::item::{HostItem, graph_deps, graph_key};
 use crate::policy::{Cleanup, cleanup, in_routerd_namespace};
 use crate::render::Rendered;
 
-/// Everything the planner reads.
+/// What the config asks for, independent of the host.
+///
+/// Shape: `intents[i]` and `items[i]` belong together; `by_key` lists the indices in key order
+/// (the order of the intended graph, of the observation map and of the current graph), so
+/// planning joins them in one ordered walk instead of a lookup per intent.
+pub struct Desired {
+    /// Intents after de-duplication and protection, in render order.
+    pub intents: Vec<Intent>,
+    /// The intended graph item of each intent.
+    pub items: Vec<HostItem>,
+    /// Indices into `intents`, in key order.
+    pub by_key: Vec<usize>,
+    /// Desired state.
+    pub intended: Graph<HostItem>,
+    /// Intents that cannot be applied, with the condition reason and message.
+    pub blocked: BTreeMap<ArtifactKey, (&'static str, String)>,
+    /// Per-resource warnings of rendering and de-duplication (conflicts, protection).
+    pub warnings: BTreeMap<String, Vec<String>>,
+    /// Numbered route tables holding intended routes: in use, never orphans.
+    tables_in_use: BTreeSet<String>,
+}
+
+impl Desired {
+    /// De-duplicates `rendered` (see [`dedupe`]), turns `spec.reconcile.protectedInterfaces`
+    /// (kernel names in `protected_ifnames`) into observe-only intents, and builds the intended
+    /// graph. `supports` says whether an intent has a configurator in this build.
+    pub fn new(
+        rendered: Rendered,
+        protected_ifnames: &BTreeSet<String>,
+        supports: &dyn Fn(&Intent) -> bool,
+    ) -> Self {
+        let Rendered { intents, mut warnings } = rendered;
+        let intents = dedupe(intents, protected_ifnames, &mut warnings);
+        let items: Vec<HostItem> = intents.iter().map(item).collect();
+        let mut by_key: Vec<usize> = (0..intents.len()).collect();
+        by_key.sort_unstable_by(|&a, &b| intents[a].key().cmp(intents[b].key()));
+        let intended: Graph<HostItem> = by_key.iter().map(|&i| items[i].clone()).collect();
+        // A numbered table holding intended routes (static routes in table N) is in use, not
+        // an orphan, even when no policy declares it as a route-table artifact.
+        let tables_in_use = intents
+            .iter()
+            .filter_map(|i| match &i.artifact.spec {
+                ArtifactSpec::Route(r) if i.kind() == ArtifactKind::Ipv4Route => {
+                    Some(r.table.to_string())
+                }
+                _ => None,
+            })
+            .collect();
+        let blocked = blocked(&intents, supports);
+        Self { intents, items, by_key, intended, blocked, warnings, tables_in_use }
+    }
+}
+
+/// Everything the planner reads besides the desired state.
 pub struct PlanInput<'a> {
-    /// Rendered intents and warnings.
-    pub rendered: &'a Rendered,
     /// Host artifacts by key, as observed.
     pub observed: &'a BTreeMap<ArtifactKey, Arc<Artifact>>,
     /// Ledger entries.
     pub ledger: &'a [LedgerEntry],
-    /// Kernel names of `spec.reconcile.protectedInterfaces`.
-    pub protected_ifnames: &'a BTreeSet<String>,
-    /// Whether an intent has a configurator in this build.
-    pub supports: &'a dyn Fn(&Intent) -> bool,
     /// Whether a kind can be listed on the host.
     pub observes: &'a dyn Fn(ArtifactKind) -> bool,
     /// The backend's recreate rule.
@@ -39,24 +89,18 @@ pub struct PlanInput<'a> {
 
 /// The planner's result.
 pub struct EnginePlan {
-    /// Intents after de-duplication and protection, in render order.
-    pub intents: Vec<Intent>,
-    /// Desired state.
-    pub intended: Graph<HostItem>,
+    /// The desired state planned against (shared with the session that built it).
+    pub desired: Arc<Desired>,
     /// Host state the reconciler may act on.
     pub current: Graph<HostItem>,
     /// Operations in execution order.
     pub ops: Plan<HostItem>,
-    /// Intents that cannot be applied, with the condition reason and message.
-    pub blocked: BTreeMap<ArtifactKey, (&'static str, String)>,
     /// Orphans (reported; those with [`Cleanup::Delete`] are in `current` and get deleted).
     pub orphans: Vec<OrphanVerdict>,
     /// Present desired artifacts not owned in the ledger.
     pub candidates: Vec<Candidate>,
     /// Keys the ledger proves we own.
-    pub owned: BTreeSet<ArtifactKey>,
-    /// Per-resource warnings added by planning (conflicts, protection).
-    pub warnings: BTreeMap<String, Vec<String>>,
+    pub owned: HashSet<ArtifactKey>,
 }
 
 /// An orphan with the policy's verdict.
@@ -83,44 +127,16 @@ pub struct Candidate {
     pub diff: Vec<AttributeDiff>,
 }
 
-/// Plans a reconcile. See the module docs.
+/// Plans a reconcile of `desired` against the observed host and the ledger. See the module
+/// docs.
 ///
 /// Errors: [`EngineError::Cycle`] when the intents' dependencies loop.
-pub fn plan(input: &PlanInput<'_>) -> Result<EnginePlan, EngineError> {
-    let mut warnings: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let intents = dedupe(&input.rendered.intents, input.protected_ifnames, &mut warnings);
-    let owned: BTreeSet<ArtifactKey> = input
+pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan, EngineError> {
+    let owned: HashSet<ArtifactKey> = input
         .ledger
         .iter()
         .filter(|e| e.state == EntryState::Owned)
         .filter_map(|e| ArtifactKind::parse(&e.kind).map(|k| ArtifactKey::new(k, e.name.clone())))
-        .collect();
-    let intended_keys: BTreeSet<&ArtifactKey> = intents.iter().map(Intent::key).collect();
-
-    let mut intended = Graph::new();
-    let mut current = Graph::new();
-    for intent in &intents {
-        let desired = item(&intent.artifact, intent);
-        if intent.apply_with == ApplyWith::Routerd {
-            // Engine-internal artifacts have no host state: they exist as soon as declared.
-            current.put(desired.clone());
-        } else if let Some(obs) = input.observed.get(intent.key()) {
-            // Owner and dependencies are the intent's: shared with the intended item.
-            current.put(HostItem { artifact: Arc::clone(obs), ..desired.clone() });
-        }
-        intended.put(desired);
-    }
-
-    // A numbered table holding intended routes (static routes in table N) is in use, not an
-    // orphan, even when no policy declares it as a route-table artifact.
-    let tables_in_use: BTreeSet<String> = intents
-        .iter()
-        .filter_map(|i| match &i.artifact.spec {
-            ArtifactSpec::Route(r) if i.kind() == ArtifactKind::Ipv4Route => {
-                Some(r.table.to_string())
-            }
-            _ => None,
-        })
         .collect();
     // Owner of every ledger entry by (kind, name), built once: removing a large part of a
     // config makes thousands of orphans.
@@ -129,11 +145,50 @@ pub fn plan(input: &PlanInput<'_>) -> Result<EnginePlan, EngineError> {
         .iter()
         .map(|e| ((e.kind.as_str(), e.name.as_str()), e.owner.as_str()))
         .collect();
+
+    // One ordered walk over the intents (key order) and the observation (key order): the
+    // current graph in key order, the orphans and the adoption candidates.
+    let mut current_items: Vec<HostItem> = Vec::with_capacity(input.observed.len());
     let mut orphans = Vec::new();
-    for (key, obs) in input.observed {
-        if intended_keys.contains(key)
-            || (key.kind == ArtifactKind::Ipv4RouteTable && tables_in_use.contains(&key.name))
-        {
+    let mut candidates = Vec::new();
+    let mut wanted = desired.by_key.iter().map(|&i| (i, &desired.intents[i], &desired.items[i]));
+    let mut next_wanted = wanted.next();
+    let mut observed = input.observed.iter().peekable();
+    loop {
+        let take_wanted = match (next_wanted, observed.peek()) {
+            (None, None) => break,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (Some((_, intent, _)), Some((key, _))) => intent.key() <= *key,
+        };
+        if take_wanted {
+            let Some((position, intent, desired_item)) = next_wanted else { break };
+            next_wanted = wanted.next();
+            let obs = observed.next_if(|(key, _)| *key == intent.key()).map(|(_, a)| a);
+            if intent.apply_with == ApplyWith::Routerd {
+                // Engine-internal artifacts have no host state: they exist as soon as declared.
+                current_items.push(desired_item.clone());
+            } else if let Some(obs) = obs {
+                // Owner and dependencies are the intent's: shared with the intended item.
+                current_items.push(HostItem { artifact: Arc::clone(obs), ..desired_item.clone() });
+                if intent.action == Action::Ensure
+                    && is_inventory_backed(intent.kind())
+                    && !owned.contains(intent.key())
+                {
+                    candidates.push((
+                        position,
+                        Candidate {
+                            intent: intent.clone(),
+                            observed: Arc::clone(obs),
+                            diff: intent.artifact.spec.drift(&obs.spec),
+                        },
+                    ));
+                }
+            }
+            continue;
+        }
+        let Some((key, obs)) = observed.next() else { break };
+        if key.kind == ArtifactKind::Ipv4RouteTable && desired.tables_in_use.contains(&key.name) {
             continue;
         }
         let is_owned = owned.contains(key);
@@ -142,7 +197,7 @@ pub fn plan(input: &PlanInput<'_>) -> Result<EnginePlan, EngineError> {
         }
         let verdict = cleanup(obs, is_owned);
         if matches!(verdict, Cleanup::Delete { .. }) {
-            current.put(HostItem {
+            current_items.push(HostItem {
                 key: graph_key(key),
                 artifact: Arc::clone(obs),
                 owner: Arc::from(""),
@@ -158,10 +213,13 @@ pub fn plan(input: &PlanInput<'_>) -> Result<EnginePlan, EngineError> {
             cleanup: Some(verdict),
         });
     }
+    // Candidates in render order, as the report lists them.
+    candidates.sort_unstable_by_key(|(position, _)| *position);
+    let candidates = candidates.into_iter().map(|(_, c)| c).collect();
     for e in input.ledger {
         let Some(kind) = ArtifactKind::parse(&e.kind) else { continue };
         let key = ArtifactKey::new(kind, e.name.clone());
-        if intended_keys.contains(&key)
+        if desired.intended.contains(&graph_key(&key))
             || input.observed.contains_key(&key)
             || !(input.observes)(kind)
         {
@@ -175,40 +233,29 @@ pub fn plan(input: &PlanInput<'_>) -> Result<EnginePlan, EngineError> {
         });
     }
 
-    let blocked = blocked(&intents, input);
-    let ops = routerd_graph::plan(&current, &intended, input.needs_recreate, Selection::All)
-        .map_err(|e| EngineError::Cycle(e.to_string()))?;
-    let candidates = candidates(&intents, input.observed, &owned);
-    Ok(EnginePlan {
-        intents,
-        intended,
-        current,
-        ops,
-        blocked,
-        orphans,
-        candidates,
-        owned,
-        warnings,
-    })
+    let current: Graph<HostItem> = current_items.into_iter().collect();
+    let ops =
+        routerd_graph::plan(&current, &desired.intended, input.needs_recreate, Selection::All)
+            .map_err(|e| EngineError::Cycle(e.to_string()))?;
+    Ok(EnginePlan { desired: Arc::clone(desired), current, ops, orphans, candidates, owned })
 }
 
 /// First intent per key wins. An identical second declaration is shared silently; a different
 /// one is a conflict reported on the later resource. Ensure beats observe. Ensure intents on a
 /// protected interface become observe.
 fn dedupe(
-    rendered: &[Intent],
+    rendered: Vec<Intent>,
     protected: &BTreeSet<String>,
     warnings: &mut BTreeMap<String, Vec<String>>,
 ) -> Vec<Intent> {
-    let mut out: Vec<Intent> = Vec::new();
-    let mut index: BTreeMap<ArtifactKey, usize> = BTreeMap::new();
-    for intent in rendered {
-        let mut intent = intent.clone();
+    let mut out: Vec<Intent> = Vec::with_capacity(rendered.len());
+    let mut index: HashMap<ArtifactKey, usize> = HashMap::with_capacity(rendered.len());
+    for mut intent in rendered {
         let protected_ifname =
             artifact_ifname(&intent.artifact).filter(|i| protected.contains(*i)).map(str::to_owned);
         if let (Action::Ensure, Some(ifname)) = (intent.action, protected_ifname) {
             let msg = format!("{} is on protected interface {ifname}: observed only", intent.key());
-            warnings.entry(intent.owner.clone()).or_default().push(msg);
+            warnings.entry(intent.owner.to_string()).or_default().push(msg);
             intent.action = Action::Observe;
         }
         match index.get(intent.key()) {
@@ -228,7 +275,7 @@ fn dedupe(
                         intent.key(),
                         first.owner
                     );
-                    warnings.entry(intent.owner.clone()).or_default().push(msg);
+                    warnings.entry(intent.owner.to_string()).or_default().push(msg);
                 }
             }
         }
@@ -239,11 +286,11 @@ fn dedupe(
 /// Intents without a configurator, and the intents that depend on them (transitively).
 fn blocked(
     intents: &[Intent],
-    input: &PlanInput<'_>,
+    supports: &dyn Fn(&Intent) -> bool,
 ) -> BTreeMap<ArtifactKey, (&'static str, String)> {
     let mut blocked = BTreeMap::new();
     let unsupported = |i: &&Intent| {
-        i.action == Action::Ensure && i.apply_with != ApplyWith::Routerd && !(input.supports)(i)
+        i.action == Action::Ensure && i.apply_with != ApplyWith::Routerd && !supports(i)
     };
     for i in intents.iter().filter(unsupported) {
         let msg = format!(
@@ -270,32 +317,12 @@ fn blocked(
     }
 }
 
-fn candidates(
-    intents: &[Intent],
-    observed: &BTreeMap<ArtifactKey, Arc<Artifact>>,
-    owned: &BTreeSet<ArtifactKey>,
-) -> Vec<Candidate> {
-    intents
-        .iter()
-        .filter(|i| i.action == Action::Ensure && is_inventory_backed(i.kind()))
-        .filter(|i| !owned.contains(i.key()))
-        .filter_map(|i| {
-            let obs = observed.get(i.key())?;
-            Some(Candidate {
-                intent: i.clone(),
-                observed: obs.clone(),
-                diff: i.artifact.spec.drift(&obs.spec),
-            })
-        })
-        .collect()
-}
-
 /// The intended item of `intent` (observe-only intents are external).
-fn item(artifact: &Arc<Artifact>, intent: &Intent) -> HostItem {
+fn item(intent: &Intent) -> HostItem {
     HostItem {
-        key: graph_key(&artifact.key),
-        artifact: Arc::clone(artifact),
-        owner: Arc::from(intent.owner.as_str()),
+        key: graph_key(intent.key()),
+        artifact: Arc::clone(&intent.artifact),
+        owner: Arc::clone(&intent.owner),
         apply_with: intent.apply_with,
         deps: graph_deps(&intent.dependencies),
         external: intent.action != Action::Ensure,
@@ -329,9 +356,4 @@ fn artifact_ifname(a: &Artifact) -> Option<&str> {
         }
         _ => None,
     }
-}
-
-/// The graph key of an intent (re-exported for report building).
-pub(crate) fn key_of(intent: &Intent) -> routerd_graph::Key<ArtifactKind> {
-    graph_key(intent.key())
 }

@@ -10,7 +10,6 @@ use crate::intent::{Action, Intent};
 use crate::item::{HostItem, artifact_key};
 use crate::plan::EnginePlan;
 use crate::policy::Cleanup;
-use crate::render::Rendered;
 use crate::result::{
     AdoptionCandidate, ArtifactIntentRef, ArtifactRef, Condition, ObservedArtifact,
     OperationRecord, Orphan, Phase, ResourceResult, ResultDocument,
@@ -20,8 +19,6 @@ use crate::result::{
 pub struct ReportInput<'a> {
     /// The config (resource order and IDs).
     pub config: &'a Config,
-    /// Rendered intents and warnings.
-    pub rendered: &'a Rendered,
     /// `plan`, `dry-run`, `reconcile`, `observe`, `adopt`.
     pub mode: &'a str,
     /// Generation to report.
@@ -56,7 +53,9 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
     let candidates: BTreeSet<&ArtifactKey> =
         plan.candidates.iter().map(|c| c.intent.key()).collect();
     // Grouped once: a config has thousands of resources, a scan per resource is quadratic.
-    let intents_of = group_by_owner(plan.intents.iter(), |i| i.owner.as_str());
+    let pairs: Vec<(&Intent, &HostItem)> =
+        plan.desired.intents.iter().zip(&plan.desired.items).collect();
+    let intents_of = group_by_owner(pairs.iter(), |(i, _)| &*i.owner);
     let planned_of = group_by_owner(planned.iter(), |o| o.owner.as_str());
     let operations_of = group_by_owner(operations.iter(), |o| o.owner.as_str());
     let (no_intents, no_ops) = (Vec::new(), Vec::new());
@@ -64,12 +63,13 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
     let mut resources = Vec::new();
     for res in &input.config.spec.resources {
         let id = res.id();
-        let intents: &Vec<&Intent> = intents_of.get(id.as_str()).unwrap_or(&no_intents);
+        let here: &Vec<&(&Intent, &HostItem)> = intents_of.get(id.as_str()).unwrap_or(&no_intents);
+        let intents: Vec<&Intent> = here.iter().map(|(i, _)| *i).collect();
         let planned_here: &Vec<&OperationRecord> = planned_of.get(id.as_str()).unwrap_or(&no_ops);
         let mut r = ResourceResult {
             id: id.clone(),
             phase: Phase::Healthy,
-            observed: intents.iter().map(|i| observed(plan, i)).collect(),
+            observed: here.iter().map(|(i, item)| observed(plan, i, item)).collect(),
             plan: planned_here.iter().map(|o| (*o).clone()).collect(),
             artifacts: intents
                 .iter()
@@ -80,7 +80,7 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
                     apply_with: i.apply_with,
                 })
                 .collect(),
-            warnings: warnings_of(input.rendered, plan, &id),
+            warnings: plan.desired.warnings.get(&id).cloned().unwrap_or_default(),
             conditions: Vec::new(),
         };
         if input.executed.is_some() {
@@ -88,8 +88,8 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
             r.plan = ran.iter().map(|o| (*o).clone()).collect();
         }
         let mut conds = Vec::new();
-        for i in intents {
-            if let Some((reason, msg)) = plan.blocked.get(i.key()) {
+        for i in &intents {
+            if let Some((reason, msg)) = plan.desired.blocked.get(i.key()) {
                 conds.push(("Blocked", *reason, format!("{}: {msg}", i.key())));
             } else if let Some(o) =
                 failed.get(&(i.kind().as_str().to_string(), i.key().name.clone()))
@@ -147,14 +147,14 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
 /// Items grouped by their owner resource ID.
 fn group_by_owner<'a, T>(
     items: impl Iterator<Item = &'a T>,
-    owner: impl Fn(&T) -> &str,
-) -> HashMap<String, Vec<&'a T>>
+    owner: impl Fn(&'a T) -> &'a str,
+) -> HashMap<&'a str, Vec<&'a T>>
 where
     T: 'a,
 {
-    let mut out: HashMap<String, Vec<&'a T>> = HashMap::new();
+    let mut out: HashMap<&'a str, Vec<&'a T>> = HashMap::new();
     for item in items {
-        out.entry(owner(item).to_string()).or_default().push(item);
+        out.entry(owner(item)).or_default().push(item);
     }
     out
 }
@@ -178,7 +178,7 @@ fn record(plan: &EnginePlan, op: &PlannedOp<HostItem>) -> OperationRecord {
     } else {
         op.reason.to_string()
     };
-    let blocked = plan.blocked.get(&key);
+    let blocked = plan.desired.blocked.get(&key);
     OperationRecord {
         operation: op.op.as_str().to_lowercase(),
         kind: key.kind.as_str().into(),
@@ -202,8 +202,8 @@ fn orphan_reason(plan: &EnginePlan, key: &ArtifactKey) -> String {
         .unwrap_or_else(|| "orphan".into())
 }
 
-fn observed(plan: &EnginePlan, i: &Intent) -> ObservedArtifact {
-    let current = plan.current.get(&crate::plan::key_of(i));
+fn observed(plan: &EnginePlan, i: &Intent, item: &HostItem) -> ObservedArtifact {
+    let current = plan.current.get(&item.key);
     ObservedArtifact {
         kind: i.kind().as_str().into(),
         name: i.key().name.clone(),
@@ -211,12 +211,6 @@ fn observed(plan: &EnginePlan, i: &Intent) -> ObservedArtifact {
         owned: plan.owned.contains(i.key()),
         drift: current.map(|c| i.artifact.spec.drift(&c.artifact.spec)).unwrap_or_default(),
     }
-}
-
-fn warnings_of(rendered: &Rendered, plan: &EnginePlan, id: &str) -> Vec<String> {
-    let mut w = rendered.warnings.get(id).cloned().unwrap_or_default();
-    w.extend(plan.warnings.get(id).cloned().unwrap_or_default());
-    w
 }
 
 fn conditions(
@@ -308,7 +302,7 @@ fn adoption_candidates(plan: &EnginePlan) -> Vec<AdoptionCandidate> {
             AdoptionCandidate {
                 kind: c.intent.kind().as_str().into(),
                 name: c.intent.key().name.clone(),
-                owner: c.intent.owner.clone(),
+                owner: c.intent.owner.to_string(),
                 reason,
                 adoptable,
                 desired: serde_json::to_value(&c.intent.artifact.spec).unwrap_or_default(),

@@ -2,12 +2,15 @@
 //! observe → plan → prepare → apply → commit → verify (STYLE.md "Transactions").
 //!
 //! ```text
-//!  config ──render──▶ intents ─┐
-//!  ledger ─────────────────────┼─▶ plan (pure) ─▶ prepare: ledger Pending ─▶ apply (graph)
-//!  host ──observe──▶ inventory ┘                                              │
-//!  host ◀──────────────────────────────────── configurators ◀─────────────────┘
+//!  config ──render, dedupe──▶ desired ─┐
+//!  ledger ─────────────────────────────┼─▶ plan (pure) ─▶ prepare: ledger Pending ─▶ apply
+//!  host ──observe──▶ inventory ────────┘                                            │
+//!  host ◀──────────────────────────────────────────── configurators (graph) ◀───────┘
 //!  commit: Pending → Owned / dropped, orphans forgotten, generation ─▶ verify: observe + plan
 //! ```
+//!
+//! The desired state depends on the config alone: a reconcile builds it once and verifies
+//! against the same one.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -26,8 +29,8 @@ use sha2::{Digest, Sha256};
 use crate::error::EngineError;
 use crate::intent::{Action, Intent, is_inventory_backed};
 use crate::item::{BackendRegistry, HostItem, artifact_key, graph_key};
-use crate::plan::{EnginePlan, PlanInput};
-use crate::render::{Rendered, render};
+use crate::plan::{Desired, EnginePlan, PlanInput};
+use crate::render::render;
 use crate::report::{ReportInput, build};
 use crate::result::{ArtifactRef, OperationRecord, ResultDocument};
 
@@ -97,7 +100,6 @@ macro_rules! timed {
 }
 
 struct Snapshot {
-    rendered: Rendered,
     entries: Vec<LedgerEntry>,
     observed: BTreeMap<ArtifactKey, Arc<Artifact>>,
     warnings: Vec<String>,
@@ -145,8 +147,9 @@ impl Session {
         input: &ConfigInput,
         now: SystemTime,
     ) -> Result<ResultDocument, EngineError> {
-        let snap = self.snapshot(&input.config).await?;
-        let plan = self.plan_of(&snap, &input.config)?;
+        let desired = self.desired(&input.config);
+        let snap = self.snapshot(&desired).await?;
+        let plan = self.plan_of(&desired, &snap)?;
         self.report(&plan, &snap, input, now, "observe", None, false, Vec::new())
     }
 
@@ -159,8 +162,9 @@ impl Session {
         now: SystemTime,
         dry_run: bool,
     ) -> Result<ResultDocument, EngineError> {
-        let snap = self.snapshot(&input.config).await?;
-        let plan = self.plan_of(&snap, &input.config)?;
+        let desired = self.desired(&input.config);
+        let snap = self.snapshot(&desired).await?;
+        let plan = self.plan_of(&desired, &snap)?;
         let mode = if dry_run { "dry-run" } else { "plan" };
         self.report(&plan, &snap, input, now, mode, None, true, Vec::new())
     }
@@ -170,9 +174,10 @@ impl Session {
     ///
     /// Errors: inventory and ledger failures, dependency cycles.
     pub async fn dot(&self, input: &ConfigInput) -> Result<String, EngineError> {
-        let snap = self.snapshot(&input.config).await?;
-        let plan = self.plan_of(&snap, &input.config)?;
-        Ok(plan.ops.to_dot(&plan.current, &plan.intended, &input.config.metadata.name))
+        let desired = self.desired(&input.config);
+        let snap = self.snapshot(&desired).await?;
+        let plan = self.plan_of(&desired, &snap)?;
+        Ok(plan.ops.to_dot(&plan.current, &desired.intended, &input.config.metadata.name))
     }
 
     /// Applies the config. See the module docs for the steps.
@@ -184,11 +189,12 @@ impl Session {
         input: &ConfigInput,
         now: SystemTime,
     ) -> Result<ResultDocument, EngineError> {
-        let mut snap = self.snapshot(&input.config).await?;
+        let desired = self.desired(&input.config);
+        let mut snap = self.snapshot(&desired).await?;
         if self.resolve_pending(&snap)? {
             snap.entries = self.ledger.entries()?;
         }
-        let plan = self.plan_of(&snap, &input.config)?;
+        let plan = self.plan_of(&desired, &snap)?;
 
         let creates = timed!(self, "prepare", self.prepare(&plan, input, now)?);
         let strict = input.config.spec.reconcile.mode == routerd_model::ReconcileMode::Strict;
@@ -207,7 +213,7 @@ impl Session {
         let known: BTreeSet<String> = snap.entries.iter().map(LedgerEntry::key).collect();
         for e in log.iter().filter(|e| e.operation == Operation::Delete && e.error.is_none()) {
             let key = artifact_key(&e.key);
-            let still_desired = plan.intended.contains(&e.key);
+            let still_desired = desired.intended.contains(&e.key);
             if !still_desired
                 && known.contains(&routerd_ledger::entry_key(key.kind.as_str(), &key.name))
             {
@@ -240,8 +246,8 @@ impl Session {
             );
         }
         drop(plan);
-        let after = self.snapshot(&input.config).await?;
-        let verified = self.plan_of(&after, &input.config)?;
+        let after = self.snapshot(&desired).await?;
+        let verified = self.plan_of(&desired, &after)?;
         self.report(&verified, &after, input, now, "reconcile", Some(executed), true, Vec::new())
     }
 
@@ -255,8 +261,9 @@ impl Session {
         now: SystemTime,
         apply: bool,
     ) -> Result<ResultDocument, EngineError> {
-        let snap = self.snapshot(&input.config).await?;
-        let plan = self.plan_of(&snap, &input.config)?;
+        let desired = self.desired(&input.config);
+        let snap = self.snapshot(&desired).await?;
+        let plan = self.plan_of(&desired, &snap)?;
         if !apply {
             return self.report(&plan, &snap, input, now, "adopt", None, false, Vec::new());
         }
@@ -268,7 +275,7 @@ impl Session {
             changes.push(LedgerChange::Put(LedgerEntry {
                 kind: c.intent.kind().as_str().into(),
                 name: c.intent.key().name.clone(),
-                owner: c.intent.owner.clone(),
+                owner: c.intent.owner.to_string(),
                 origin: Origin::Adopted,
                 state: EntryState::Owned,
                 generation,
@@ -278,21 +285,30 @@ impl Session {
             adopted.push(ArtifactRef {
                 kind: c.intent.kind().as_str().into(),
                 name: c.intent.key().name.clone(),
-                owner: c.intent.owner.clone(),
+                owner: c.intent.owner.to_string(),
             });
         }
         self.ledger.apply(&changes)?;
-        let snap = self.snapshot(&input.config).await?;
-        let plan = self.plan_of(&snap, &input.config)?;
+        drop(plan);
+        let snap = self.snapshot(&desired).await?;
+        let plan = self.plan_of(&desired, &snap)?;
         self.report(&plan, &snap, input, now, "adopt", None, false, adopted)
     }
 
-    async fn snapshot(&self, config: &Config) -> Result<Snapshot, EngineError> {
+    /// Renders `config` and builds its desired state.
+    fn desired(&self, config: &Config) -> Arc<Desired> {
         let rendered = timed!(self, "render", render(config));
+        let protected = protected_ifnames(config);
+        let registry = &self.registry;
+        let supports = |i: &Intent| registry.supports(&i.artifact, i.apply_with);
+        Arc::new(timed!(self, "desired", Desired::new(rendered, &protected, &supports)))
+    }
+
+    async fn snapshot(&self, desired: &Desired) -> Result<Snapshot, EngineError> {
         let entries = timed!(self, "ledger-read", self.ledger.entries()?);
         let start = std::time::Instant::now();
         let mut wanted: BTreeMap<ArtifactKind, BTreeSet<ArtifactKey>> = BTreeMap::new();
-        for i in &rendered.intents {
+        for i in &desired.intents {
             wanted.entry(i.kind()).or_default().insert(i.key().clone());
         }
         for e in &entries {
@@ -325,13 +341,11 @@ impl Session {
                 "the ledger holds {pending} entries from an interrupted reconcile; the next reconcile resolves them"
             ));
         }
-        Ok(Snapshot { rendered, entries, observed, warnings })
+        Ok(Snapshot { entries, observed, warnings })
     }
 
-    fn plan_of(&self, snap: &Snapshot, config: &Config) -> Result<EnginePlan, EngineError> {
-        let protected = protected_ifnames(config);
+    fn plan_of(&self, desired: &Arc<Desired>, snap: &Snapshot) -> Result<EnginePlan, EngineError> {
         let registry = &self.registry;
-        let supports = |i: &Intent| registry.supports(&i.artifact, i.apply_with);
         let observes = |k: ArtifactKind| registry.observes(k);
         let needs_recreate = |cur: &HostItem, int: &HostItem| {
             routerd_graph::Registry::configurator(registry, int)
@@ -340,15 +354,15 @@ impl Session {
         timed!(
             self,
             "plan",
-            crate::plan::plan(&PlanInput {
-                rendered: &snap.rendered,
-                observed: &snap.observed,
-                ledger: &snap.entries,
-                protected_ifnames: &protected,
-                supports: &supports,
-                observes: &observes,
-                needs_recreate: &needs_recreate,
-            })
+            crate::plan::plan(
+                desired,
+                &PlanInput {
+                    observed: &snap.observed,
+                    ledger: &snap.entries,
+                    observes: &observes,
+                    needs_recreate: &needs_recreate,
+                }
+            )
         )
     }
 
@@ -383,8 +397,8 @@ impl Session {
         now: SystemTime,
     ) -> Result<Vec<(ArtifactKey, LedgerEntry)>, EngineError> {
         let generation = self.generation(&input.digest)?;
-        let by_key: BTreeMap<&ArtifactKey, &Intent> =
-            plan.intents.iter().map(|i| (i.key(), i)).collect();
+        let by_key: HashMap<&ArtifactKey, &Intent> =
+            plan.desired.intents.iter().map(|i| (i.key(), i)).collect();
         let mut creates = Vec::new();
         let mut seen = BTreeSet::new();
         for op in plan.ops.ops.iter().filter(|o| o.op == Operation::Create) {
@@ -392,7 +406,7 @@ impl Session {
             let Some(intent) = by_key.get(&key) else { continue };
             if intent.action != Action::Ensure
                 || !is_inventory_backed(key.kind)
-                || plan.blocked.contains_key(&key)
+                || plan.desired.blocked.contains_key(&key)
                 || !seen.insert(key.clone())
             {
                 continue;
@@ -402,7 +416,7 @@ impl Session {
                 LedgerEntry {
                     kind: key.kind.as_str().into(),
                     name: key.name.clone(),
-                    owner: intent.owner.clone(),
+                    owner: intent.owner.to_string(),
                     origin: Origin::Created,
                     state: EntryState::Pending,
                     generation,
@@ -433,7 +447,7 @@ impl Session {
         let mut log = Vec::new();
         loop {
             let status = reconciler
-                .reconcile(&mut current, &plan.intended, Selection::All)
+                .reconcile(&mut current, &plan.desired.intended, Selection::All)
                 .await
                 .map_err(|e| EngineError::Cycle(e.to_string()))?;
             log.extend(status.op_log);
@@ -480,7 +494,6 @@ impl Session {
                 plan,
                 ReportInput {
                     config: &input.config,
-                    rendered: &snap.rendered,
                     mode,
                     generation: self.generation(&input.digest)?,
                     timestamp: humantime::format_rfc3339_seconds(now).to_string(),
@@ -524,7 +537,7 @@ fn executed_records(
             owner: e.item.owner.to_string(),
             reason,
             diff: Vec::new(),
-            result: match (&e.error, plan.blocked.contains_key(&key)) {
+            result: match (&e.error, plan.desired.blocked.contains_key(&key)) {
                 (Some(_), true) => "blocked",
                 (Some(err), false) if err.contains(crate::item::STRICT_ABORT) => "skipped",
                 (Some(_), false) => "failed",

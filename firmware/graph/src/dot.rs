@@ -109,7 +109,7 @@ impl<I: Item> Graph<I> {
             };
             dot.node(self.subgraph_of(&key), &key.to_string(), &label, &attrs);
             dot.deps_of(item);
-            targets.extend(item.deps().into_iter().map(|dep| dep.key.to_string()));
+            targets.extend(item.deps().iter().map(|dep| dep.key.to_string()));
         }
         for (key, state) in self.states().filter(|(key, _)| !self.contains(key)) {
             let (color, note) = match &state.state {
@@ -178,7 +178,7 @@ impl<I: Item> Plan<I> {
             };
             dot.node(subgraph, &key.to_string(), &label, &attrs);
             dot.deps_of(item);
-            targets.extend(item.deps().into_iter().map(|dep| dep.key.to_string()));
+            targets.extend(item.deps().iter().map(|dep| dep.key.to_string()));
         }
         dot.finish(title, targets)
     }

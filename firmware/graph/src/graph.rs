@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::background::Tracker;
 use crate::item::{Item, Key};
-use crate::state::{ItemState, Selection};
+use crate::state::{ItemState, ItemStatus, Selection};
 
 /// One item with its subgraph and, while a Modify runs in the background, its next value.
 #[derive(Clone, Debug)]
@@ -227,6 +227,34 @@ impl<I: Item> Graph<I> {
         });
     }
 
+    /// Whether this (current) graph already is `intended`: the same keys, each intended item
+    /// [`Item::matches`] its current one with the same externality, every dependency of every
+    /// item (current and intended) present here and satisfying its predicate, and no key with a
+    /// state other than a plain `Created` (nothing failed, running, pending or externally
+    /// modified). Nothing then needs an operation.
+    ///
+    /// Shape: one walk over both maps in key order, plus a lookup per dependency.
+    pub(crate) fn is_converged_to(&self, intended: &Graph<I>) -> bool {
+        if self.len != intended.len || self.slots.len() != self.len {
+            return false;
+        }
+        let satisfied = |item: &I| {
+            item.deps().iter().all(|dep| self.get(&dep.key).is_some_and(|r| dep.is_satisfied_by(r)))
+        };
+        self.slots.iter().zip(intended.entries()).all(|((key, slot), (int_key, want))| {
+            let (Some(have), Some(state)) = (&slot.entry, &slot.state) else { return false };
+            key == int_key
+                && state.state == ItemStatus::Created
+                && !state.externally_modified
+                && have.next.is_none()
+                && have.item.is_external() == want.item.is_external()
+                && want.item.matches(&have.item)
+                && satisfied(&want.item)
+                // Items built from one declaration share their list: checked once.
+                && (std::ptr::eq(want.item.deps(), have.item.deps()) || satisfied(&have.item))
+        })
+    }
+
     pub(crate) fn tracker(&self) -> &Arc<Tracker> {
         &self.tracker
     }
@@ -286,12 +314,17 @@ impl<I: Item> fmt::Debug for Graph<I> {
     }
 }
 
+/// A graph of fresh items, each in state `Created` and in no subgraph; of items with the same
+/// key the last one is kept. Built in one pass (linear when the items come in key order).
 impl<I: Item> FromIterator<I> for Graph<I> {
     fn from_iter<T: IntoIterator<Item = I>>(iter: T) -> Self {
-        let mut graph = Graph::new();
-        for item in iter {
-            graph.put(item);
-        }
-        graph
+        let slots: BTreeMap<Key<I::Kind>, Slot<I>> = iter
+            .into_iter()
+            .map(|item| {
+                let entry = Entry { item, subgraph: None, next: None };
+                (entry.item.key(), Slot { entry: Some(entry), state: Some(ItemState::created()) })
+            })
+            .collect();
+        Self { len: slots.len(), slots, tracker: Arc::new(Tracker::new()) }
     }
 }

@@ -66,10 +66,9 @@ pub trait Item: Clone + fmt::Debug + Send + Sync + 'static {
     /// Items required by this item, AND-ed.
     ///
     /// A dependency may name an item that does not exist (yet); the item then stays pending.
-    /// Called once per item and graph at the start of each run, and again for the few items a
-    /// run deletes; items with many dependents benefit from keeping their dependencies ready
-    /// (keys and descriptions are shared, so cloning a built list is cheap).
-    fn deps(&self) -> Vec<Dependency<Self>>;
+    /// Called for every item at the start of each run, so the list is kept in the item (built
+    /// once), not built per call.
+    fn deps(&self) -> &[Dependency<Self>];
 
     /// Whether this item is an observed fact the reconciler never creates, modifies or deletes
     /// (carrier up, a DHCP lease, a link owned by someone else).

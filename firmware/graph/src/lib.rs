@@ -39,11 +39,12 @@
 //!     }
 //! }
 //!
-//! #[derive(Clone, Debug, PartialEq)]
+//! #[derive(Clone, Debug)]
 //! struct Node {
 //!     kind: Kind,
 //!     name: String,
-//!     on_link: Option<String>,
+//!     /// Built once with the node: `deps` is asked for on every run.
+//!     deps: Vec<Dependency<Node>>,
 //! }
 //!
 //! impl Item for Node {
@@ -53,13 +54,12 @@
 //!         Key::new(self.kind, self.name.clone())
 //!     }
 //!
-//!     fn deps(&self) -> Vec<Dependency<Self>> {
-//!         let link = |name: &String| Key::new(Kind::Link, name.clone());
-//!         self.on_link.iter().map(|name| Dependency::on(link(name), "needs its link")).collect()
+//!     fn deps(&self) -> &[Dependency<Self>] {
+//!         &self.deps
 //!     }
 //!
 //!     fn matches(&self, current: &Self) -> bool {
-//!         self == current
+//!         self.key() == current.key()
 //!     }
 //! }
 //!
@@ -94,7 +94,10 @@
 //!     let node = |kind, name: &str, on_link: Option<&str>| Node {
 //!         kind,
 //!         name: name.to_string(),
-//!         on_link: on_link.map(str::to_string),
+//!         deps: on_link
+//!             .map(|link| Dependency::on(Key::new(Kind::Link, link), "needs its link"))
+//!             .into_iter()
+//!             .collect(),
 //!     };
 //!     let intended: Graph<Node> =
 //!         [node(Kind::Addr, "wan", Some("eth0")), node(Kind::Link, "eth0", None)].into_iter().collect();

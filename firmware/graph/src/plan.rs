@@ -190,9 +190,30 @@ pub fn plan<I: Item>(
     selection: Selection,
 ) -> Result<Plan<I>, GraphError> {
     let index = Index::new(intended)?;
+    // A converged host (the daemon's periodic resync, a reconcile's verification) needs no
+    // operation: skip the engine, which would walk every item and edge to find nothing.
+    if current.is_converged_to(intended) {
+        return Ok(Plan {
+            ops: Vec::new(),
+            pending: Vec::new(),
+            deferred: Vec::new(),
+            auto_deleted: Vec::new(),
+        });
+    }
+    engine_plan(current, intended, needs_recreate, &selection, index)
+}
+
+/// The engine's plan, without the converged shortcut.
+fn engine_plan<'a, I: Item>(
+    current: &'a Graph<I>,
+    intended: &'a Graph<I>,
+    needs_recreate: &dyn Fn(&I, &I) -> bool,
+    selection: &Selection,
+    index: Index<'a, I>,
+) -> Result<Plan<I>, GraphError> {
     let current = Current::Shared(current);
     let mut engine =
-        Engine::new(current, intended, needs_recreate, &selection, index, BTreeMap::new());
+        Engine::new(current, intended, needs_recreate, selection, index, BTreeMap::new());
     let mut ops = Vec::new();
     while let Some(op) = engine.next_op() {
         ops.push(op);
@@ -205,4 +226,128 @@ pub fn plan<I: Item>(
         deferred: report.deferred,
         auto_deleted: report.auto_deleted,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt;
+
+    use super::*;
+    use crate::item::Dependency;
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    struct K;
+
+    impl fmt::Display for K {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("k")
+        }
+    }
+
+    #[derive(Clone, Debug)]
+    struct Node {
+        name: String,
+        value: u8,
+        external: bool,
+        deps: Vec<Dependency<Node>>,
+    }
+
+    impl Item for Node {
+        type Kind = K;
+
+        fn key(&self) -> Key<K> {
+            Key::new(K, self.name.as_str())
+        }
+
+        fn deps(&self) -> &[Dependency<Self>] {
+            &self.deps
+        }
+
+        fn is_external(&self) -> bool {
+            self.external
+        }
+
+        fn matches(&self, current: &Self) -> bool {
+            self.value == current.value
+        }
+    }
+
+    /// A small deterministic generator (the test must not depend on a seed of the day).
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (self.0 >> 33) % n
+        }
+    }
+
+    /// The shortcut never hides an operation: whenever it calls a pair of graphs converged,
+    /// the engine, run on the same pair, finds nothing to do either. Random graphs with
+    /// dependencies (also on missing keys, and with predicates), external items and every kind
+    /// of difference; both outcomes must occur often, or the test proves nothing.
+    #[test]
+    fn converged_shortcut_agrees_with_the_engine() {
+        let mut rng = Lcg(7);
+        let (mut converged, mut differing) = (0, 0);
+        for _ in 0..3000 {
+            let n = 1 + rng.below(8) as usize;
+            let mut intended = Graph::new();
+            let mut nodes = Vec::new();
+            for i in 0..n {
+                let mut deps = Vec::new();
+                for _ in 0..rng.below(3) {
+                    // Dependencies on earlier items (acyclic) or on a key never declared.
+                    let target = if i > 0 && rng.below(6) > 0 {
+                        format!("n{}", rng.below(i as u64))
+                    } else {
+                        "missing".to_string()
+                    };
+                    let mut dep = Dependency::on(Key::new(K, target.as_str()), "needs");
+                    if rng.below(5) == 0 {
+                        dep = dep.must_satisfy(|n: &Node| n.value.is_multiple_of(2));
+                    }
+                    deps.push(dep);
+                }
+                let node = Node {
+                    name: format!("n{i}"),
+                    value: rng.below(2) as u8 * 2,
+                    external: rng.below(6) == 0,
+                    deps,
+                };
+                nodes.push(node.clone());
+                intended.put(node);
+            }
+            let mut current = Graph::new();
+            for node in &nodes {
+                let mut node = node.clone();
+                match rng.below(30) {
+                    0 => continue,
+                    1 => node.value += 1,
+                    2 => node.external = !node.external,
+                    _ => {}
+                }
+                current.put(node);
+            }
+            if rng.below(10) == 0 {
+                current.put(Node { name: "extra".into(), value: 0, external: false, deps: vec![] });
+            }
+            let index = Index::new(&intended).expect("acyclic by construction");
+            let never = |_: &Node, _: &Node| false;
+            let plan =
+                engine_plan(&current, &intended, &never, &Selection::All, index).expect("acyclic");
+            if current.is_converged_to(&intended) {
+                converged += 1;
+                assert!(plan.ops.is_empty(), "shortcut would hide {plan}");
+                assert!(plan.pending.is_empty() && plan.deferred.is_empty());
+                assert!(plan.auto_deleted.is_empty());
+            } else {
+                differing += 1;
+            }
+        }
+        assert!(converged > 300 && differing > 300, "{converged} converged, {differing} not");
+    }
 }

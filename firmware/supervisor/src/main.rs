@@ -173,7 +173,9 @@ async fn engine_command(args: EngineArgs, mode: Mode) -> anyhow::Result<u8> {
         ledger_path: args.ledger.clone(),
         read_only: !writes,
     };
+    let opened = std::time::Instant::now();
     let mut session = Session::open(opts).await?;
+    let open_time = opened.elapsed();
     if matches!(args.output, Output::Dot) {
         if !matches!(mode, Mode::Plan | Mode::DryRun) {
             eprintln!("routerd: -o dot is for plan and reconcile --dry-run");
@@ -206,12 +208,16 @@ async fn engine_command(args: EngineArgs, mode: Mode) -> anyhow::Result<u8> {
             (doc, if refused { 3 } else { 0 })
         }
     };
+    let printed = std::time::Instant::now();
     print_doc(&doc, args.output)?;
+    let output_time = printed.elapsed();
     if args.timings {
         eprintln!("timing parse {:.1} ms", parse_time.as_secs_f64() * 1e3);
+        eprintln!("timing open {:.1} ms", open_time.as_secs_f64() * 1e3);
         for (phase, took) in session.timings() {
             eprintln!("timing {phase} {:.1} ms", took.as_secs_f64() * 1e3);
         }
+        eprintln!("timing output {:.1} ms", output_time.as_secs_f64() * 1e3);
         eprintln!("timing total {:.1} ms", started.elapsed().as_secs_f64() * 1e3);
     }
     Ok(code)

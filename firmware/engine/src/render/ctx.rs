@@ -139,14 +139,14 @@ impl<'a> RenderCtx<'a> {
 
 /// Collects one resource's intents and warnings.
 pub(crate) struct Out {
-    owner: String,
+    owner: Arc<str>,
     intents: Vec<Intent>,
     warnings: Vec<String>,
 }
 
 impl Out {
     pub(crate) fn new(res: &Resource) -> Self {
-        Self { owner: res.id(), intents: Vec::new(), warnings: Vec::new() }
+        Self { owner: res.id().into(), intents: Vec::new(), warnings: Vec::new() }
     }
 
     /// The owner resource ID.
@@ -205,7 +205,7 @@ impl Out {
 
     pub(crate) fn finish(self, rendered: &mut Rendered) {
         if !self.warnings.is_empty() {
-            rendered.warnings.entry(self.owner.clone()).or_default().extend(self.warnings);
+            rendered.warnings.entry(self.owner.to_string()).or_default().extend(self.warnings);
         }
         rendered.intents.extend(self.intents);
     }
@@ -221,7 +221,7 @@ impl Out {
         let key = artifact.key.clone();
         self.intents.push(Intent {
             artifact,
-            owner: self.owner.clone(),
+            owner: Arc::clone(&self.owner),
             action,
             apply_with,
             dependencies,

@@ -21,7 +21,7 @@ fn every_resource_kind_emits_at_least_one_intent() {
         let resources: Vec<_> = config.resources_of(kind).collect();
         assert!(!resources.is_empty(), "fixture lacks {}", kind.as_str());
         for r in resources {
-            if !rendered.intents.iter().any(|i| i.owner == r.id()) {
+            if !rendered.intents.iter().any(|i| *i.owner == *r.id()) {
                 silent.push(r.id());
             }
         }
@@ -159,7 +159,7 @@ fn route_set_table(yaml: &str) -> (Option<NftTableSpec>, Vec<String>) {
     let rendered = render(&config);
     let owner = "net.routerd.net/v1alpha1/IPv4PolicyRouteSet/split";
     let table = rendered.intents.iter().find_map(|i| match &i.artifact.spec {
-        ArtifactSpec::NftTable(t) if i.owner == owner => Some(t.clone()),
+        ArtifactSpec::NftTable(t) if &*i.owner == owner => Some(t.clone()),
         _ => None,
     });
     (table, rendered.warnings.get(owner).cloned().unwrap_or_default())

@@ -103,7 +103,7 @@ impl<'a, I: Item> Index<'a, I> {
 
     /// The dependencies of `item`, resolved to ids (assigning ids to new keys).
     pub(crate) fn edges(&mut self, item: &I) -> Vec<Edge<I>> {
-        item.deps().into_iter().map(|dep| Edge { to: self.id(&dep.key), dep }).collect()
+        item.deps().iter().map(|dep| Edge { to: self.id(&dep.key), dep: dep.clone() }).collect()
     }
 
     /// Extends the per-id vectors of the intended graph to every id assigned so far.

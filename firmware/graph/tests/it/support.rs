@@ -53,8 +53,8 @@ impl Item for TestItem {
         Key::new(self.kind, self.name.clone())
     }
 
-    fn deps(&self) -> Vec<Dependency<Self>> {
-        self.deps.clone()
+    fn deps(&self) -> &[Dependency<Self>] {
+        &self.deps
     }
 
     fn is_external(&self) -> bool {
