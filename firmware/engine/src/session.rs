@@ -12,7 +12,7 @@
 //! The desired state depends on the config alone: a reconcile builds it once and verifies
 //! against the same one.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -196,18 +196,19 @@ impl Session {
         }
         let plan = self.plan_of(&desired, &snap)?;
 
-        let creates = timed!(self, "prepare", self.prepare(&plan, input, now)?);
+        let (created_keys, prepared) = timed!(self, "prepare", self.prepare(&plan, input, now)?);
         let strict = input.config.spec.reconcile.mode == routerd_model::ReconcileMode::Strict;
         self.registry.begin_apply(strict);
         let (current, log) = timed!(self, "apply", self.apply(&plan).await?);
 
         let mut changes = Vec::new();
-        for (key, entry) in creates {
-            let created = current.contains(&graph_key(&key));
-            changes.push(if created {
-                LedgerChange::Put(LedgerEntry { state: EntryState::Owned, ..entry })
+        for (key, put) in created_keys.iter().zip(&prepared) {
+            let LedgerChange::Put(entry) = put else { continue };
+            let (kind, name) = (entry.kind.clone(), entry.name.clone());
+            changes.push(if current.contains(&graph_key(key)) {
+                LedgerChange::Promote { kind, name }
             } else {
-                LedgerChange::Remove { kind: entry.kind, name: entry.name }
+                LedgerChange::Remove { kind, name }
             });
         }
         let known: BTreeSet<String> = snap.entries.iter().map(LedgerEntry::key).collect();
@@ -246,7 +247,9 @@ impl Session {
             );
         }
         drop(plan);
-        let after = self.snapshot(&desired).await?;
+        // The ledger as just committed, without reading it back (apply is all or nothing).
+        let entries = entries_after(std::mem::take(&mut snap.entries), &prepared, &changes);
+        let after = self.snapshot_with(&desired, entries).await?;
         let verified = self.plan_of(&desired, &after)?;
         self.report(&verified, &after, input, now, "reconcile", Some(executed), true, Vec::new())
     }
@@ -306,6 +309,15 @@ impl Session {
 
     async fn snapshot(&self, desired: &Desired) -> Result<Snapshot, EngineError> {
         let entries = timed!(self, "ledger-read", self.ledger.entries()?);
+        self.snapshot_with(desired, entries).await
+    }
+
+    /// Observes the host for `desired` and the ledger `entries`.
+    async fn snapshot_with(
+        &self,
+        desired: &Desired,
+        entries: Vec<LedgerEntry>,
+    ) -> Result<Snapshot, EngineError> {
         let start = std::time::Instant::now();
         let mut wanted: BTreeMap<ArtifactKind, BTreeSet<ArtifactKey>> = BTreeMap::new();
         for i in &desired.intents {
@@ -390,17 +402,18 @@ impl Session {
     }
 
     /// Records every create the plan is about to run as `Pending`, in one transaction.
+    /// Returns the keys and, at the same positions, the `Put` changes written.
     fn prepare(
         &self,
         plan: &EnginePlan,
         input: &ConfigInput,
         now: SystemTime,
-    ) -> Result<Vec<(ArtifactKey, LedgerEntry)>, EngineError> {
+    ) -> Result<(Vec<ArtifactKey>, Vec<LedgerChange>), EngineError> {
         let generation = self.generation(&input.digest)?;
         let by_key: HashMap<&ArtifactKey, &Intent> =
             plan.desired.intents.iter().map(|i| (i.key(), i)).collect();
-        let mut creates = Vec::new();
-        let mut seen = BTreeSet::new();
+        let (mut keys, mut puts) = (Vec::new(), Vec::new());
+        let mut seen = HashSet::new();
         for op in plan.ops.ops.iter().filter(|o| o.op == Operation::Create) {
             let key = artifact_key(&op.key);
             let Some(intent) = by_key.get(&key) else { continue };
@@ -411,24 +424,20 @@ impl Session {
             {
                 continue;
             }
-            creates.push((
-                key.clone(),
-                LedgerEntry {
-                    kind: key.kind.as_str().into(),
-                    name: key.name.clone(),
-                    owner: intent.owner.to_string(),
-                    origin: Origin::Created,
-                    state: EntryState::Pending,
-                    generation,
-                    recorded_at: unix_secs(now),
-                    attributes: Attributes::of(&intent.artifact.spec),
-                },
-            ));
+            keys.push(key.clone());
+            puts.push(LedgerChange::Put(LedgerEntry {
+                kind: key.kind.as_str().into(),
+                name: key.name.clone(),
+                owner: intent.owner.to_string(),
+                origin: Origin::Created,
+                state: EntryState::Pending,
+                generation,
+                recorded_at: unix_secs(now),
+                attributes: Attributes::of(&intent.artifact.spec),
+            }));
         }
-        let changes: Vec<LedgerChange> =
-            creates.iter().map(|(_, e)| LedgerChange::Put(e.clone())).collect();
-        self.ledger.apply(&changes)?;
-        Ok(creates)
+        self.ledger.apply(&puts)?;
+        Ok((keys, puts))
     }
 
     async fn apply(
@@ -556,6 +565,34 @@ fn executed_records(
     out
 }
 
+/// The ledger entries after `prepared` and then `committed` were applied to `before` (sorted
+/// by key, as the store lists them), computed as the store computes them.
+fn entries_after(
+    before: Vec<LedgerEntry>,
+    prepared: &[LedgerChange],
+    committed: &[LedgerChange],
+) -> Vec<LedgerEntry> {
+    let mut by_key: BTreeMap<String, LedgerEntry> =
+        before.into_iter().map(|e| (e.key(), e)).collect();
+    for change in prepared.iter().chain(committed) {
+        match change {
+            LedgerChange::Put(e) => {
+                by_key.insert(e.key(), e.clone());
+            }
+            LedgerChange::Promote { kind, name } => {
+                if let Some(e) = by_key.get_mut(&routerd_ledger::entry_key(kind, name)) {
+                    e.state = EntryState::Owned;
+                }
+            }
+            LedgerChange::Remove { kind, name } => {
+                by_key.remove(&routerd_ledger::entry_key(kind, name));
+            }
+            LedgerChange::SetGeneration { .. } => {}
+        }
+    }
+    by_key.into_values().collect()
+}
+
 /// Kernel names of `spec.reconcile.protectedInterfaces` (interface resource names or kernel
 /// names) and of every interface of `spec.reconcile.protectedZones`.
 fn protected_ifnames(config: &Config) -> BTreeSet<String> {
@@ -576,4 +613,55 @@ fn hex_digest(bytes: &[u8]) -> String {
 
 fn unix_secs(t: SystemTime) -> u64 {
     t.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use routerd_ledger::{Attributes, EntryState, Ledger, LedgerChange, LedgerEntry, Origin};
+
+    use super::entries_after;
+
+    fn entry(name: &str, state: EntryState) -> LedgerEntry {
+        LedgerEntry {
+            kind: "linux.ipv4.route".into(),
+            name: name.into(),
+            owner: "o".into(),
+            origin: Origin::Created,
+            state,
+            generation: 1,
+            recorded_at: 0,
+            attributes: Attributes::of(&name),
+        }
+    }
+
+    /// The verification plans against the ledger computed in memory; it must be exactly what
+    /// the store holds after the same two transactions.
+    #[test]
+    fn entries_after_matches_the_store() -> Result<(), routerd_ledger::LedgerError> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ledger = Ledger::open(&dir.path().join("l.redb"))?;
+        let before = [entry("kept", EntryState::Owned), entry("forgotten", EntryState::Owned)];
+        ledger.apply(&before.iter().cloned().map(LedgerChange::Put).collect::<Vec<_>>())?;
+        let prepared: Vec<LedgerChange> = ["b-created", "a-failed", "c-created"]
+            .into_iter()
+            .map(|n| LedgerChange::Put(entry(n, EntryState::Pending)))
+            .collect();
+        let name = |n: &str| ("linux.ipv4.route".to_string(), n.to_string());
+        let committed = vec![
+            LedgerChange::Promote { kind: name("b-created").0, name: name("b-created").1 },
+            LedgerChange::Remove { kind: name("a-failed").0, name: name("a-failed").1 },
+            LedgerChange::Promote { kind: name("c-created").0, name: name("c-created").1 },
+            LedgerChange::Remove { kind: name("forgotten").0, name: name("forgotten").1 },
+            LedgerChange::SetGeneration { generation: 2, digest: "d".into() },
+        ];
+        let computed = entries_after(ledger.entries()?, &prepared, &committed);
+        ledger.apply(&prepared)?;
+        ledger.apply(&committed)?;
+        let stored = ledger.entries()?;
+        assert_eq!(computed, stored);
+        let names: Vec<&str> = stored.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["b-created", "c-created", "kept"]);
+        assert!(stored.iter().all(|e| e.state == EntryState::Owned));
+        Ok(())
+    }
 }

@@ -7,7 +7,8 @@
 //!
 //! Crash safety follows a write-ahead rule. Before apply, the engine records every artifact it is
 //! about to create as [`EntryState::Pending`] in one durable transaction; after apply it promotes
-//! the ones that succeeded to [`EntryState::Owned`] and drops the rest in a second one. A run
+//! the ones that succeeded to [`EntryState::Owned`] ([`LedgerChange::Promote`]) and drops the
+//! rest in a second one. A run
 //! that finds `Pending` entries left by a crash resolves them against the host: present means we
 //! created it (nothing else was supposed to), absent means the create never happened. Either way
 //! no artifact we created is ever unrecorded. Two fsyncs per reconcile, not one per artifact.
@@ -46,6 +47,12 @@ pub enum EntryState {
     Owned,
 }
 
+impl EntryState {
+    fn owned() -> Self {
+        EntryState::Owned
+    }
+}
+
 /// One owned (or about-to-be-owned) artifact.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -58,7 +65,10 @@ pub struct LedgerEntry {
     pub owner: String,
     /// Created or adopted.
     pub origin: Origin,
-    /// Pending or owned.
+    /// Pending or owned. Not part of the stored value: the store keeps the keys of pending
+    /// entries in one list, so promoting thousands of entries after apply rewrites that list
+    /// only. (Files of format 1 stored it here; it is still read.)
+    #[serde(default = "EntryState::owned", skip_serializing)]
     pub state: EntryState,
     /// Config generation that recorded it.
     pub generation: u64,

@@ -4,20 +4,34 @@ use std::path::{Path, PathBuf};
 
 use redb::{Database, ReadOnlyDatabase, ReadableDatabase, ReadableTable, TableDefinition};
 
-use crate::{LedgerEntry, LedgerError, entry_key};
+use std::collections::BTreeSet;
+
+use crate::{EntryState, LedgerEntry, LedgerError, entry_key};
 
 /// `kind/name` → JSON-encoded [`LedgerEntry`].
 const ARTIFACTS: TableDefinition<&str, &[u8]> = TableDefinition::new("artifacts");
-/// Store metadata: `schema` → format version.
+/// Store metadata: `schema` → format version, `generation`, `configDigest`, and `pending` →
+/// JSON array of the keys of [`EntryState::Pending`] entries (absent when there are none).
 const META: TableDefinition<&str, &str> = TableDefinition::new("meta");
-/// Format version written by this build.
-const SCHEMA_VERSION: &str = "1";
+/// Format version written by this build. 2: an entry's state is the `pending` key list, not a
+/// field of the entry (format 1 files are read as they are: their `state` field still counts).
+const SCHEMA_VERSION: &str = "2";
+/// The META key of the pending list.
+const PENDING: &str = "pending";
 
 /// One change in a ledger transaction.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LedgerChange {
-    /// Insert or replace the entry with this key.
+    /// Insert or replace the entry with this key; its `state` decides whether the key is on
+    /// the pending list.
     Put(LedgerEntry),
+    /// Mark a pending entry owned (its create succeeded), leaving the stored entry as it is.
+    Promote {
+        /// Artifact kind string.
+        kind: String,
+        /// Artifact name.
+        name: String,
+    },
     /// Remove the entry with this kind and name, if present.
     Remove {
         /// Artifact kind string.
@@ -109,15 +123,19 @@ impl Ledger {
             Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
             Err(e) => return Err(self.storage("read", e)),
         };
+        let pending = self.pending_keys(&txn)?;
         let mut out = Vec::new();
         for row in table.iter().map_err(|e| self.storage("read", e))? {
             let (key, value) = row.map_err(|e| self.storage("read", e))?;
-            let entry =
+            let mut entry: LedgerEntry =
                 serde_json::from_slice(value.value()).map_err(|source| LedgerError::Decode {
                     path: self.path.clone(),
                     key: key.value().to_string(),
                     source,
                 })?;
+            if pending.contains(key.value()) {
+                entry.state = EntryState::Pending;
+            }
             out.push(entry);
         }
         Ok(out)
@@ -154,9 +172,28 @@ impl Ledger {
         let Some(value) = table.get(key.as_str()).map_err(|e| self.storage("read", e))? else {
             return Ok(None);
         };
-        serde_json::from_slice(value.value()).map(Some).map_err(|source| LedgerError::Decode {
+        let mut entry: LedgerEntry = serde_json::from_slice(value.value()).map_err(|source| {
+            LedgerError::Decode { path: self.path.clone(), key: key.clone(), source }
+        })?;
+        if self.pending_keys(&txn)?.contains(&key) {
+            entry.state = EntryState::Pending;
+        }
+        Ok(Some(entry))
+    }
+
+    /// The pending list of a read transaction.
+    fn pending_keys(&self, txn: &redb::ReadTransaction) -> Result<BTreeSet<String>, LedgerError> {
+        let meta = match txn.open_table(META) {
+            Ok(t) => t,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(BTreeSet::new()),
+            Err(e) => return Err(self.storage("read", e)),
+        };
+        let Some(list) = meta.get(PENDING).map_err(|e| self.storage("read", e))? else {
+            return Ok(BTreeSet::new());
+        };
+        serde_json::from_str(list.value()).map_err(|source| LedgerError::Decode {
             path: self.path.clone(),
-            key,
+            key: format!("meta/{PENDING}"),
             source,
         })
     }
@@ -185,19 +222,54 @@ impl Ledger {
         {
             let mut table = txn.open_table(ARTIFACTS).map_err(|e| self.storage("write", e))?;
             let mut meta = txn.open_table(META).map_err(|e| self.storage("write", e))?;
-            for change in changes {
+            let mut pending: BTreeSet<String> = match meta.get(PENDING) {
+                Ok(Some(list)) => {
+                    serde_json::from_str(list.value()).map_err(|source| LedgerError::Decode {
+                        path: self.path.clone(),
+                        key: format!("meta/{PENDING}"),
+                        source,
+                    })?
+                }
+                Ok(None) => BTreeSet::new(),
+                Err(e) => return Err(self.storage("write", e)),
+            };
+            let mut pending_changed = false;
+            // Entries go in in key order (B-tree friendly); changes to one key keep their order.
+            let mut ordered: Vec<(String, &LedgerChange)> = changes
+                .iter()
+                .map(|c| {
+                    let key = match c {
+                        LedgerChange::Put(e) => e.key(),
+                        LedgerChange::Promote { kind, name }
+                        | LedgerChange::Remove { kind, name } => entry_key(kind, name),
+                        LedgerChange::SetGeneration { .. } => String::new(),
+                    };
+                    (key, c)
+                })
+                .collect();
+            ordered.sort_by(|a, b| a.0.cmp(&b.0));
+            let mut json = Vec::new();
+            for (key, change) in ordered {
                 match change {
                     LedgerChange::Put(entry) => {
-                        let json = serde_json::to_vec(entry)
+                        json.clear();
+                        serde_json::to_writer(&mut json, entry)
                             .expect("invariant: ledger entries always serialise");
                         table
-                            .insert(entry.key().as_str(), json.as_slice())
+                            .insert(key.as_str(), json.as_slice())
                             .map_err(|e| self.storage("write", e))?;
+                        pending_changed |= if entry.state == EntryState::Pending {
+                            pending.insert(key)
+                        } else {
+                            pending.remove(&key)
+                        };
                     }
-                    LedgerChange::Remove { kind, name } => {
-                        table
-                            .remove(entry_key(kind, name).as_str())
-                            .map_err(|e| self.storage("write", e))?;
+                    LedgerChange::Promote { .. } => {
+                        pending_changed |= pending.remove(&key);
+                    }
+                    LedgerChange::Remove { .. } => {
+                        table.remove(key.as_str()).map_err(|e| self.storage("write", e))?;
+                        pending_changed |= pending.remove(&key);
                     }
                     LedgerChange::SetGeneration { generation, digest } => {
                         let generation = generation.to_string();
@@ -207,6 +279,13 @@ impl Ledger {
                             .map_err(|e| self.storage("write", e))?;
                     }
                 }
+            }
+            if pending_changed && pending.is_empty() {
+                meta.remove(PENDING).map_err(|e| self.storage("write", e))?;
+            } else if pending_changed {
+                let list = serde_json::to_string(&pending)
+                    .expect("invariant: a set of strings always serialises");
+                meta.insert(PENDING, list.as_str()).map_err(|e| self.storage("write", e))?;
             }
         }
         txn.commit().map_err(|e| self.storage("commit", e))
@@ -221,7 +300,8 @@ impl Ledger {
                 .get("schema")
                 .map_err(|e| self.storage("init", e))?
                 .map(|v| v.value().to_string());
-            if current.is_none() {
+            // Format 1 reads as it is (see SCHEMA_VERSION); the first writer marks it 2.
+            if current.as_deref() != Some(SCHEMA_VERSION) {
                 meta.insert("schema", SCHEMA_VERSION).map_err(|e| self.storage("init", e))?;
             }
             txn.open_table(ARTIFACTS).map_err(|e| self.storage("init", e))?;
@@ -268,6 +348,44 @@ mod tests {
         assert_eq!(keys, ["linux.ipv4.fwmarkRule/0x100", "nft.table/inet/routerd_nat"]);
         let got = ledger.get("linux.ipv4.fwmarkRule", "0x100")?.expect("entry");
         assert_eq!(got.state, EntryState::Pending);
+        Ok(())
+    }
+
+    #[test]
+    fn promote_clears_the_pending_mark_and_keeps_the_entry() -> Result<(), LedgerError> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("p.redb");
+        let ledger = Ledger::open(&path)?;
+        let a = entry("linux.ipv4.fwmarkRule", "0x100", EntryState::Pending);
+        let b = entry("linux.ipv4.fwmarkRule", "0x101", EntryState::Pending);
+        ledger.apply(&[LedgerChange::Put(a.clone()), LedgerChange::Put(b.clone())])?;
+        let states = |l: &Ledger| -> Result<Vec<EntryState>, LedgerError> {
+            Ok(l.entries()?.iter().map(|e| e.state).collect())
+        };
+        assert_eq!(states(&ledger)?, [EntryState::Pending, EntryState::Pending]);
+        ledger.apply(&[LedgerChange::Promote { kind: a.kind.clone(), name: a.name.clone() }])?;
+        assert_eq!(states(&ledger)?, [EntryState::Owned, EntryState::Pending]);
+        assert_eq!(
+            ledger.get(&a.kind, &a.name)?,
+            Some(LedgerEntry { state: EntryState::Owned, ..a })
+        );
+        drop(ledger);
+        // The pending list is durable, and removing the last pending entry clears it.
+        let ledger = Ledger::open(&path)?;
+        assert_eq!(states(&ledger)?, [EntryState::Owned, EntryState::Pending]);
+        ledger.apply(&[LedgerChange::Remove { kind: b.kind.clone(), name: b.name.clone() }])?;
+        assert_eq!(states(&ledger)?, [EntryState::Owned]);
+        Ok(())
+    }
+
+    #[test]
+    fn a_format_1_entry_keeps_its_stored_state() -> Result<(), LedgerError> {
+        // Format 1 stored the state inside the entry's JSON.
+        let json = r#"{"kind":"nft.table","name":"inet/routerd_a","owner":"o","origin":"created","state":"pending","generation":1,"recordedAt":5,"attributes":null}"#;
+        let got: LedgerEntry = serde_json::from_str(json).expect("format 1 entry");
+        assert_eq!(got.state, EntryState::Pending);
+        let stored = serde_json::to_string(&got).expect("serialise");
+        assert!(!stored.contains("state"), "the state is no longer stored in the entry: {stored}");
         Ok(())
     }
 
