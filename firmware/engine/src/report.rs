@@ -1,6 +1,8 @@
 //! Builds the Result document from a plan (and, after apply, the executed operations). Pure.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use routerd_graph::{Operation, PlannedOp};
 use routerd_host::ArtifactKey;
@@ -26,7 +28,7 @@ pub struct ReportInput<'a> {
     /// RFC 3339 time of the report.
     pub timestamp: String,
     /// Operations as executed (reconcile); `None` reports the plan's operations as planned.
-    pub executed: Option<Vec<OperationRecord>>,
+    pub executed: Option<Vec<Arc<OperationRecord>>>,
     /// Whether to list operations at all (`observe` does not).
     pub with_operations: bool,
     /// Artifacts adopted in this run.
@@ -45,10 +47,10 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
     };
     let pending: BTreeMap<ArtifactKey, String> =
         plan.ops.pending.iter().map(|(k, why)| (artifact_key(k), why.clone())).collect();
-    let failed: BTreeMap<(String, String), &OperationRecord> = operations
+    let failed: BTreeMap<(&str, &str), &OperationRecord> = operations
         .iter()
         .filter(|o| o.result == "failed")
-        .map(|o| ((o.kind.clone(), o.name.clone()), o))
+        .map(|o| ((&*o.kind, o.name.as_str()), &**o))
         .collect();
     let candidates: BTreeSet<&ArtifactKey> =
         plan.candidates.iter().map(|c| c.intent.key()).collect();
@@ -56,8 +58,10 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
     let pairs: Vec<(&Intent, &HostItem)> =
         plan.desired.intents.iter().zip(&plan.desired.items).collect();
     let intents_of = group_by_owner(pairs.iter(), |(i, _)| &*i.owner);
-    let planned_of = group_by_owner(planned.iter(), |o| o.owner.as_str());
-    let operations_of = group_by_owner(operations.iter(), |o| o.owner.as_str());
+    let planned_of = group_by_owner(planned.iter(), |o| &*o.owner);
+    let operations_of = group_by_owner(operations.iter(), |o| &*o.owner);
+    // One allocation for the time every condition carries.
+    let now: Arc<str> = Arc::from(input.timestamp.as_str());
     let (no_intents, no_ops) = (Vec::new(), Vec::new());
 
     let mut resources = Vec::new();
@@ -65,16 +69,17 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
         let id = res.id();
         let here: &Vec<&(&Intent, &HostItem)> = intents_of.get(id.as_str()).unwrap_or(&no_intents);
         let intents: Vec<&Intent> = here.iter().map(|(i, _)| *i).collect();
-        let planned_here: &Vec<&OperationRecord> = planned_of.get(id.as_str()).unwrap_or(&no_ops);
+        let planned_here: &Vec<&Arc<OperationRecord>> =
+            planned_of.get(id.as_str()).unwrap_or(&no_ops);
         let mut r = ResourceResult {
             id: id.clone(),
             phase: Phase::Healthy,
             observed: here.iter().map(|(i, item)| observed(plan, i, item)).collect(),
-            plan: planned_here.iter().map(|o| (*o).clone()).collect(),
+            plan: planned_here.iter().map(|o| Arc::clone(o)).collect(),
             artifacts: intents
                 .iter()
                 .map(|i| ArtifactIntentRef {
-                    kind: i.kind().as_str().into(),
+                    kind: Cow::Borrowed(i.kind().as_str()),
                     name: i.key().name.clone(),
                     action: i.action,
                     apply_with: i.apply_with,
@@ -85,15 +90,13 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
         };
         if input.executed.is_some() {
             let ran = operations_of.get(id.as_str()).unwrap_or(&no_ops);
-            r.plan = ran.iter().map(|o| (*o).clone()).collect();
+            r.plan = ran.iter().map(|o| Arc::clone(o)).collect();
         }
         let mut conds = Vec::new();
         for i in &intents {
             if let Some((reason, msg)) = plan.desired.blocked.get(i.key()) {
                 conds.push(("Blocked", *reason, format!("{}: {msg}", i.key())));
-            } else if let Some(o) =
-                failed.get(&(i.kind().as_str().to_string(), i.key().name.clone()))
-            {
+            } else if let Some(o) = failed.get(&(i.kind().as_str(), i.key().name.as_str())) {
                 let err = o.error.clone().unwrap_or_default();
                 conds.push((
                     "Blocked",
@@ -106,7 +109,7 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
         }
         // Drift is what the plan (after apply: the verifying plan) still has to do.
         let drifted: Vec<&OperationRecord> =
-            planned_here.iter().copied().filter(|o| o.result == "planned").collect();
+            planned_here.iter().map(|o| &***o).filter(|o| o.result == "planned").collect();
         let unowned: Vec<String> = intents
             .iter()
             .filter(|i| candidates.contains(i.key()))
@@ -121,7 +124,7 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
         } else {
             Phase::Healthy
         };
-        r.conditions = conditions(&r, conds, &drifted, &unowned, &input.timestamp);
+        r.conditions = conditions(&r, conds, &drifted, &unowned, &now);
         resources.push(r);
     }
 
@@ -161,45 +164,49 @@ where
 
 /// The plan's operations as records (`planned`, or `blocked` for intents without a
 /// configurator and their dependents).
-pub fn planned_records(plan: &EnginePlan) -> Vec<OperationRecord> {
-    plan.ops.ops.iter().map(|op| record(plan, op)).collect()
+pub fn planned_records(plan: &EnginePlan) -> Vec<Arc<OperationRecord>> {
+    // Looked up once per orphan delete: removing much of a config makes thousands of both.
+    let orphan_reasons: HashMap<&ArtifactKey, &'static str> = plan
+        .orphans
+        .iter()
+        .filter_map(|o| match &o.cleanup {
+            Some(Cleanup::Delete { reason }) => Some((&o.key, *reason)),
+            _ => None,
+        })
+        .collect();
+    plan.ops.ops.iter().map(|op| Arc::new(record(plan, op, &orphan_reasons))).collect()
 }
 
-fn record(plan: &EnginePlan, op: &PlannedOp<HostItem>) -> OperationRecord {
+fn record(
+    plan: &EnginePlan,
+    op: &PlannedOp<HostItem>,
+    orphan_reasons: &HashMap<&ArtifactKey, &'static str>,
+) -> OperationRecord {
     let key = artifact_key(&op.key);
     let item = op.after.as_ref().or(op.before.as_ref());
-    let owner = item.map(|i| i.owner.to_string()).unwrap_or_default();
+    let owner = item.map_or_else(|| Arc::from(""), |i| Arc::clone(&i.owner));
     let diff = match (&op.before, &op.after, op.op) {
         (Some(b), Some(a), Operation::Modify) => a.artifact.spec.drift(&b.artifact.spec),
         _ => Vec::new(),
     };
     let reason = if owner.is_empty() && op.op == Operation::Delete {
-        orphan_reason(plan, &key)
+        orphan_reasons
+            .get(&key)
+            .map_or_else(|| "orphan".to_string(), |reason| format!("orphan: {reason}"))
     } else {
         op.reason.to_string()
     };
     let blocked = plan.desired.blocked.get(&key);
     OperationRecord {
-        operation: op.op.as_str().to_lowercase(),
-        kind: key.kind.as_str().into(),
-        name: key.name.clone(),
+        operation: Cow::Borrowed(op.op.as_str()),
+        kind: Cow::Borrowed(key.kind.as_str()),
+        name: key.name,
         owner,
         reason: blocked.map(|(_, m)| m.clone()).unwrap_or(reason),
         diff,
-        result: if blocked.is_some() { "blocked" } else { "planned" }.into(),
+        result: Cow::Borrowed(if blocked.is_some() { "blocked" } else { "planned" }),
         error: None,
     }
-}
-
-fn orphan_reason(plan: &EnginePlan, key: &ArtifactKey) -> String {
-    plan.orphans
-        .iter()
-        .find(|o| &o.key == key)
-        .and_then(|o| match &o.cleanup {
-            Some(Cleanup::Delete { reason }) => Some(format!("orphan: {reason}")),
-            _ => None,
-        })
-        .unwrap_or_else(|| "orphan".into())
 }
 
 fn observed(plan: &EnginePlan, i: &Intent, item: &HostItem) -> ObservedArtifact {
@@ -215,18 +222,19 @@ fn observed(plan: &EnginePlan, i: &Intent, item: &HostItem) -> ObservedArtifact 
 
 fn conditions(
     r: &ResourceResult,
-    blocked: Vec<(&str, &str, String)>,
+    blocked: Vec<(&'static str, &'static str, String)>,
     drifted: &[&OperationRecord],
     unowned: &[String],
-    now: &str,
+    now: &Arc<str>,
 ) -> Vec<Condition> {
-    let cond = |type_: &str, status: bool, reason: &str, message: String| Condition {
-        type_: type_.into(),
-        status: if status { "True" } else { "False" }.into(),
-        reason: reason.into(),
-        message,
-        last_transition_time: now.to_string(),
-    };
+    let cond =
+        |type_: &'static str, status: bool, reason: &'static str, message: String| Condition {
+            type_: Cow::Borrowed(type_),
+            status: Cow::Borrowed(if status { "True" } else { "False" }),
+            reason: Cow::Borrowed(reason),
+            message,
+            last_transition_time: Arc::clone(now),
+        };
     let ready = matches!(r.phase, Phase::Healthy | Phase::RequiresAdoption);
     let mut out = vec![cond(
         "Ready",

@@ -6,6 +6,9 @@
 //! owner, reason, remediation, observed}], adoptionCandidates:[{kind, name, owner, reason,
 //! desired, observed}], adoptedArtifacts, warnings}`, plus `operations` (what apply executed).
 
+use std::borrow::Cow;
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use routerd_host::AttributeDiff;
@@ -60,7 +63,7 @@ pub struct ResultDocument {
     /// Artifacts recorded by `adopt --apply` in this run.
     pub adopted_artifacts: Vec<ArtifactRef>,
     /// Operations executed (reconcile) or that would be (plan, dry-run), in order.
-    pub operations: Vec<OperationRecord>,
+    pub operations: Vec<Arc<OperationRecord>>,
     /// Document-level warnings.
     pub warnings: Vec<String>,
 }
@@ -76,7 +79,7 @@ pub struct ResourceResult {
     /// Its artifacts as found on the host.
     pub observed: Vec<ObservedArtifact>,
     /// Operations on its artifacts.
-    pub plan: Vec<OperationRecord>,
+    pub plan: Vec<Arc<OperationRecord>>,
     /// Its intents.
     pub artifacts: Vec<ArtifactIntentRef>,
     /// Warnings from rendering.
@@ -90,7 +93,7 @@ pub struct ResourceResult {
 #[serde(rename_all = "camelCase")]
 pub struct ArtifactIntentRef {
     /// Artifact kind.
-    pub kind: String,
+    pub kind: Cow<'static, str>,
     /// Artifact name.
     pub name: String,
     /// ensure / observe / delete.
@@ -104,7 +107,7 @@ pub struct ArtifactIntentRef {
 #[serde(rename_all = "camelCase")]
 pub struct ObservedArtifact {
     /// Artifact kind.
-    pub kind: String,
+    pub kind: Cow<'static, str>,
     /// Artifact name.
     pub name: String,
     /// Present on the host.
@@ -121,20 +124,20 @@ pub struct ObservedArtifact {
 #[serde(rename_all = "camelCase")]
 pub struct OperationRecord {
     /// `create`, `modify`, `delete`, `recreate`.
-    pub operation: String,
+    pub operation: Cow<'static, str>,
     /// Artifact kind.
-    pub kind: String,
+    pub kind: Cow<'static, str>,
     /// Artifact name.
     pub name: String,
     /// Owning resource ID (empty for orphans no resource emits).
-    pub owner: String,
+    pub owner: Arc<str>,
     /// Why (`not on the host`, `attributes differ`, `orphan: ...`).
     pub reason: String,
     /// For modify/recreate: the differing attributes.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub diff: Vec<AttributeDiff>,
     /// `planned`, `done`, `failed`, `skipped` (a dependency failed), `blocked` (no configurator).
-    pub result: String,
+    pub result: Cow<'static, str>,
     /// Error text for failed operations.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,
@@ -146,15 +149,15 @@ pub struct OperationRecord {
 pub struct Condition {
     /// `Ready`, `Blocked`, `Drifted`, `AdoptionRequired`.
     #[serde(rename = "type")]
-    pub type_: String,
+    pub type_: Cow<'static, str>,
     /// `True`, `False`, `Unknown`.
-    pub status: String,
+    pub status: Cow<'static, str>,
     /// Stable CamelCase reason (`ConfiguratorMissing`, `KernelRejected`).
-    pub reason: String,
+    pub reason: Cow<'static, str>,
     /// Human message.
     pub message: String,
     /// RFC 3339 UTC.
-    pub last_transition_time: String,
+    pub last_transition_time: Arc<str>,
 }
 
 /// An orphan.

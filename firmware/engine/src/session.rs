@@ -12,6 +12,7 @@
 //! The desired state depends on the config alone: a reconcile builds it once and verifies
 //! against the same one.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -492,7 +493,7 @@ impl Session {
         input: &ConfigInput,
         now: SystemTime,
         mode: &str,
-        executed: Option<Vec<OperationRecord>>,
+        executed: Option<Vec<Arc<OperationRecord>>>,
         with_operations: bool,
         adopted: Vec<ArtifactRef>,
     ) -> Result<ResultDocument, EngineError> {
@@ -522,45 +523,45 @@ fn executed_records(
     plan: &EnginePlan,
     log: &[routerd_graph::OpLogEntry<HostItem>],
     registry: &BackendRegistry,
-) -> Vec<OperationRecord> {
+) -> Vec<Arc<OperationRecord>> {
     let planned = crate::report::planned_records(plan);
-    let reasons: HashMap<(&str, &str), &str> =
-        planned.iter().map(|p| ((p.kind.as_str(), p.name.as_str()), p.reason.as_str())).collect();
-    let mut out = Vec::new();
-    let mut ran = BTreeSet::new();
+    let position: HashMap<(Operation, &routerd_graph::Key<ArtifactKind>), usize> =
+        plan.ops.ops.iter().enumerate().map(|(i, op)| ((op.op, &op.key), i)).collect();
+    let mut ran = vec![false; planned.len()];
+    let mut out = Vec::with_capacity(log.len());
     for e in log {
+        let at = position.get(&(e.operation, &e.key)).copied();
+        if let Some(i) = at {
+            ran[i] = true;
+        }
         let key = artifact_key(&e.key);
-        ran.insert((e.operation, key.clone()));
-        let reason = reasons
-            .get(&(key.kind.as_str(), key.name.as_str()))
-            .map(|r| r.to_string())
-            .unwrap_or_default();
         let error = e.error.as_ref().map(|err| match registry.failure_reason(&key) {
             Some(reason) => format!("{reason}: {err}"),
             None => err.clone(),
         });
-        out.push(OperationRecord {
-            operation: e.operation.as_str().to_lowercase(),
-            kind: key.kind.as_str().into(),
-            name: key.name.clone(),
-            owner: e.item.owner.to_string(),
-            reason,
+        let result = match (&e.error, plan.desired.blocked.contains_key(&key)) {
+            (Some(_), true) => "blocked",
+            (Some(err), false) if err.contains(crate::item::STRICT_ABORT) => "skipped",
+            (Some(_), false) => "failed",
+            (None, _) => "done",
+        };
+        out.push(Arc::new(OperationRecord {
+            operation: Cow::Borrowed(e.operation.as_str()),
+            kind: Cow::Borrowed(key.kind.as_str()),
+            reason: at.map(|i| planned[i].reason.clone()).unwrap_or_default(),
+            name: key.name,
+            owner: Arc::clone(&e.item.owner),
             diff: Vec::new(),
-            result: match (&e.error, plan.desired.blocked.contains_key(&key)) {
-                (Some(_), true) => "blocked",
-                (Some(err), false) if err.contains(crate::item::STRICT_ABORT) => "skipped",
-                (Some(_), false) => "failed",
-                (None, _) => "done",
-            }
-            .into(),
+            result: Cow::Borrowed(result),
             error,
-        });
+        }));
     }
-    for (op, p) in plan.ops.ops.iter().zip(planned) {
-        if ran.contains(&(op.op, artifact_key(&op.key))) || p.result == "blocked" {
+    for (p, ran) in planned.into_iter().zip(ran) {
+        if ran || p.result == "blocked" {
             continue;
         }
-        out.push(OperationRecord { result: "skipped".into(), ..p });
+        let p = Arc::unwrap_or_clone(p);
+        out.push(Arc::new(OperationRecord { result: Cow::Borrowed("skipped"), ..p }));
     }
     out
 }

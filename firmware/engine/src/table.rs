@@ -195,16 +195,16 @@ mod tests {
             orphans: vec![],
             adoption_candidates: vec![],
             adopted_artifacts: vec![],
-            operations: vec![OperationRecord {
+            operations: vec![std::sync::Arc::new(OperationRecord {
                 operation: "create".into(),
                 kind: "linux.ipv4.route".into(),
                 name: long.clone(),
-                owner: String::new(),
+                owner: "".into(),
                 reason: "not on the host".into(),
                 diff: vec![],
                 result: "failed".into(),
                 error: Some(format!("kernel said no {long}")),
-            }],
+            })],
             warnings: vec![],
         }
     }
