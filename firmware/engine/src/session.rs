@@ -195,12 +195,12 @@ impl Session {
         if self.resolve_pending(&snap)? {
             snap.entries = self.ledger.entries()?;
         }
-        let plan = self.plan_of(&desired, &snap)?;
+        let mut plan = self.plan_of(&desired, &snap)?;
 
         let (created_keys, prepared) = timed!(self, "prepare", self.prepare(&plan, input, now)?);
         let strict = input.config.spec.reconcile.mode == routerd_model::ReconcileMode::Strict;
         self.registry.begin_apply(strict);
-        let (current, log) = timed!(self, "apply", self.apply(&plan).await?);
+        let (current, log) = timed!(self, "apply", self.apply(&mut plan).await?);
 
         let mut changes = Vec::new();
         for (key, put) in created_keys.iter().zip(&prepared) {
@@ -212,8 +212,15 @@ impl Session {
                 LedgerChange::Remove { kind, name }
             });
         }
-        let known: BTreeSet<String> = snap.entries.iter().map(LedgerEntry::key).collect();
-        for e in log.iter().filter(|e| e.operation == Operation::Delete && e.error.is_none()) {
+        let deleted = |e: &&routerd_graph::OpLogEntry<HostItem>| {
+            e.operation == Operation::Delete && e.error.is_none()
+        };
+        let known: BTreeSet<String> = if log.iter().any(|e| deleted(&e)) {
+            snap.entries.iter().map(LedgerEntry::key).collect()
+        } else {
+            BTreeSet::new()
+        };
+        for e in log.iter().filter(deleted) {
             let key = artifact_key(&e.key);
             let still_desired = desired.intended.contains(&e.key);
             if !still_desired
@@ -236,6 +243,7 @@ impl Session {
         let executed = executed_records(&plan, &log, &self.registry);
         if log.is_empty() {
             // Nothing ran: the host is as observed, and the plan already is the verification.
+            plan.current = current;
             return self.report(
                 &plan,
                 &snap,
@@ -247,7 +255,9 @@ impl Session {
                 Vec::new(),
             );
         }
-        drop(plan);
+        // Only the desired state, the executed records and the ledger carry over to the
+        // verification: the plan, the operation log and the graph are large.
+        drop((plan, log, current));
         // The ledger as just committed, without reading it back (apply is all or nothing).
         let entries = entries_after(std::mem::take(&mut snap.entries), &prepared, &changes);
         let after = self.snapshot_with(&desired, entries).await?;
@@ -441,14 +451,15 @@ impl Session {
         Ok((keys, puts))
     }
 
+    /// Runs the plan; the current graph is moved out of `plan` and returned updated.
     async fn apply(
         &self,
-        plan: &EnginePlan,
+        plan: &mut EnginePlan,
     ) -> Result<
         (routerd_graph::Graph<HostItem>, Vec<routerd_graph::OpLogEntry<HostItem>>),
         EngineError,
     > {
-        let mut current = plan.current.clone();
+        let mut current = std::mem::take(&mut plan.current);
         if plan.ops.ops.is_empty() && !current.async_ops_in_progress() {
             return Ok((current, Vec::new()));
         }
