@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use routerd_graph::{Graph, Plan, Selection};
 use routerd_host::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, AttributeDiff};
-use routerd_ledger::{EntryState, LedgerEntry};
+use routerd_ledger::{EntryHead, EntryState};
 
 use crate::error::EngineError;
 use crate::intent::{Action, ApplyWith, Intent, is_inventory_backed};
@@ -80,7 +80,7 @@ pub struct PlanInput<'a> {
     /// Host artifacts by key, as observed.
     pub observed: &'a BTreeMap<ArtifactKey, Arc<Artifact>>,
     /// Ledger entries.
-    pub ledger: &'a [LedgerEntry],
+    pub ledger: &'a [EntryHead],
     /// Whether a kind can be listed on the host.
     pub observes: &'a dyn Fn(ArtifactKind) -> bool,
     /// The backend's recreate rule.

@@ -23,7 +23,9 @@ use routerd_host::netlink::NetlinkBackend;
 use routerd_host::nftables::NftBackend;
 use routerd_host::sysctl::SysctlBackend;
 use routerd_host::{Artifact, ArtifactKey, ArtifactKind, Backend, Netns};
-use routerd_ledger::{Attributes, EntryState, Ledger, LedgerChange, LedgerEntry, Origin};
+use routerd_ledger::{
+    Attributes, EntryHead, EntryState, Ledger, LedgerChange, LedgerEntry, Origin,
+};
 use routerd_model::{Config, ConfigErrors};
 use sha2::{Digest, Sha256};
 
@@ -101,7 +103,7 @@ macro_rules! timed {
 }
 
 struct Snapshot {
-    entries: Vec<LedgerEntry>,
+    entries: Vec<EntryHead>,
     observed: BTreeMap<ArtifactKey, Arc<Artifact>>,
     warnings: Vec<String>,
 }
@@ -193,7 +195,7 @@ impl Session {
         let desired = self.desired(&input.config);
         let mut snap = self.snapshot(&desired).await?;
         if self.resolve_pending(&snap)? {
-            snap.entries = self.ledger.entries()?;
+            snap.entries = self.ledger.heads()?;
         }
         let mut plan = self.plan_of(&desired, &snap)?;
 
@@ -216,7 +218,7 @@ impl Session {
             e.operation == Operation::Delete && e.error.is_none()
         };
         let known: BTreeSet<String> = if log.iter().any(|e| deleted(&e)) {
-            snap.entries.iter().map(LedgerEntry::key).collect()
+            snap.entries.iter().map(EntryHead::key).collect()
         } else {
             BTreeSet::new()
         };
@@ -319,7 +321,7 @@ impl Session {
     }
 
     async fn snapshot(&self, desired: &Desired) -> Result<Snapshot, EngineError> {
-        let entries = timed!(self, "ledger-read", self.ledger.entries()?);
+        let entries = timed!(self, "ledger-read", self.ledger.heads()?);
         self.snapshot_with(desired, entries).await
     }
 
@@ -327,7 +329,7 @@ impl Session {
     async fn snapshot_with(
         &self,
         desired: &Desired,
-        entries: Vec<LedgerEntry>,
+        entries: Vec<EntryHead>,
     ) -> Result<Snapshot, EngineError> {
         let start = std::time::Instant::now();
         let mut wanted: BTreeMap<ArtifactKind, BTreeSet<ArtifactKey>> = BTreeMap::new();
@@ -402,7 +404,7 @@ impl Session {
                     snap.observed.contains_key(&ArtifactKey::new(k, e.name.clone()))
                 });
                 if present {
-                    LedgerChange::Put(LedgerEntry { state: EntryState::Owned, ..e.clone() })
+                    LedgerChange::Promote { kind: e.kind.clone(), name: e.name.clone() }
                 } else {
                     LedgerChange::Remove { kind: e.kind.clone(), name: e.name.clone() }
                 }
@@ -580,16 +582,16 @@ fn executed_records(
 /// The ledger entries after `prepared` and then `committed` were applied to `before` (sorted
 /// by key, as the store lists them), computed as the store computes them.
 fn entries_after(
-    before: Vec<LedgerEntry>,
+    before: Vec<EntryHead>,
     prepared: &[LedgerChange],
     committed: &[LedgerChange],
-) -> Vec<LedgerEntry> {
-    let mut by_key: BTreeMap<String, LedgerEntry> =
+) -> Vec<EntryHead> {
+    let mut by_key: BTreeMap<String, EntryHead> =
         before.into_iter().map(|e| (e.key(), e)).collect();
     for change in prepared.iter().chain(committed) {
         match change {
             LedgerChange::Put(e) => {
-                by_key.insert(e.key(), e.clone());
+                by_key.insert(e.key(), EntryHead::from(e));
             }
             LedgerChange::Promote { kind, name } => {
                 if let Some(e) = by_key.get_mut(&routerd_ledger::entry_key(kind, name)) {
@@ -666,10 +668,10 @@ mod tests {
             LedgerChange::Remove { kind: name("forgotten").0, name: name("forgotten").1 },
             LedgerChange::SetGeneration { generation: 2, digest: "d".into() },
         ];
-        let computed = entries_after(ledger.entries()?, &prepared, &committed);
+        let computed = entries_after(ledger.heads()?, &prepared, &committed);
         ledger.apply(&prepared)?;
         ledger.apply(&committed)?;
-        let stored = ledger.entries()?;
+        let stored = ledger.heads()?;
         assert_eq!(computed, stored);
         let names: Vec<&str> = stored.iter().map(|e| e.name.as_str()).collect();
         assert_eq!(names, ["b-created", "c-created", "kept"]);

@@ -78,6 +78,46 @@ pub struct LedgerEntry {
     pub attributes: Attributes,
 }
 
+/// A ledger entry without its recorded attributes: all that planning reads
+/// ([`Ledger::heads`]). Decoding it skips the attributes' JSON without building anything.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryHead {
+    /// Artifact kind string (`nft.table`).
+    pub kind: String,
+    /// Artifact name (`inet/routerd_nat`).
+    pub name: String,
+    /// Resource ID of the owner.
+    pub owner: String,
+    /// Created or adopted.
+    pub origin: Origin,
+    /// Pending or owned (see [`LedgerEntry::state`]).
+    #[serde(default = "EntryState::owned")]
+    pub state: EntryState,
+    /// Config generation that recorded it.
+    pub generation: u64,
+}
+
+impl EntryHead {
+    /// The store key: `kind/name`.
+    pub fn key(&self) -> String {
+        entry_key(&self.kind, &self.name)
+    }
+}
+
+impl From<&LedgerEntry> for EntryHead {
+    fn from(e: &LedgerEntry) -> Self {
+        Self {
+            kind: e.kind.clone(),
+            name: e.name.clone(),
+            owner: e.owner.clone(),
+            origin: e.origin,
+            state: e.state,
+            generation: e.generation,
+        }
+    }
+}
+
 /// An entry's recorded attributes, kept as JSON text: written back byte for byte and never
 /// built into a tree on the way (a ledger of 10,000 routes decodes on every reconcile, and
 /// nothing reads the attributes but an operator inspecting the ledger).

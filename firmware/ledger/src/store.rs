@@ -6,7 +6,9 @@ use redb::{Database, ReadOnlyDatabase, ReadableDatabase, ReadableTable, TableDef
 
 use std::collections::BTreeSet;
 
-use crate::{EntryState, LedgerEntry, LedgerError, entry_key};
+use serde::de::DeserializeOwned;
+
+use crate::{EntryHead, EntryState, LedgerEntry, LedgerError, entry_key};
 
 /// `kind/name` → JSON-encoded [`LedgerEntry`].
 const ARTIFACTS: TableDefinition<&str, &[u8]> = TableDefinition::new("artifacts");
@@ -117,6 +119,22 @@ impl Ledger {
     ///
     /// Errors: [`LedgerError::Storage`], [`LedgerError::Decode`].
     pub fn entries(&self) -> Result<Vec<LedgerEntry>, LedgerError> {
+        self.read_all(|e: &mut LedgerEntry| e.state = EntryState::Pending)
+    }
+
+    /// Every entry without its attributes, ordered by key: what planning needs, for a
+    /// fraction of the memory and time of [`Ledger::entries`].
+    ///
+    /// Errors: as [`Ledger::entries`].
+    pub fn heads(&self) -> Result<Vec<EntryHead>, LedgerError> {
+        self.read_all(|e: &mut EntryHead| e.state = EntryState::Pending)
+    }
+
+    /// Decodes every stored value as `T`, marking the pending ones with `mark_pending`.
+    fn read_all<T: DeserializeOwned>(
+        &self,
+        mark_pending: impl Fn(&mut T),
+    ) -> Result<Vec<T>, LedgerError> {
         let Some(txn) = self.read_txn()? else { return Ok(Vec::new()) };
         let table = match txn.open_table(ARTIFACTS) {
             Ok(t) => t,
@@ -127,14 +145,14 @@ impl Ledger {
         let mut out = Vec::new();
         for row in table.iter().map_err(|e| self.storage("read", e))? {
             let (key, value) = row.map_err(|e| self.storage("read", e))?;
-            let mut entry: LedgerEntry =
+            let mut entry: T =
                 serde_json::from_slice(value.value()).map_err(|source| LedgerError::Decode {
                     path: self.path.clone(),
                     key: key.value().to_string(),
                     source,
                 })?;
             if pending.contains(key.value()) {
-                entry.state = EntryState::Pending;
+                mark_pending(&mut entry);
             }
             out.push(entry);
         }
@@ -365,6 +383,8 @@ mod tests {
         assert_eq!(states(&ledger)?, [EntryState::Pending, EntryState::Pending]);
         ledger.apply(&[LedgerChange::Promote { kind: a.kind.clone(), name: a.name.clone() }])?;
         assert_eq!(states(&ledger)?, [EntryState::Owned, EntryState::Pending]);
+        let heads: Vec<EntryHead> = ledger.entries()?.iter().map(EntryHead::from).collect();
+        assert_eq!(ledger.heads()?, heads);
         assert_eq!(
             ledger.get(&a.kind, &a.name)?,
             Some(LedgerEntry { state: EntryState::Owned, ..a })
