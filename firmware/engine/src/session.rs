@@ -262,6 +262,7 @@ impl Session {
         drop((plan, log, current));
         // The ledger as just committed, without reading it back (apply is all or nothing).
         let entries = entries_after(std::mem::take(&mut snap.entries), &prepared, &changes);
+        drop((prepared, changes, created_keys));
         let after = self.snapshot_with(&desired, entries).await?;
         let verified = self.plan_of(&desired, &after)?;
         self.report(&verified, &after, input, now, "reconcile", Some(executed), true, Vec::new())
