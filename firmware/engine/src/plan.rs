@@ -219,9 +219,10 @@ pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan,
     for e in input.ledger {
         let Some(kind) = ArtifactKind::parse(&e.kind) else { continue };
         let key = ArtifactKey::new(kind, e.name.clone());
-        if desired.intended.contains(&graph_key(&key))
-            || input.observed.contains_key(&key)
+        // Most entries name something on the host: that lookup first, without a graph key.
+        if input.observed.contains_key(&key)
             || !(input.observes)(kind)
+            || desired.intended.contains(&graph_key(&key))
         {
             continue;
         }

@@ -333,33 +333,45 @@ impl Session {
         entries: Vec<EntryHead>,
     ) -> Result<Snapshot, EngineError> {
         let start = std::time::Instant::now();
+        // Only backends that cannot list their kinds read the wanted keys (sysctls).
+        let wanted_kinds: BTreeSet<ArtifactKind> = self
+            .registry
+            .backends()
+            .iter()
+            .filter(|b| b.observes_wanted_only())
+            .flat_map(|b| b.kinds().iter().copied())
+            .collect();
         let mut wanted: BTreeMap<ArtifactKind, BTreeSet<ArtifactKey>> = BTreeMap::new();
-        for i in &desired.intents {
+        for i in desired.intents.iter().filter(|i| wanted_kinds.contains(&i.kind())) {
             wanted.entry(i.kind()).or_default().insert(i.key().clone());
         }
         for e in &entries {
-            if let Some(kind) = ArtifactKind::parse(&e.kind) {
+            if let Some(kind) = ArtifactKind::parse(&e.kind).filter(|k| wanted_kinds.contains(k)) {
                 wanted.entry(kind).or_default().insert(ArtifactKey::new(kind, e.name.clone()));
             }
         }
-        let mut observed = BTreeMap::new();
-        let mut warnings = Vec::new();
+        let mut listed = Vec::new();
         for backend in self.registry.backends() {
             for kind in backend.kinds() {
                 let keys: Vec<ArtifactKey> =
                     wanted.get(kind).map(|k| k.iter().cloned().collect()).unwrap_or_default();
-                for a in backend.observe(*kind, &keys).await? {
-                    if observed.contains_key(&a.key) {
-                        warnings.push(format!(
-                            "{} is on the host more than once; the first is used",
-                            a.key
-                        ));
-                        continue;
-                    }
-                    observed.insert(a.key.clone(), Arc::new(a));
-                }
+                listed.extend(backend.observe(*kind, &keys).await?.into_iter().map(Arc::new));
             }
         }
+        // Sorted once and built in one pass (the map would otherwise be searched per insert);
+        // the stable sort keeps the first of duplicate keys first.
+        listed.sort_by(|a, b| a.key.cmp(&b.key));
+        let mut warnings = Vec::new();
+        let mut unique: Vec<(ArtifactKey, Arc<Artifact>)> = Vec::with_capacity(listed.len());
+        for a in listed {
+            if unique.last().is_some_and(|(key, _)| *key == a.key) {
+                warnings
+                    .push(format!("{} is on the host more than once; the first is used", a.key));
+                continue;
+            }
+            unique.push((a.key.clone(), a));
+        }
+        let observed: BTreeMap<ArtifactKey, Arc<Artifact>> = unique.into_iter().collect();
         self.record_timing("observe", start.elapsed());
         let pending = entries.iter().filter(|e| e.state == EntryState::Pending).count();
         if pending > 0 && self.ledger.is_read_only() {

@@ -33,6 +33,12 @@ pub trait Backend: Send + Sync {
         wanted: &'a [ArtifactKey],
     ) -> BoxFuture<'a, Result<Vec<Artifact>, HostError>>;
 
+    /// Whether [`Backend::observe`] reads `wanted` (a backend that cannot list its kinds);
+    /// `false` lets the engine skip collecting the keys for a backend that lists everything.
+    fn observes_wanted_only(&self) -> bool {
+        false
+    }
+
     /// Creates `desired` on the host.
     fn create<'a>(&'a self, desired: &'a Artifact) -> BoxFuture<'a, Result<(), HostError>>;
 

@@ -92,6 +92,10 @@ impl Backend for SysctlBackend {
         &[ArtifactKind::Sysctl]
     }
 
+    fn observes_wanted_only(&self) -> bool {
+        true
+    }
+
     /// Reads exactly the `wanted` sysctl keys; absent files are omitted.
     fn observe<'a>(
         &'a self,
