@@ -220,6 +220,10 @@ async fn engine_command(args: EngineArgs, mode: Mode) -> anyhow::Result<u8> {
         eprintln!("timing output {:.1} ms", output_time.as_secs_f64() * 1e3);
         eprintln!("timing total {:.1} ms", started.elapsed().as_secs_f64() * 1e3);
     }
+    // The session (ledger file, sockets) closes properly; the config and the document of a
+    // large router are hundreds of thousands of small allocations that the exit frees anyway.
+    drop(session);
+    std::mem::forget((config, doc));
     Ok(code)
 }
 
@@ -227,7 +231,7 @@ fn print_doc(doc: &ResultDocument, output: Output) -> anyhow::Result<()> {
     match output {
         Output::Json => {
             // Streamed: the document of a large config is megabytes of JSON.
-            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
             serde_json::to_writer_pretty(&mut out, doc).context("writing JSON")?;
             std::io::Write::write_all(&mut out, b"\n").context("writing JSON")?;
             std::io::Write::flush(&mut out).context("writing JSON")?;
