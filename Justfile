@@ -14,6 +14,8 @@ build:
 
 # Every test: formatting, lints, layering, unit, reconciler scenarios, namespace integration (root).
 test: lint
+    # The daemon tests run the routerctl binary next to routerd.
+    cargo build --workspace --bins --locked
     cargo nextest run --workspace --locked --no-fail-fast
 
 # Static checks.

@@ -12,4 +12,12 @@ for crate in routerd-graph routerd-model routerd-ledger; do
     status=1
   fi
 done
+# routerctl reaches the host only through the daemon's control socket.
+bad=$(cargo tree -p routerd-routerctl -e normal --prefix none --locked 2>/dev/null \
+  | grep -E '^(rtnetlink|netlink-|nftnl|mnl|zbus|redb|routerd-host|routerd-engine|routerd-ledger) ' || true)
+if [[ -n "$bad" ]]; then
+  echo "layering: routerd-routerctl must not depend on:" >&2
+  echo "$bad" >&2
+  status=1
+fi
 exit $status

@@ -193,6 +193,21 @@ impl Session {
         now: SystemTime,
     ) -> Result<ResultDocument, EngineError> {
         let desired = self.desired(&input.config);
+        self.reconcile_with(input, &desired, now).await
+    }
+
+    /// [`Session::reconcile`] against a desired state built earlier by
+    /// [`Session::desired_for`] from `input.config` (a daemon builds it once per config, not
+    /// per resync).
+    ///
+    /// Errors: as [`Session::reconcile`].
+    pub async fn reconcile_with(
+        &mut self,
+        input: &ConfigInput,
+        desired: &Arc<Desired>,
+        now: SystemTime,
+    ) -> Result<ResultDocument, EngineError> {
+        let desired = Arc::clone(desired);
         let mut snap = self.snapshot(&desired).await?;
         if self.resolve_pending(&snap)? {
             snap.entries = self.ledger.heads()?;
@@ -310,6 +325,12 @@ impl Session {
         let snap = self.snapshot(&desired).await?;
         let plan = self.plan_of(&desired, &snap)?;
         self.report(&plan, &snap, input, now, "adopt", None, false, adopted)
+    }
+
+    /// Renders `config` and builds its desired state (depends on the config and this build's
+    /// configurators only: reusable for every reconcile of the same config).
+    pub fn desired_for(&self, config: &Config) -> Arc<Desired> {
+        self.desired(config)
     }
 
     /// Renders `config` and builds its desired state.

@@ -23,6 +23,7 @@ mod error;
 mod kind;
 mod parse;
 pub mod spec;
+pub mod status;
 mod validate;
 mod yaml;
 

@@ -1,11 +1,13 @@
-//! `routerd`: one-shot engine commands against the host or a named network namespace.
-//!
-//! The daemon (`routerd serve`) arrives with the supervisor issue; these commands are what it
-//! will run on every reconcile, exposed for the serial console, scripts and tests.
+//! `routerd`: the daemon (`routerd serve`, see `daemon.rs`) and one-shot engine commands
+//! against the host or a named network namespace: what the daemon runs on every reconcile,
+//! exposed for the serial console, scripts and tests.
+
+mod control;
+mod daemon;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -32,6 +34,21 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Run the daemon: reconcile now, again on every host change and every resync interval,
+    /// and serve the control API; stop cleanly on SIGTERM.
+    Serve {
+        #[command(flatten)]
+        target: TargetArgs,
+        /// The control API's Unix socket.
+        #[arg(long, value_name = "PATH", default_value = control::DEFAULT_SOCKET)]
+        control_socket: PathBuf,
+        /// Reconcile at least this often (`60s`, `5m`, `1h`).
+        #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
+        resync: Duration,
+        /// Coalesce triggers arriving within this window into one reconcile.
+        #[arg(long, default_value = "200ms", value_parser = humantime::parse_duration)]
+        debounce: Duration,
+    },
     /// Parse and validate the config; print every error with file:line:column.
     Validate {
         /// The router.yaml to check.
@@ -66,8 +83,9 @@ enum Command {
     },
 }
 
+/// What to apply, where, and the ledger that proves ownership there.
 #[derive(Args, Debug)]
-struct EngineArgs {
+struct TargetArgs {
     /// The router.yaml to apply.
     #[arg(long, default_value = "/etc/routerd/router.yaml")]
     config: PathBuf,
@@ -77,6 +95,12 @@ struct EngineArgs {
     /// The ownership ledger.
     #[arg(long, value_name = "PATH", default_value = routerd_ledger::DEFAULT_LEDGER_PATH)]
     ledger: PathBuf,
+}
+
+#[derive(Args, Debug)]
+struct EngineArgs {
+    #[command(flatten)]
+    target: TargetArgs,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Table)]
     output: Output,
@@ -120,6 +144,16 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         .build()
         .context("starting the async runtime")?;
     match cli.command {
+        Command::Serve { target, control_socket, resync, debounce } => {
+            runtime.block_on(daemon::serve(daemon::ServeOptions {
+                config: target.config,
+                netns: target.netns,
+                ledger: target.ledger,
+                control_socket,
+                resync,
+                debounce,
+            }))
+        }
         Command::Validate { config } => Ok(validate(&config)),
         Command::Observe(args) => runtime.block_on(engine_command(args, Mode::Observe)),
         Command::Plan(args) => runtime.block_on(engine_command(args, Mode::Plan)),
@@ -159,7 +193,7 @@ enum Mode {
 
 async fn engine_command(args: EngineArgs, mode: Mode) -> anyhow::Result<u8> {
     let started = std::time::Instant::now();
-    let config = match ConfigInput::load(&args.config) {
+    let config = match ConfigInput::load(&args.target.config) {
         Ok(c) => c,
         Err(errors) => {
             eprintln!("{errors}");
@@ -169,8 +203,8 @@ async fn engine_command(args: EngineArgs, mode: Mode) -> anyhow::Result<u8> {
     let parse_time = started.elapsed();
     let writes = matches!(mode, Mode::Reconcile | Mode::AdoptApply);
     let opts = SessionOptions {
-        netns: args.netns.clone(),
-        ledger_path: args.ledger.clone(),
+        netns: args.target.netns.clone(),
+        ledger_path: args.target.ledger.clone(),
         read_only: !writes,
     };
     let opened = std::time::Instant::now();

@@ -13,6 +13,7 @@
 //! | `rule` | `linux.ipv4.fwmarkRule` |
 //! | `convert` | kernel messages ↔ specs, the only place they meet |
 //! | `conn` | the socket: dump and acknowledged-change requests |
+//! | `monitor` | change notifications (multicast groups), for the supervisor |
 //!
 //! Holds no ownership policy: observe lists everything of a kind, and the configurators do what
 //! the engine asks.
@@ -21,12 +22,15 @@ mod address;
 mod conn;
 mod convert;
 mod link;
+mod monitor;
 mod route;
 mod route_table;
 mod rule;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
+
+pub use self::monitor::{Change, NetlinkMonitor};
 
 use self::conn::Conn;
 use self::convert::IpFamily;

@@ -1,6 +1,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use crate::support::Netns;
+
 const ROUTERD: &str = env!("CARGO_BIN_EXE_routerd");
 
 /// A config with one Sysctl: applies in an empty namespace, drifts from its default.
@@ -42,41 +44,6 @@ spec:
         interface: lan
         address: 192.168.300.1/24
 ";
-
-struct Netns(String);
-
-impl Netns {
-    fn new(tag: &str) -> Self {
-        let name = format!("rds-{}-{tag}", std::process::id());
-        let ok = Command::new("ip").args(["netns", "add", &name]).status().map(|s| s.success());
-        assert_eq!(ok.ok(), Some(true), "needs root: ip netns add {name}");
-        Self(name)
-    }
-
-    fn state(&self) -> String {
-        let mut s = String::new();
-        for args in [&["-j", "addr"][..], &["-j", "route", "show", "table", "all"], &["-j", "rule"]]
-        {
-            let out = Command::new("ip").arg("-n").arg(&self.0).args(args).output().expect("ip");
-            s.push_str(&String::from_utf8_lossy(&out.stdout));
-        }
-        let nft =
-            Command::new("ip").args(["netns", "exec", &self.0, "nft", "list", "ruleset"]).output();
-        s.push_str(&String::from_utf8_lossy(&nft.expect("nft").stdout));
-        let fwd = Command::new("ip")
-            .args(["netns", "exec", &self.0, "cat", "/proc/sys/net/ipv4/ip_forward"])
-            .output()
-            .expect("cat");
-        s.push_str(&String::from_utf8_lossy(&fwd.stdout));
-        s
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
-    }
-}
 
 fn routerd(args: &[&str]) -> Output {
     Command::new(ROUTERD).args(args).output().expect("routerd runs")

@@ -1,4 +1,7 @@
-//! `routerd` command-line tests: exit codes, error locations, output shapes. The namespace
-//! tests need root and make their own namespace, removed on drop.
+//! `routerd` command-line tests: exit codes, error locations, output shapes, and the daemon
+//! (`routerd serve`) with `routerctl`. The namespace tests need root and make their own
+//! namespace, removed on drop.
 
 mod cli;
+mod daemon;
+mod support;

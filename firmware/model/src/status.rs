@@ -1,0 +1,61 @@
+//! The daemon's status as the control API serves it (`GET /v1/status`, `docs/control-api.md`),
+//! shared by `routerd serve`, `routerctl` and the web UI. Kubernetes words: a config
+//! `generation` and the `observedGeneration` the last reconcile acted on (seed 004).
+
+use serde::{Deserialize, Serialize};
+
+/// What `routerd serve` is doing and what its last reconcile found.
+///
+/// Shape (camelCase JSON): `{config, netns, state, generation, observedGeneration, phase,
+/// reconciles, lastReconcile, lastError}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DaemonStatus {
+    /// Path of the config file the daemon applies.
+    pub config: String,
+    /// Network namespace name, `None` for the daemon's own.
+    pub netns: Option<String>,
+    /// `starting` (no reconcile finished yet), `running` or `stopping`.
+    pub state: String,
+    /// Generation of the loaded config (the ledger's counter: it grows when the text changes).
+    pub generation: u64,
+    /// Generation the last finished reconcile applied; equal to `generation` once it converged.
+    pub observed_generation: Option<u64>,
+    /// Phase of the last Result document (`Healthy`, `Drifted`, `Blocked`,
+    /// `RequiresAdoption`), `None` before the first reconcile.
+    pub phase: Option<String>,
+    /// Reconciles finished since the daemon started.
+    pub reconciles: u64,
+    /// The last finished reconcile.
+    pub last_reconcile: Option<ReconcileSummary>,
+    /// Error of the last reconcile that could not run (inventory or ledger failure), cleared by
+    /// the next one that does.
+    pub last_error: Option<String>,
+}
+
+/// One finished reconcile, in numbers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReconcileSummary {
+    /// Why it ran: `start`, `resync`, `api`, or the host change that triggered it (`link`,
+    /// `address`, `route`, `rule`, `other`), comma-separated when several were coalesced.
+    pub trigger: String,
+    /// RFC 3339 time it started.
+    pub started: String,
+    /// Wall time, milliseconds.
+    pub duration_ms: u64,
+    /// Operations executed (any result).
+    pub operations: usize,
+    /// Operations that failed.
+    pub failed: usize,
+    /// Resources in the config.
+    pub resources: usize,
+    /// Resources `Drifted`.
+    pub drifted: usize,
+    /// Resources `Blocked`.
+    pub blocked: usize,
+    /// Resources `RequiresAdoption`.
+    pub requires_adoption: usize,
+    /// Orphans reported.
+    pub orphans: usize,
+}
