@@ -130,6 +130,12 @@ impl Session {
         Ok(Self { registry: BackendRegistry::new(backends), ledger, timings: Default::default() })
     }
 
+    /// The ledger this session records ownership in (the daemon also keeps its generations
+    /// there).
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+
     /// Wall time per phase of the commands run so far (`render`, `observe`, `plan`, `apply`,
     /// ...), in order; a phase run twice appears twice.
     pub fn timings(&self) -> Vec<(&'static str, Duration)> {

@@ -17,9 +17,11 @@
 //! [`Ledger::open_read_only`] handle never writes the file, so dry runs leave it byte-identical.
 
 mod error;
+mod generations;
 mod store;
 
 pub use error::LedgerError;
+pub use generations::{Channel, GenerationRecord, GenerationResult, PendingConfirm};
 pub use store::{AppliedGeneration, Ledger, LedgerChange};
 
 use serde::{Deserialize, Serialize};

@@ -224,7 +224,7 @@ impl Ledger {
     }
 
     /// A read transaction; `None` for a read-only handle on a file that does not exist.
-    fn read_txn(&self) -> Result<Option<redb::ReadTransaction>, LedgerError> {
+    pub(crate) fn read_txn(&self) -> Result<Option<redb::ReadTransaction>, LedgerError> {
         let txn = match &self.handle {
             Handle::ReadWrite(db) => db.begin_read(),
             Handle::ReadOnly(Some(db)) => db.begin_read(),
@@ -316,6 +316,16 @@ impl Ledger {
         txn.commit().map_err(|e| self.storage("commit", e))
     }
 
+    /// A write transaction.
+    ///
+    /// Errors: [`LedgerError::ReadOnly`] on a read-only handle; [`LedgerError::Storage`].
+    pub(crate) fn write_txn(&self) -> Result<redb::WriteTransaction, LedgerError> {
+        let Handle::ReadWrite(db) = &self.handle else {
+            return Err(LedgerError::ReadOnly { path: self.path.clone() });
+        };
+        db.begin_write().map_err(|e| self.storage("write", e))
+    }
+
     fn init_schema(&self) -> Result<(), LedgerError> {
         let Handle::ReadWrite(db) = &self.handle else { return Ok(()) };
         let txn = db.begin_write().map_err(|e| self.storage("init", e))?;
@@ -334,7 +344,7 @@ impl Ledger {
         txn.commit().map_err(|e| self.storage("init", e))
     }
 
-    fn storage(&self, op: &'static str, e: impl std::fmt::Display) -> LedgerError {
+    pub(crate) fn storage(&self, op: &'static str, e: impl std::fmt::Display) -> LedgerError {
         LedgerError::Storage { path: self.path.clone(), op, message: e.to_string() }
     }
 }

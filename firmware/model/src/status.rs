@@ -31,6 +31,23 @@ pub struct DaemonStatus {
     /// Error of the last reconcile that could not run (inventory or ledger failure), cleared by
     /// the next one that does.
     pub last_error: Option<String>,
+    /// The apply waiting for its confirm, if any.
+    pub pending_confirm: Option<ConfirmStatus>,
+}
+
+/// An apply waiting for the operator's confirm; unconfirmed at `deadline`, the daemon applies
+/// generation `previous` again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfirmStatus {
+    /// The generation that waits.
+    pub generation: u64,
+    /// The generation restored when nobody confirms.
+    pub previous: u64,
+    /// RFC 3339 deadline.
+    pub deadline: String,
+    /// The deadline in seconds since the Unix epoch (for countdowns).
+    pub deadline_unix: u64,
 }
 
 /// One finished reconcile, in numbers.

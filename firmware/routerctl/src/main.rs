@@ -4,10 +4,11 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
-use http_body_util::{BodyExt, Empty};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::{Method, Request, StatusCode};
 use hyper_util::rt::TokioIo;
@@ -41,6 +42,34 @@ enum Command {
     Status,
     /// Ask the daemon to reconcile now.
     Reconcile,
+    /// Apply a config; unless confirmed within the window, the previous one comes back.
+    Apply {
+        /// The router.yaml to apply.
+        #[arg(short = 'f', long = "file", value_name = "FILE")]
+        file: PathBuf,
+        /// The confirm window (`90s`, `5m`).
+        #[arg(long, default_value = "90s", value_parser = humantime::parse_duration)]
+        confirm_timeout: Duration,
+        /// Apply without a confirm window.
+        #[arg(long, conflicts_with = "confirm_timeout")]
+        no_confirm: bool,
+        /// Why (kept with the generation).
+        #[arg(long, default_value = "")]
+        comment: String,
+    },
+    /// Keep the config applied last (ends its confirm window).
+    Confirm,
+    /// Apply an earlier generation again; without GENERATION, the one before the pending apply.
+    Rollback {
+        /// The generation to go back to.
+        generation: Option<u64>,
+    },
+    /// The applied generations, or one with its text.
+    History {
+        /// Show this generation's YAML.
+        #[arg(long, value_name = "GENERATION")]
+        show: Option<u64>,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -90,9 +119,10 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: &Cli) -> Result<(), Failure> {
-    match cli.command {
+    let json = cli.output == Output::Json;
+    match &cli.command {
         Command::Status => {
-            let body = call(&cli.socket, Method::GET, "/v1/status").await?;
+            let body = call(&cli.socket, Method::GET, "/v1/status", None).await?;
             match cli.output {
                 Output::Json => println!("{body}"),
                 Output::Table => {
@@ -104,18 +134,126 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
             }
         }
         Command::Reconcile => {
-            let body = call(&cli.socket, Method::POST, "/v1/reconcile").await?;
-            match cli.output {
-                Output::Json => println!("{body}"),
-                Output::Table => println!("reconcile requested"),
+            let body = call(&cli.socket, Method::POST, "/v1/reconcile", None).await?;
+            println!("{}", if json { body } else { "reconcile requested".into() });
+        }
+        Command::Apply { file, confirm_timeout, no_confirm, comment } => {
+            let yaml = std::fs::read_to_string(file)
+                .map_err(|e| Failure::Answered(format!("{}: {e}", file.display())))?;
+            let seconds = if *no_confirm { 0 } else { confirm_timeout.as_secs().max(1) };
+            let request = serde_json::json!({
+                "yaml": yaml,
+                "comment": comment,
+                "author": std::env::var("USER").unwrap_or_else(|_| "root".into()),
+                "channel": "cli",
+                "confirmTimeoutSeconds": seconds,
+            });
+            let body = call(&cli.socket, Method::POST, "/v1/apply", Some(request)).await?;
+            println!("{}", if json { body } else { outcome_line(&body, "applied") });
+        }
+        Command::Confirm => {
+            let body = call(&cli.socket, Method::POST, "/v1/confirm", None).await?;
+            println!("{}", if json { body } else { outcome_line(&body, "confirmed") });
+        }
+        Command::Rollback { generation } => {
+            let request = serde_json::json!({ "generation": generation });
+            let body = call(&cli.socket, Method::POST, "/v1/rollback", Some(request)).await?;
+            println!("{}", if json { body } else { outcome_line(&body, "rolled back; now") });
+        }
+        Command::History { show: Some(n) } => {
+            let body =
+                call(&cli.socket, Method::GET, &format!("/v1/generations/{n}"), None).await?;
+            if json {
+                println!("{body}");
+            } else {
+                let v: serde_json::Value = parse(&body)?;
+                print!("{}", v["yaml"].as_str().unwrap_or_default());
+            }
+        }
+        Command::History { show: None } => {
+            let body = call(&cli.socket, Method::GET, "/v1/generations", None).await?;
+            if json {
+                println!("{body}");
+            } else {
+                print!("{}", history_table(&parse(&body)?));
             }
         }
     }
     Ok(())
 }
 
-/// One request; the body of a 2xx answer as text.
-async fn call(socket: &Path, method: Method, path: &str) -> Result<String, Failure> {
+fn parse(body: &str) -> Result<serde_json::Value, Failure> {
+    serde_json::from_str(body).map_err(|e| Failure::Answered(format!("unexpected answer: {e}")))
+}
+
+/// `applied generation 4: Healthy, 3 operations (0 failed), confirm by 2026-…`.
+fn outcome_line(body: &str, verb: &str) -> String {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(body) else { return body.into() };
+    let mut line = format!(
+        "{verb} generation {}: {}, {} operations ({} failed)",
+        v["generation"],
+        v["phase"].as_str().unwrap_or("-"),
+        v["operations"],
+        v["failed"]
+    );
+    if let Some(deadline) = v["confirmDeadline"].as_str() {
+        line.push_str(&format!(
+            "\nconfirm by {deadline} (routerctl confirm), or it is rolled back"
+        ));
+    }
+    line
+}
+
+/// One line per generation: number, time, result, channel/author, comment (80 columns).
+fn history_table(list: &serde_json::Value) -> String {
+    let mut out =
+        String::from("GEN  APPLIED               RESULT          BY            COMMENT\n");
+    for r in list.as_array().into_iter().flatten() {
+        let when = r["appliedAt"]
+            .as_u64()
+            .map(|t| {
+                humantime::format_rfc3339_seconds(
+                    std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(t),
+                )
+                .to_string()
+            })
+            .unwrap_or_default();
+        let by = format!(
+            "{}/{}",
+            r["channel"].as_str().unwrap_or("-"),
+            r["author"].as_str().unwrap_or("-")
+        );
+        let line = format!(
+            "{:<4} {:<21} {:<15} {:<13} {}",
+            r["generation"].as_u64().map(|g| g.to_string()).unwrap_or_default(),
+            when,
+            r["result"].as_str().unwrap_or("-"),
+            by,
+            r["comment"].as_str().unwrap_or("")
+        );
+        out.push_str(&fit(&line));
+        out.push('\n');
+    }
+    out
+}
+
+/// `line` cut to 80 columns with `…`.
+fn fit(line: &str) -> String {
+    if line.chars().count() <= 80 {
+        return line.to_string();
+    }
+    let mut cut: String = line.chars().take(79).collect();
+    cut.push('…');
+    cut
+}
+
+/// One request (with a JSON body when given); the body of a 2xx answer as text.
+async fn call(
+    socket: &Path,
+    method: Method,
+    path: &str,
+    body: Option<serde_json::Value>,
+) -> Result<String, Failure> {
     let stream = UnixStream::connect(socket)
         .await
         .with_context(|| format!("cannot reach routerd on {}", socket.display()))
@@ -125,11 +263,13 @@ async fn call(socket: &Path, method: Method, path: &str) -> Result<String, Failu
         .context("HTTP handshake on the control socket")
         .map_err(Failure::Unreachable)?;
     tokio::spawn(connection);
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
     let request = Request::builder()
         .method(method)
         .uri(path)
         .header("host", "routerd")
-        .body(Empty::<Bytes>::new())
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(body)))
         .map_err(|e| Failure::Answered(format!("building the request: {e}")))?;
     let response = sender
         .send_request(request)
@@ -148,10 +288,22 @@ async fn call(socket: &Path, method: Method, path: &str) -> Result<String, Failu
     if status.is_success() {
         return Ok(text);
     }
-    let message = serde_json::from_str::<serde_json::Value>(&text)
-        .ok()
+    let answer = serde_json::from_str::<serde_json::Value>(&text).ok();
+    let mut message = answer
+        .as_ref()
         .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_owned))
         .unwrap_or(text);
+    // Config errors, one per line, as `routerd validate` prints them.
+    for e in answer.iter().flat_map(|v| v["errors"].as_array().into_iter().flatten()) {
+        message.push_str(&format!(
+            "\n{}:{}:{}: {}{}",
+            e["file"].as_str().unwrap_or(""),
+            e["line"],
+            e["column"],
+            e["resource"].as_str().map(|r| format!("{r}: ")).unwrap_or_default(),
+            e["message"].as_str().unwrap_or("")
+        ));
+    }
     Err(Failure::Answered(format!("{} {message}", status_text(status))))
 }
 
@@ -186,18 +338,18 @@ fn status_table(s: &DaemonStatus) -> String {
             ),
         ));
     }
+    if let Some(c) = &s.pending_confirm {
+        rows.push((
+            "confirm",
+            format!("generation {} by {} (else back to {})", c.generation, c.deadline, c.previous),
+        ));
+    }
     if let Some(e) = &s.last_error {
         rows.push(("error", e.clone()));
     }
     let mut out = String::new();
     for (key, value) in rows {
-        let line = format!("{key:<12}{value}");
-        if line.chars().count() > 80 {
-            out.extend(line.chars().take(79));
-            out.push('…');
-        } else {
-            out.push_str(&line);
-        }
+        out.push_str(&fit(&format!("{key:<12}{value}")));
         out.push('\n');
     }
     out
@@ -231,6 +383,7 @@ mod tests {
                 orphans: 0,
             }),
             last_error: Some("e".repeat(200)),
+            pending_confirm: None,
         };
         let table = status_table(&status);
         assert!(table.lines().all(|l| l.chars().count() <= 80), "{table}");

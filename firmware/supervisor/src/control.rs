@@ -12,17 +12,21 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{Path as UrlPath, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use routerd_engine::ResultDocument;
+use routerd_ledger::{Channel, GenerationRecord};
 use routerd_model::status::DaemonStatus;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::net::UnixListener;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::daemon::Trigger;
+use crate::daemon::{ApplyOutcome, ApplyRequest, Msg, Refusal, Trigger};
+
+/// Default confirm window of `POST /v1/apply`.
+const DEFAULT_CONFIRM_SECONDS: u64 = 90;
 
 /// Default path of the control socket.
 pub const DEFAULT_SOCKET: &str = "/run/routerd/control.sock";
@@ -40,7 +44,7 @@ pub struct Snapshot {
 #[derive(Clone)]
 struct ControlState {
     snapshot: watch::Receiver<Snapshot>,
-    triggers: mpsc::Sender<Trigger>,
+    loop_tx: mpsc::Sender<Msg>,
 }
 
 /// An error body: `{"error": "..."}`.
@@ -54,13 +58,166 @@ fn error(status: StatusCode, message: &str) -> Response {
 }
 
 /// The router of the control API.
-pub fn router(snapshot: watch::Receiver<Snapshot>, triggers: mpsc::Sender<Trigger>) -> Router {
+pub fn router(snapshot: watch::Receiver<Snapshot>, loop_tx: mpsc::Sender<Msg>) -> Router {
     Router::new()
         .route("/v1/status", get(status))
         .route("/v1/result", get(result))
         .route("/v1/reconcile", post(reconcile))
+        .route("/v1/apply", post(apply))
+        .route("/v1/confirm", post(confirm))
+        .route("/v1/rollback", post(rollback))
+        .route("/v1/generations", get(generations))
+        .route("/v1/generations/{generation}", get(generation))
         .fallback(|| async { error(StatusCode::NOT_FOUND, "no such endpoint") })
-        .with_state(ControlState { snapshot, triggers })
+        .with_state(ControlState { snapshot, loop_tx })
+}
+
+/// Body of `POST /v1/apply`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ApplyBody {
+    yaml: String,
+    #[serde(default)]
+    comment: String,
+    #[serde(default = "default_author")]
+    author: String,
+    #[serde(default = "default_channel")]
+    channel: Channel,
+    /// Seconds; 0 applies without a confirm window.
+    #[serde(default = "default_confirm")]
+    confirm_timeout_seconds: u64,
+}
+
+fn default_author() -> String {
+    "root".into()
+}
+
+fn default_channel() -> Channel {
+    Channel::Api
+}
+
+fn default_confirm() -> u64 {
+    DEFAULT_CONFIRM_SECONDS
+}
+
+/// Body of `POST /v1/rollback` (optional).
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RollbackBody {
+    generation: Option<u64>,
+}
+
+/// Sends `make(reply)` to the loop and answers with what it replies.
+async fn ask(
+    state: &ControlState,
+    make: impl FnOnce(oneshot::Sender<Result<ApplyOutcome, Refusal>>) -> Msg,
+) -> Response {
+    let (tx, rx) = oneshot::channel();
+    if state.loop_tx.send(make(tx)).await.is_err() {
+        return error(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping");
+    }
+    match rx.await {
+        Ok(Ok(outcome)) => Json(outcome).into_response(),
+        Ok(Err(refusal)) => refused(refusal),
+        Err(_) => error(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping"),
+    }
+}
+
+fn refused(refusal: Refusal) -> Response {
+    match refusal {
+        Refusal::Invalid(errors) => (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            Json(serde_json::json!({
+                "error": format!("the config is invalid ({} errors); nothing was changed", errors.len()),
+                "errors": errors,
+            })),
+        )
+            .into_response(),
+        Refusal::Conflict(m) => error(StatusCode::CONFLICT, &m),
+        Refusal::NotFound(m) => error(StatusCode::NOT_FOUND, &m),
+        Refusal::Failed(m) => error(StatusCode::INTERNAL_SERVER_ERROR, &m),
+    }
+}
+
+async fn apply(State(state): State<ControlState>, body: axum::body::Bytes) -> Response {
+    let body: ApplyBody = match serde_json::from_slice(&body) {
+        Ok(b) => b,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &format!("request body: {e}")),
+    };
+    let request = ApplyRequest {
+        yaml: body.yaml,
+        author: body.author,
+        channel: body.channel,
+        comment: body.comment,
+        confirm: (body.confirm_timeout_seconds > 0)
+            .then(|| std::time::Duration::from_secs(body.confirm_timeout_seconds)),
+    };
+    ask(&state, |reply| Msg::Apply(request, reply)).await
+}
+
+async fn confirm(State(state): State<ControlState>) -> Response {
+    ask(&state, Msg::Confirm).await
+}
+
+async fn rollback(State(state): State<ControlState>, body: axum::body::Bytes) -> Response {
+    let body: RollbackBody = if body.is_empty() {
+        RollbackBody::default()
+    } else {
+        match serde_json::from_slice(&body) {
+            Ok(b) => b,
+            Err(e) => return error(StatusCode::BAD_REQUEST, &format!("request body: {e}")),
+        }
+    };
+    ask(&state, |reply| Msg::Rollback(body.generation, reply)).await
+}
+
+async fn history(
+    state: &ControlState,
+    which: Option<u64>,
+) -> Result<Vec<GenerationRecord>, Response> {
+    let (tx, rx) = oneshot::channel();
+    if state.loop_tx.send(Msg::Generations(which, tx)).await.is_err() {
+        return Err(error(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping"));
+    }
+    match rx.await {
+        Ok(Ok(records)) => Ok(records),
+        Ok(Err(refusal)) => Err(refused(refusal)),
+        Err(_) => Err(error(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping")),
+    }
+}
+
+/// Every generation, oldest first, without its text.
+async fn generations(State(state): State<ControlState>) -> Response {
+    match history(&state, None).await {
+        Ok(records) => {
+            let list: Vec<serde_json::Value> = records
+                .iter()
+                .map(|r| {
+                    let mut v = serde_json::to_value(r).unwrap_or_default();
+                    if let Some(o) = v.as_object_mut() {
+                        o.remove("yaml");
+                    }
+                    v
+                })
+                .collect();
+            Json(list).into_response()
+        }
+        Err(response) => response,
+    }
+}
+
+/// One generation with its text.
+async fn generation(
+    State(state): State<ControlState>,
+    UrlPath(generation): UrlPath<u64>,
+) -> Response {
+    match history(&state, Some(generation)).await {
+        Ok(mut records) => match records.pop() {
+            Some(r) => Json(r).into_response(),
+            None => error(StatusCode::NOT_FOUND, &format!("no generation {generation}")),
+        },
+        Err(response) => response,
+    }
 }
 
 async fn status(State(state): State<ControlState>) -> Json<DaemonStatus> {
@@ -77,7 +234,7 @@ async fn result(State(state): State<ControlState>) -> Response {
 
 /// Asks for a reconcile now; 202 once queued (a queued one already covers this request).
 async fn reconcile(State(state): State<ControlState>) -> Response {
-    match state.triggers.try_send(Trigger::Api) {
+    match state.loop_tx.try_send(Msg::Reconcile(Trigger::Api)) {
         Ok(()) | Err(mpsc::error::TrySendError::Full(_)) => {
             (StatusCode::ACCEPTED, Json(serde_json::json!({"accepted": true}))).into_response()
         }

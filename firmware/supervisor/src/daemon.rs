@@ -1,33 +1,43 @@
 //! `routerd serve`: the reconcile loop.
 //!
-//! One task owns the engine [`Session`] and the config's desired state; everything else sends
-//! it a [`Trigger`] (a host change seen on the rtnetlink multicast groups, the periodic resync,
-//! an API request) and reads [`Snapshot`]s through a `watch` channel (DESIGN.md, Supervisor).
+//! One task owns the engine [`Session`], the applied config and its desired state; everything
+//! else sends it a [`Msg`] (a host change seen on the rtnetlink multicast groups, the periodic
+//! resync, an API request) and reads [`Snapshot`]s through a `watch` channel (DESIGN.md,
+//! Supervisor).
 //!
 //! ```text
-//! NetlinkMonitor ──Trigger::Host──┐
-//! control API ─────Trigger::Api───┼─▶ mpsc ─▶ loop: debounce ─▶ reconcile ─▶ watch<Snapshot>
-//! resync timer ────Trigger::Resync┘                                            │
-//!                                                   GET /v1/status, /v1/result ◀┘
+//! NetlinkMonitor ──Host(change)──┐
+//! control API ─────Api, Apply,───┼─▶ mpsc ─▶ loop ─▶ reconcile ─▶ watch<Snapshot> ─▶ API
+//!                  Confirm, Rollback                  │
+//! resync timer, confirm deadline ┘                    └▶ ledger: generations, pending confirm
 //! ```
 //!
 //! A burst of notifications (a reconcile of its own changes, an operator's `ip` commands) is
 //! debounced into one reconcile; a reconcile always observes the host itself, so a lost
 //! notification only delays the repair until the next resync. SIGTERM and SIGINT stop the loop
 //! between reconciles: a running reconcile finishes and commits its ledger transaction first.
+//!
+//! Generations: every applied config is recorded with its text, author, channel and comment.
+//! An apply with a confirm window records a durable pending confirm; unconfirmed at the
+//! deadline (also across a restart) the previous generation's text is applied again. The config
+//! file holds the last confirmed text: it is what a reboot without the ledger would apply.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context;
-use routerd_engine::{ConfigInput, ResultDocument, Session, SessionOptions};
+use routerd_engine::plan::Desired;
+use routerd_engine::{ConfigInput, Phase, ResultDocument, Session, SessionOptions};
 use routerd_host::Netns;
 use routerd_host::netlink::{Change, NetlinkMonitor};
-use routerd_model::status::{DaemonStatus, ReconcileSummary};
+use routerd_ledger::{Channel, GenerationRecord, GenerationResult, PendingConfirm};
+use routerd_model::ConfigErrors;
+use routerd_model::status::{ConfirmStatus, DaemonStatus, ReconcileSummary};
+use serde::Serialize;
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::control::{ControlSocket, Snapshot, router};
 
@@ -59,6 +69,68 @@ impl Trigger {
     }
 }
 
+/// A new config for the daemon (`POST /v1/apply`).
+#[derive(Debug)]
+pub struct ApplyRequest {
+    /// The YAML text, kept as written.
+    pub yaml: String,
+    /// Who applies it.
+    pub author: String,
+    /// Through which door.
+    pub channel: Channel,
+    /// Why.
+    pub comment: String,
+    /// The confirm window; `None` applies without one.
+    pub confirm: Option<Duration>,
+}
+
+/// What an apply, confirm or rollback did.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplyOutcome {
+    /// The generation now applied.
+    pub generation: u64,
+    /// Phase of its Result document.
+    pub phase: String,
+    /// Operations executed.
+    pub operations: usize,
+    /// Operations that failed.
+    pub failed: usize,
+    /// The confirm deadline (RFC 3339) when the apply waits for one.
+    pub confirm_deadline: Option<String>,
+}
+
+/// Why an apply, confirm or rollback was refused. Nothing changed on the host or in the ledger.
+#[derive(Debug)]
+pub enum Refusal {
+    /// The config does not validate (every error, located).
+    Invalid(ConfigErrors),
+    /// The request conflicts with the daemon's state (a confirm pending, nothing to confirm).
+    Conflict(String),
+    /// No such generation.
+    NotFound(String),
+    /// The engine or the ledger failed.
+    Failed(String),
+}
+
+/// The answer to a request that changes the config.
+pub type Reply = oneshot::Sender<Result<ApplyOutcome, Refusal>>;
+
+/// A message to the loop.
+#[derive(Debug)]
+pub enum Msg {
+    /// Reconcile (coalesced with others arriving within the debounce window).
+    Reconcile(Trigger),
+    /// Apply a new config.
+    Apply(ApplyRequest, Reply),
+    /// Confirm the pending apply.
+    Confirm(Reply),
+    /// Roll back: to `Some(generation)`, or (with `None`) the pending apply.
+    Rollback(Option<u64>, Reply),
+    /// Recorded generations: all (without their text), or one (with it).
+    Generations(Option<u64>, oneshot::Sender<Result<Vec<GenerationRecord>, Refusal>>),
+}
+
 /// Options of `routerd serve`.
 pub struct ServeOptions {
     /// The config file.
@@ -75,16 +147,34 @@ pub struct ServeOptions {
     pub debounce: Duration,
 }
 
+/// The applied config.
+struct Applied {
+    yaml: String,
+    input: ConfigInput,
+    desired: Arc<Desired>,
+}
+
+/// The loop's state.
+struct Daemon {
+    session: Session,
+    applied: Applied,
+    config_path: PathBuf,
+    status: DaemonStatus,
+    snapshot: watch::Sender<Snapshot>,
+    /// Confirm deadline as a monotonic instant, with the ledger's record of it.
+    confirm: Option<(tokio::time::Instant, PendingConfirm)>,
+}
+
 /// Runs the daemon until SIGTERM or SIGINT. Returns the exit code: 0 after a clean stop, 1
 /// when the config does not validate (nothing was touched).
 ///
 /// Errors: the namespace, the ledger, the netlink sockets or the control socket cannot be
 /// opened.
 pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
-    let input = match ConfigInput::load(&opts.config) {
-        Ok(input) => input,
-        Err(errors) => {
-            eprintln!("{errors}");
+    let yaml = match std::fs::read_to_string(&opts.config) {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!("{}: cannot read file: {e}", opts.config.display());
             return Ok(1);
         }
     };
@@ -92,18 +182,33 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         Some(name) => Netns::named(name)?,
         None => Netns::current(),
     };
-    let mut session = Session::open(SessionOptions {
+    let session = Session::open(SessionOptions {
         netns: opts.netns.clone(),
         ledger_path: opts.ledger.clone(),
         read_only: false,
     })
     .await?;
+    // A confirm pending from before a restart: its generation is what runs until the deadline.
+    let pending = session.ledger().pending_confirm()?;
+    let (yaml, file) =
+        match pending.as_ref().map(|p| session.ledger().generation_record(p.generation)) {
+            Some(Ok(Some(record))) => (record.yaml, format!("generation {}", record.generation)),
+            Some(Err(e)) => return Err(e.into()),
+            _ => (yaml, opts.config.display().to_string()),
+        };
+    let input = match ConfigInput::parse(&yaml, &file) {
+        Ok(input) => input,
+        Err(errors) => {
+            eprintln!("{errors}");
+            return Ok(1);
+        }
+    };
     let desired = session.desired_for(&input.config);
     let mut monitor = NetlinkMonitor::open(&netns).context("subscribing to netlink changes")?;
     let socket = ControlSocket::bind(&opts.control_socket)
         .with_context(|| format!("control socket {}", opts.control_socket.display()))?;
 
-    let mut status = DaemonStatus {
+    let status = DaemonStatus {
         config: opts.config.display().to_string(),
         netns: opts.netns.clone(),
         state: "starting".into(),
@@ -113,20 +218,21 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         reconciles: 0,
         last_reconcile: None,
         last_error: None,
+        pending_confirm: None,
     };
     let (snapshot_tx, snapshot_rx) =
         watch::channel(Snapshot { status: status.clone(), result: None });
-    let (trigger_tx, mut triggers) = mpsc::channel::<Trigger>(64);
+    let (msg_tx, mut msgs) = mpsc::channel::<Msg>(64);
 
-    let host_changes = trigger_tx.clone();
+    let host_changes = msg_tx.clone();
     tokio::spawn(async move {
         while let Some(change) = monitor.next().await {
             // A full queue already holds a reconcile that will see this change too.
-            let _ = host_changes.try_send(Trigger::Host(change));
+            let _ = host_changes.try_send(Msg::Reconcile(Trigger::Host(change)));
         }
     });
     let socket_path = socket.path().to_path_buf();
-    let server = tokio::spawn(socket.serve(router(snapshot_rx, trigger_tx)));
+    let server = tokio::spawn(socket.serve(router(snapshot_rx, msg_tx)));
     eprintln!(
         "routerd: serving {} (control socket {}, resync every {})",
         opts.config.display(),
@@ -134,6 +240,14 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         humantime::format_duration(opts.resync)
     );
 
+    let mut daemon = Daemon {
+        session,
+        applied: Applied { yaml, input, desired },
+        config_path: opts.config.clone(),
+        status,
+        snapshot: snapshot_tx,
+        confirm: pending.map(|p| (instant_of(p.deadline), p)),
+    };
     let mut sigterm = signal(SignalKind::terminate()).context("SIGTERM handler")?;
     let mut sigint = signal(SignalKind::interrupt()).context("SIGINT handler")?;
     let start = tokio::time::Instant::now() + opts.resync;
@@ -142,49 +256,349 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
 
     let mut reasons = BTreeSet::from([Trigger::Start]);
     loop {
-        let trigger = reasons.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(",");
-        let started = SystemTime::now();
-        let clock = Instant::now();
-        match session.reconcile_with(&input, &desired, started).await {
-            Ok(doc) => {
-                status.last_reconcile = Some(summary(&doc, trigger, started, clock.elapsed()));
-                status.generation = doc.generation;
-                status.observed_generation = Some(doc.generation);
-                status.phase = Some(doc.phase.as_str().to_string());
-                status.last_error = None;
-                status.reconciles += 1;
-                status.state = "running".into();
-                let result = Some(Arc::new(doc));
-                snapshot_tx.send_replace(Snapshot { status: status.clone(), result });
+        if !reasons.is_empty() {
+            let _ = daemon.reconcile(&reasons).await;
+            if daemon.status.reconciles == 1 {
+                daemon.record_boot();
             }
-            Err(e) => {
-                eprintln!("routerd: reconcile failed: {e}");
-                status.last_error = Some(e.to_string());
-                snapshot_tx.send_modify(|s| s.status = status.clone());
-            }
+            reasons.clear();
         }
-        reasons.clear();
-        let first = tokio::select! {
+        let confirm_at = daemon.confirm.as_ref().map(|(at, _)| *at);
+        let msg = tokio::select! {
             _ = sigterm.recv() => break,
             _ = sigint.recv() => break,
-            _ = resync.tick() => Trigger::Resync,
-            Some(t) = triggers.recv() => t,
+            _ = resync.tick() => Msg::Reconcile(Trigger::Resync),
+            _ = sleep_until_some(confirm_at) => {
+                daemon.rollback(None, "not confirmed in time").await.ok();
+                continue;
+            }
+            Some(m) = msgs.recv() => m,
         };
-        reasons.insert(first);
-        // Coalesce what arrives within the debounce window into the same reconcile.
-        let until = tokio::time::Instant::now() + opts.debounce;
-        while let Ok(Some(t)) = tokio::time::timeout_at(until, triggers.recv()).await {
-            reasons.insert(t);
+        match msg {
+            Msg::Reconcile(first) => {
+                reasons.insert(first);
+                // Coalesce what arrives within the debounce window into the same reconcile.
+                let until = tokio::time::Instant::now() + opts.debounce;
+                while let Ok(Some(m)) = tokio::time::timeout_at(until, msgs.recv()).await {
+                    match m {
+                        Msg::Reconcile(t) => {
+                            reasons.insert(t);
+                        }
+                        other => {
+                            daemon.handle(other).await;
+                            break;
+                        }
+                    }
+                }
+            }
+            other => daemon.handle(other).await,
         }
     }
-    status.state = "stopping".into();
-    snapshot_tx.send_modify(|s| s.status = status.clone());
+    daemon.status.state = "stopping".into();
+    daemon.publish(None);
     server.abort();
     let _ = server.await;
     let _ = std::fs::remove_file(&socket_path);
-    drop(session);
+    drop(daemon);
     eprintln!("routerd: stopped");
     Ok(0)
+}
+
+impl Daemon {
+    async fn handle(&mut self, msg: Msg) {
+        match msg {
+            Msg::Reconcile(t) => {
+                self.reconcile(&BTreeSet::from([t])).await;
+            }
+            Msg::Apply(request, reply) => {
+                let _ = reply.send(self.apply(request).await);
+            }
+            Msg::Confirm(reply) => {
+                let _ = reply.send(self.confirm());
+            }
+            Msg::Rollback(generation, reply) => {
+                let _ = reply.send(self.rollback(generation, "rolled back by the operator").await);
+            }
+            Msg::Generations(which, reply) => {
+                let ledger = self.session.ledger();
+                let found = match which {
+                    Some(n) => match ledger.generation_record(n) {
+                        Ok(Some(r)) => Ok(vec![r]),
+                        Ok(None) => Err(Refusal::NotFound(format!("no generation {n}"))),
+                        Err(e) => Err(Refusal::Failed(e.to_string())),
+                    },
+                    None => ledger
+                        .generation_records()
+                        .map(|all| {
+                            all.into_iter()
+                                .map(|r| GenerationRecord { yaml: String::new(), ..r })
+                                .collect()
+                        })
+                        .map_err(|e| Refusal::Failed(e.to_string())),
+                };
+                let _ = reply.send(found);
+            }
+        }
+    }
+
+    /// One reconcile of the applied config; publishes the outcome.
+    async fn reconcile(&mut self, reasons: &BTreeSet<Trigger>) -> Option<Arc<ResultDocument>> {
+        let trigger = reasons.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(",");
+        let started = SystemTime::now();
+        let clock = Instant::now();
+        let applied = &self.applied;
+        match self.session.reconcile_with(&applied.input, &applied.desired, started).await {
+            Ok(doc) => {
+                let s = &mut self.status;
+                s.last_reconcile = Some(summary(&doc, trigger, started, clock.elapsed()));
+                s.generation = doc.generation;
+                s.observed_generation = Some(doc.generation);
+                s.phase = Some(doc.phase.as_str().to_string());
+                s.last_error = None;
+                s.reconciles += 1;
+                s.state = "running".into();
+                let doc = Arc::new(doc);
+                self.publish(Some(Arc::clone(&doc)));
+                Some(doc)
+            }
+            Err(e) => {
+                eprintln!("routerd: reconcile failed: {e}");
+                self.status.last_error = Some(e.to_string());
+                self.publish(None);
+                None
+            }
+        }
+    }
+
+    /// Publishes the status (and, when given, a new Result document).
+    fn publish(&mut self, result: Option<Arc<ResultDocument>>) {
+        self.status.pending_confirm = self.confirm.as_ref().map(|(_, p)| ConfirmStatus {
+            generation: p.generation,
+            previous: p.previous,
+            deadline: rfc3339(p.deadline),
+            deadline_unix: p.deadline,
+        });
+        let status = self.status.clone();
+        self.snapshot.send_modify(|s| {
+            s.status = status;
+            if result.is_some() {
+                s.result = result;
+            }
+        });
+    }
+
+    /// Records the config found at start as a generation, unless it already is one.
+    fn record_boot(&mut self) {
+        let generation = self.status.generation;
+        let ledger = self.session.ledger();
+        if generation == 0 || !matches!(ledger.generation_record(generation), Ok(None)) {
+            return;
+        }
+        let record = GenerationRecord {
+            generation,
+            yaml: self.applied.yaml.clone(),
+            digest: self.applied.input.digest.clone(),
+            author: "routerd".into(),
+            channel: Channel::Boot,
+            comment: format!("found in {} at start", self.config_path.display()),
+            applied_at: unix_now(),
+            result: self.result_of_phase(),
+        };
+        let pending = self.confirm.as_ref().map(|(_, p)| p.clone());
+        if let Err(e) = ledger.record_generation(&record, pending.as_ref()) {
+            eprintln!("routerd: recording generation {generation}: {e}");
+        }
+    }
+
+    fn result_of_phase(&self) -> GenerationResult {
+        let degraded = self.status.last_reconcile.as_ref().is_some_and(|r| r.failed > 0)
+            || self.status.phase.as_deref() == Some(Phase::Blocked.as_str());
+        if degraded { GenerationResult::Degraded } else { GenerationResult::Applied }
+    }
+
+    /// Applies `request`: validate (refuse with every error, nothing changed), reconcile,
+    /// record the generation (and the pending confirm), write the config file unless a confirm
+    /// is awaited.
+    async fn apply(&mut self, request: ApplyRequest) -> Result<ApplyOutcome, Refusal> {
+        if let Some((_, p)) = &self.confirm {
+            return Err(Refusal::Conflict(format!(
+                "generation {} waits for its confirm: confirm or roll back first",
+                p.generation
+            )));
+        }
+        let input = ConfigInput::parse(&request.yaml, "apply").map_err(Refusal::Invalid)?;
+        let previous = self.status.generation;
+        let desired = self.session.desired_for(&input.config);
+        let before = std::mem::replace(
+            &mut self.applied,
+            Applied { yaml: request.yaml.clone(), input, desired },
+        );
+        let Some(doc) = self.reconcile(&BTreeSet::from([Trigger::Api])).await else {
+            // Nothing could run (inventory or ledger failure): keep the previous config.
+            self.applied = before;
+            let why = self.status.last_error.clone().unwrap_or_default();
+            return Err(Refusal::Failed(why));
+        };
+        let confirm = request.confirm.filter(|_| previous != 0 && doc.generation != previous);
+        let pending = confirm.map(|window| PendingConfirm {
+            generation: doc.generation,
+            previous,
+            deadline: unix_now() + window.as_secs(),
+        });
+        let record = GenerationRecord {
+            generation: doc.generation,
+            yaml: request.yaml,
+            digest: self.applied.input.digest.clone(),
+            author: request.author,
+            channel: request.channel,
+            comment: request.comment,
+            applied_at: unix_now(),
+            result: if pending.is_some() {
+                GenerationResult::PendingConfirm
+            } else {
+                self.result_of_phase()
+            },
+        };
+        self.session
+            .ledger()
+            .record_generation(&record, pending.as_ref())
+            .map_err(|e| Refusal::Failed(e.to_string()))?;
+        if pending.is_none() {
+            self.write_config_file();
+        }
+        self.confirm = pending.map(|p| (instant_of(p.deadline), p));
+        self.publish(None);
+        Ok(self.outcome(&doc))
+    }
+
+    /// Confirms the pending apply: its text becomes the config file.
+    fn confirm(&mut self) -> Result<ApplyOutcome, Refusal> {
+        let Some((_, pending)) = self.confirm.clone() else {
+            return Err(Refusal::Conflict("no apply waits for a confirm".into()));
+        };
+        let result = self.result_of_phase();
+        self.session
+            .ledger()
+            .settle_generation(pending.generation, result)
+            .map_err(|e| Refusal::Failed(e.to_string()))?;
+        self.confirm = None;
+        self.write_config_file();
+        self.publish(None);
+        Ok(ApplyOutcome {
+            generation: pending.generation,
+            phase: self.status.phase.clone().unwrap_or_default(),
+            operations: 0,
+            failed: 0,
+            confirm_deadline: None,
+        })
+    }
+
+    /// Applies an earlier generation's text again: `target`, or the one before the pending
+    /// apply. The pending apply, if any, is marked rolled back.
+    async fn rollback(&mut self, target: Option<u64>, why: &str) -> Result<ApplyOutcome, Refusal> {
+        let pending = self.confirm.as_ref().map(|(_, p)| p.clone());
+        let target = match (target, &pending) {
+            (Some(t), _) => t,
+            (None, Some(p)) => p.previous,
+            (None, None) => {
+                return Err(Refusal::Conflict(
+                    "no apply waits for a confirm: name the generation to roll back to".into(),
+                ));
+            }
+        };
+        let record = match self.session.ledger().generation_record(target) {
+            Ok(Some(r)) => r,
+            Ok(None) => return Err(Refusal::NotFound(format!("no generation {target}"))),
+            Err(e) => return Err(Refusal::Failed(e.to_string())),
+        };
+        let input = ConfigInput::parse(&record.yaml, &format!("generation {target}"))
+            .map_err(Refusal::Invalid)?;
+        if let Some(p) = &pending {
+            self.session
+                .ledger()
+                .settle_generation(p.generation, GenerationResult::RolledBack)
+                .map_err(|e| Refusal::Failed(e.to_string()))?;
+            eprintln!("routerd: generation {}: {why}; applying generation {target}", p.generation);
+        }
+        self.confirm = None;
+        let desired = self.session.desired_for(&input.config);
+        self.applied = Applied { yaml: record.yaml.clone(), input, desired };
+        let doc = self
+            .reconcile(&BTreeSet::from([Trigger::Api]))
+            .await
+            .ok_or_else(|| Refusal::Failed(self.status.last_error.clone().unwrap_or_default()))?;
+        let rolled = GenerationRecord {
+            generation: doc.generation,
+            yaml: record.yaml,
+            digest: record.digest,
+            author: "routerd".into(),
+            channel: record.channel,
+            comment: match &pending {
+                Some(p) => {
+                    format!("rollback to generation {target}: generation {} {why}", p.generation)
+                }
+                None => format!("rollback to generation {target}"),
+            },
+            applied_at: unix_now(),
+            result: self.result_of_phase(),
+        };
+        if doc.generation != target
+            && let Err(e) = self.session.ledger().record_generation(&rolled, None)
+        {
+            eprintln!("routerd: recording generation {}: {e}", doc.generation);
+        }
+        self.write_config_file();
+        self.publish(None);
+        Ok(self.outcome(&doc))
+    }
+
+    fn outcome(&self, doc: &ResultDocument) -> ApplyOutcome {
+        ApplyOutcome {
+            generation: doc.generation,
+            phase: doc.phase.as_str().to_string(),
+            operations: doc.operations.len(),
+            failed: doc.operations.iter().filter(|o| o.result == "failed").count(),
+            confirm_deadline: self.confirm.as_ref().map(|(_, p)| rfc3339(p.deadline)),
+        }
+    }
+
+    /// Replaces the config file with the applied text (write to a sibling, then rename).
+    fn write_config_file(&self) {
+        if let Err(e) = write_atomically(&self.config_path, &self.applied.yaml) {
+            eprintln!("routerd: writing {}: {e}", self.config_path.display());
+        }
+    }
+}
+
+fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    std::io::Write::write_all(&mut tmp, text.as_bytes())?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+async fn sleep_until_some(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// The monotonic instant of a wall-clock deadline (now, when it has passed).
+fn instant_of(deadline: u64) -> tokio::time::Instant {
+    let left = deadline.saturating_sub(unix_now());
+    tokio::time::Instant::now() + Duration::from_secs(left)
+}
+
+fn rfc3339(unix: u64) -> String {
+    humantime::format_rfc3339_seconds(SystemTime::UNIX_EPOCH + Duration::from_secs(unix))
+        .to_string()
 }
 
 fn summary(
@@ -193,7 +607,6 @@ fn summary(
     started: SystemTime,
     took: Duration,
 ) -> ReconcileSummary {
-    use routerd_engine::Phase;
     let count = |p: Phase| doc.resources.iter().filter(|r| r.phase == p).count();
     ReconcileSummary {
         trigger,

@@ -193,3 +193,184 @@ fn a_second_daemon_on_the_same_socket_is_refused() {
     assert!(err.contains("another routerd answers on"), "{err}");
     assert!(status(&socket).is_some(), "the first daemon still serves");
 }
+
+/// `CONFIG` plus a static route in table 1000, which a rollback removes again (routes in
+/// routerd's protocol are ledger-owned and cleaned up; addresses never are, seed 000).
+fn with_route() -> String {
+    CONFIG.replace("        managed: true\n", "        managed: true\n        adminUp: true\n")
+        + "    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4StaticRoute
+      metadata:
+        name: to-lab
+      spec:
+        interface: lan
+        destination: 100.64.0.0/24
+        via: 10.9.0.254
+        table: 1000
+"
+}
+
+/// A running daemon with its namespace, files and `routerctl`.
+struct Served {
+    lab: Lab,
+    dir: tempfile::TempDir,
+    daemon: Option<Daemon>,
+}
+
+impl Served {
+    fn start(tag: &str, config: &str) -> Self {
+        let lab = Lab::new(tag);
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("router.yaml"), config).expect("config");
+        let mut served = Self { lab, dir, daemon: None };
+        served.spawn();
+        served
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.dir.path().join("control.sock")
+    }
+
+    fn spawn(&mut self) {
+        let child = Command::new(ROUTERD)
+            .args(["serve", "--netns", self.lab.name(), "--resync", "1h", "--debounce", "50ms"])
+            .arg("--config")
+            .arg(self.dir.path().join("router.yaml"))
+            .arg("--ledger")
+            .arg(self.dir.path().join("l.redb"))
+            .arg("--control-socket")
+            .arg(self.socket())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("routerd serve starts");
+        self.daemon = Some(Daemon(child));
+        let socket = self.socket();
+        wait_for("the daemon's first reconcile", Duration::from_secs(20), || {
+            status(&socket).is_some_and(|s| s["reconciles"].as_u64() >= Some(1))
+        });
+    }
+
+    fn stop(&mut self) {
+        let Some(mut daemon) = self.daemon.take() else { return };
+        let pid = daemon.0.id().to_string();
+        assert!(Command::new("kill").args(["-TERM", &pid]).status().expect("kill").success());
+        let code = daemon.0.wait().expect("wait");
+        assert!(code.success(), "exit {code:?}");
+    }
+
+    fn ctl(&self, args: &[&str]) -> std::process::Output {
+        Command::new(routerctl())
+            .args(["--socket", &self.socket().to_string_lossy()])
+            .args(args)
+            .output()
+            .expect("routerctl")
+    }
+
+    fn apply(&self, yaml: &str, extra: &[&str]) -> std::process::Output {
+        let file = self.dir.path().join("next.yaml");
+        std::fs::write(&file, yaml).expect("write");
+        let mut args = vec!["apply", "-f", file.to_str().expect("utf-8 path")];
+        args.extend_from_slice(extra);
+        self.ctl(&args)
+    }
+
+    /// Whether table 1000 holds the route (an empty table does not exist: `ip` fails).
+    fn has_route(&self) -> bool {
+        let out = Command::new("ip")
+            .args(["-n", self.lab.name(), "-j", "route", "show", "table", "1000"])
+            .output()
+            .expect("ip");
+        String::from_utf8_lossy(&out.stdout).contains("100.64.0.0")
+    }
+
+    fn history(&self) -> serde_json::Value {
+        let out = self.ctl(&["-o", "json", "history"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).expect("history JSON")
+    }
+
+    fn results(&self) -> Vec<String> {
+        let history = self.history();
+        let list = history.as_array().expect("a list");
+        list.iter().map(|r| r["result"].as_str().unwrap_or_default().to_string()).collect()
+    }
+
+    fn config_file(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("router.yaml")).expect("config file")
+    }
+}
+
+#[test]
+fn an_unconfirmed_apply_is_rolled_back_and_a_confirmed_one_stays() {
+    let mut s = Served::start("confirm", CONFIG);
+    assert!(!s.has_route());
+
+    // Apply with a 1 s window and do not confirm: the route comes and goes again.
+    let out = s.apply(&with_route(), &["--confirm-timeout", "1s", "--comment", "add a route"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("confirm by"));
+    assert!(s.has_route(), "applied at once");
+    let pending = status(&s.socket()).expect("status");
+    assert_eq!(pending["pendingConfirm"]["previous"], 1, "{pending}");
+    wait_for("the automatic rollback", Duration::from_secs(10), || !s.has_route());
+    wait_for("the rollback to be recorded", Duration::from_secs(5), || {
+        s.results().iter().any(|r| r == "rolledBack")
+    });
+    assert_eq!(s.config_file(), CONFIG, "the config file only ever holds confirmed text");
+    assert!(status(&s.socket()).expect("status")["pendingConfirm"].is_null());
+
+    // Apply again and confirm: it stays, and becomes the config file.
+    let out = s.apply(&with_route(), &["--confirm-timeout", "60s", "--comment", "for real"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = s.ctl(&["confirm"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(s.has_route());
+    assert_eq!(s.config_file(), with_route());
+    let results = s.results();
+    assert_eq!(results.last().map(String::as_str), Some("applied"), "{results:?}");
+    let again = s.ctl(&["confirm"]);
+    assert_eq!(again.status.code(), Some(1), "nothing left to confirm");
+
+    // The text of every generation is kept as written.
+    let first = s.ctl(&["history", "--show", "1"]);
+    assert_eq!(String::from_utf8_lossy(&first.stdout), CONFIG);
+    s.stop();
+}
+
+#[test]
+fn an_invalid_apply_is_refused_with_its_location_and_changes_nothing() {
+    let mut s = Served::start("invalid", CONFIG);
+    let state = s.lab.ip(&["-j", "addr"]) + &s.lab.ip(&["-j", "route", "show", "table", "all"]);
+    let before = s.history();
+    let broken = CONFIG.replace("address: 10.9.0.1/24", "address: 10.9.0.300/24");
+    let out = s.apply(&broken, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("422") && err.contains("apply:20:"), "line of the bad address: {err}");
+    assert_eq!(
+        s.lab.ip(&["-j", "addr"]) + &s.lab.ip(&["-j", "route", "show", "table", "all"]),
+        state
+    );
+    assert_eq!(s.history(), before, "no generation recorded");
+    s.stop();
+}
+
+#[test]
+fn a_pending_confirm_survives_a_restart_and_still_rolls_back() {
+    let mut s = Served::start("restart", CONFIG);
+    let out = s.apply(&with_route(), &["--confirm-timeout", "4s"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(s.has_route());
+    s.stop();
+    s.spawn();
+    // Back with the unconfirmed generation still applied and still waiting.
+    let resumed = status(&s.socket()).expect("status");
+    assert_eq!(resumed["pendingConfirm"]["generation"], 2, "{resumed}");
+    assert!(s.has_route(), "the pending generation runs until its deadline");
+    wait_for("the rollback after the restart", Duration::from_secs(15), || !s.has_route());
+    wait_for("the rollback to be recorded", Duration::from_secs(5), || {
+        s.results().iter().any(|r| r == "rolledBack")
+    });
+    s.stop();
+}
