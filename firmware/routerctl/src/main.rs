@@ -64,11 +64,26 @@ enum Command {
         /// The generation to go back to.
         generation: Option<u64>,
     },
-    /// The applied generations, or one with its text.
+    /// The applied generations; `show N` prints one's YAML, `diff A B` compares two.
     History {
-        /// Show this generation's YAML.
-        #[arg(long, value_name = "GENERATION")]
-        show: Option<u64>,
+        #[command(subcommand)]
+        what: Option<HistoryCommand>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum HistoryCommand {
+    /// Print a generation's YAML as it was applied.
+    Show {
+        /// The generation.
+        generation: u64,
+    },
+    /// Unified diff of two generations' YAML.
+    Diff {
+        /// The older generation.
+        from: u64,
+        /// The newer generation.
+        to: u64,
     },
 }
 
@@ -160,7 +175,16 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
             let body = call(&cli.socket, Method::POST, "/v1/rollback", Some(request)).await?;
             println!("{}", if json { body } else { outcome_line(&body, "rolled back; now") });
         }
-        Command::History { show: Some(n) } => {
+        Command::History { what: Some(HistoryCommand::Diff { from, to }) } => {
+            let path = format!("/v1/generations/{from}/diff/{to}");
+            let body = call(&cli.socket, Method::GET, &path, None).await?;
+            if json {
+                println!("{body}");
+            } else {
+                print!("{}", parse(&body)?["diff"].as_str().unwrap_or_default());
+            }
+        }
+        Command::History { what: Some(HistoryCommand::Show { generation: n }) } => {
             let body =
                 call(&cli.socket, Method::GET, &format!("/v1/generations/{n}"), None).await?;
             if json {
@@ -170,7 +194,7 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
                 print!("{}", v["yaml"].as_str().unwrap_or_default());
             }
         }
-        Command::History { show: None } => {
+        Command::History { what: None } => {
             let body = call(&cli.socket, Method::GET, "/v1/generations", None).await?;
             if json {
                 println!("{body}");

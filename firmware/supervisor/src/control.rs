@@ -68,6 +68,7 @@ pub fn router(snapshot: watch::Receiver<Snapshot>, loop_tx: mpsc::Sender<Msg>) -
         .route("/v1/rollback", post(rollback))
         .route("/v1/generations", get(generations))
         .route("/v1/generations/{generation}", get(generation))
+        .route("/v1/generations/{from}/diff/{to}", get(diff))
         .fallback(|| async { error(StatusCode::NOT_FOUND, "no such endpoint") })
         .with_state(ControlState { snapshot, loop_tx })
 }
@@ -293,4 +294,28 @@ impl Drop for ControlSocket {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
     }
+}
+
+/// The unified diff (3 lines of context) of two generations' texts.
+async fn diff(
+    State(state): State<ControlState>,
+    UrlPath((from, to)): UrlPath<(u64, u64)>,
+) -> Response {
+    let text = |records: Result<Vec<GenerationRecord>, Response>| -> Result<String, Response> {
+        Ok(records?.pop().map(|r| r.yaml).unwrap_or_default())
+    };
+    let old = match text(history(&state, Some(from)).await) {
+        Ok(t) => t,
+        Err(response) => return response,
+    };
+    let new = match text(history(&state, Some(to)).await) {
+        Ok(t) => t,
+        Err(response) => return response,
+    };
+    let diff = similar::TextDiff::from_lines(&old, &new)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("generation {from}"), &format!("generation {to}"))
+        .to_string();
+    Json(serde_json::json!({"from": from, "to": to, "diff": diff})).into_response()
 }

@@ -333,8 +333,16 @@ fn an_unconfirmed_apply_is_rolled_back_and_a_confirmed_one_stays() {
     assert_eq!(again.status.code(), Some(1), "nothing left to confirm");
 
     // The text of every generation is kept as written.
-    let first = s.ctl(&["history", "--show", "1"]);
+    let first = s.ctl(&["history", "show", "1"]);
     assert_eq!(String::from_utf8_lossy(&first.stdout), CONFIG);
+    // And any two compare as a unified diff.
+    let last = s.history().as_array().and_then(|l| l.last().cloned()).expect("generations");
+    let last = last["generation"].as_u64().expect("number").to_string();
+    let diff = s.ctl(&["history", "diff", "1", &last]);
+    let diff = String::from_utf8_lossy(&diff.stdout);
+    assert!(diff.starts_with("--- generation 1\n+++ generation "), "{diff}");
+    assert!(diff.contains("\n+        via: 10.9.0.254\n"), "{diff}");
+    assert!(diff.contains("\n+        adminUp: true\n"), "{diff}");
     s.stop();
 }
 
