@@ -301,15 +301,12 @@ async fn diff(
     State(state): State<ControlState>,
     UrlPath((from, to)): UrlPath<(u64, u64)>,
 ) -> Response {
-    let text = |records: Result<Vec<GenerationRecord>, Response>| -> Result<String, Response> {
-        Ok(records?.pop().map(|r| r.yaml).unwrap_or_default())
-    };
-    let old = match text(history(&state, Some(from)).await) {
-        Ok(t) => t,
+    let old = match history(&state, Some(from)).await {
+        Ok(mut records) => records.pop().map(|r| r.yaml).unwrap_or_default(),
         Err(response) => return response,
     };
-    let new = match text(history(&state, Some(to)).await) {
-        Ok(t) => t,
+    let new = match history(&state, Some(to)).await {
+        Ok(mut records) => records.pop().map(|r| r.yaml).unwrap_or_default(),
         Err(response) => return response,
     };
     let diff = similar::TextDiff::from_lines(&old, &new)
