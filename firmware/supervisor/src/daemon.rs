@@ -40,6 +40,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::control::{ControlSocket, Snapshot, router};
+use crate::service::{self, NotifyState};
 
 /// Why the loop should reconcile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -233,8 +234,8 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
     });
     let socket_path = socket.path().to_path_buf();
     let server = tokio::spawn(socket.serve(router(snapshot_rx, msg_tx)));
-    eprintln!(
-        "routerd: serving {} (control socket {}, resync every {})",
+    tracing::info!(
+        "serving {} (control socket {}, resync every {})",
         opts.config.display(),
         socket_path.display(),
         humantime::format_duration(opts.resync)
@@ -254,19 +255,30 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
     let mut resync = tokio::time::interval_at(start, opts.resync);
     resync.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
 
+    // Pings only when systemd asks for them (a never-firing timer otherwise).
+    let ping_every = service::watchdog_interval();
+    let mut watchdog = tokio::time::interval(ping_every.unwrap_or(Duration::from_secs(3600)));
+
     let mut reasons = BTreeSet::from([Trigger::Start]);
     loop {
         if !reasons.is_empty() {
             let _ = daemon.reconcile(&reasons).await;
             if daemon.status.reconciles == 1 {
                 daemon.record_boot();
+                service::notify(&[NotifyState::Ready]);
             }
+            let line = daemon.status_line();
+            service::notify(&[NotifyState::Status(&line)]);
             reasons.clear();
         }
         let confirm_at = daemon.confirm.as_ref().map(|(at, _)| *at);
         let msg = tokio::select! {
             _ = sigterm.recv() => break,
             _ = sigint.recv() => break,
+            _ = watchdog.tick(), if ping_every.is_some() => {
+                service::notify(&[NotifyState::Watchdog]);
+                continue;
+            }
             _ = resync.tick() => Msg::Reconcile(Trigger::Resync),
             _ = sleep_until_some(confirm_at) => {
                 daemon.rollback(None, "not confirmed in time").await.ok();
@@ -294,13 +306,14 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
             other => daemon.handle(other).await,
         }
     }
+    service::notify(&[NotifyState::Stopping]);
     daemon.status.state = "stopping".into();
     daemon.publish(None);
     server.abort();
     let _ = server.await;
     let _ = std::fs::remove_file(&socket_path);
     drop(daemon);
-    eprintln!("routerd: stopped");
+    tracing::info!("stopped");
     Ok(0)
 }
 
@@ -357,12 +370,24 @@ impl Daemon {
                 s.last_error = None;
                 s.reconciles += 1;
                 s.state = "running".into();
+                if let Some(r) = &self.status.last_reconcile
+                    && r.operations > 0
+                {
+                    tracing::info!(
+                        "reconciled generation {} ({}): {} operations, {} failed, phase {}",
+                        doc.generation,
+                        r.trigger,
+                        r.operations,
+                        r.failed,
+                        doc.phase.as_str()
+                    );
+                }
                 let doc = Arc::new(doc);
                 self.publish(Some(Arc::clone(&doc)));
                 Some(doc)
             }
             Err(e) => {
-                eprintln!("routerd: reconcile failed: {e}");
+                tracing::error!("reconcile failed: {e}");
                 self.status.last_error = Some(e.to_string());
                 self.publish(None);
                 None
@@ -406,7 +431,7 @@ impl Daemon {
         };
         let pending = self.confirm.as_ref().map(|(_, p)| p.clone());
         if let Err(e) = ledger.record_generation(&record, pending.as_ref()) {
-            eprintln!("routerd: recording generation {generation}: {e}");
+            tracing::error!("recording generation {generation}: {e}");
         }
     }
 
@@ -518,7 +543,7 @@ impl Daemon {
                 .ledger()
                 .settle_generation(p.generation, GenerationResult::RolledBack)
                 .map_err(|e| Refusal::Failed(e.to_string()))?;
-            eprintln!("routerd: generation {}: {why}; applying generation {target}", p.generation);
+            tracing::warn!("generation {}: {why}; applying generation {target}", p.generation);
         }
         self.confirm = None;
         let desired = self.session.desired_for(&input.config);
@@ -545,7 +570,7 @@ impl Daemon {
         if doc.generation != target
             && let Err(e) = self.session.ledger().record_generation(&rolled, None)
         {
-            eprintln!("routerd: recording generation {}: {e}", doc.generation);
+            tracing::error!("recording generation {}: {e}", doc.generation);
         }
         self.write_config_file();
         self.publish(None);
@@ -565,8 +590,26 @@ impl Daemon {
     /// Replaces the config file with the applied text (write to a sibling, then rename).
     fn write_config_file(&self) {
         if let Err(e) = write_atomically(&self.config_path, &self.applied.yaml) {
-            eprintln!("routerd: writing {}: {e}", self.config_path.display());
+            tracing::error!("writing {}: {e}", self.config_path.display());
         }
+    }
+
+    /// The one-line status for `systemctl status`.
+    fn status_line(&self) -> String {
+        let s = &self.status;
+        let mut line = format!(
+            "generation {}, {}, {} reconciles",
+            s.generation,
+            s.phase.as_deref().unwrap_or("not reconciled"),
+            s.reconciles
+        );
+        if let Some((_, p)) = &self.confirm {
+            line.push_str(&format!(", generation {} awaits its confirm", p.generation));
+        }
+        if let Some(e) = &s.last_error {
+            line.push_str(&format!(", last error: {e}"));
+        }
+        line
     }
 }
 

@@ -4,6 +4,7 @@
 
 mod control;
 mod daemon;
+mod service;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -145,6 +146,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         .context("starting the async runtime")?;
     match cli.command {
         Command::Serve { target, control_socket, resync, debounce } => {
+            service::init_logging();
             runtime.block_on(daemon::serve(daemon::ServeOptions {
                 config: target.config,
                 netns: target.netns,

@@ -382,3 +382,50 @@ fn a_pending_confirm_survives_a_restart_and_still_rolls_back() {
     });
     s.stop();
 }
+
+/// The systemd side of `Type=notify` (sd_notify(3)): a datagram socket named by
+/// `NOTIFY_SOCKET`, as the service manager passes it.
+#[test]
+fn under_systemd_it_reports_ready_pings_the_watchdog_and_reports_stopping() {
+    use std::os::unix::net::UnixDatagram;
+    let lab = Lab::new("notify");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("router.yaml");
+    std::fs::write(&config, CONFIG).expect("config");
+    let manager = UnixDatagram::bind(dir.path().join("notify.sock")).expect("notify socket");
+    manager.set_read_timeout(Some(Duration::from_millis(200))).expect("timeout");
+    let child = Command::new(ROUTERD)
+        .args(["serve", "--netns", lab.name(), "--resync", "1h"])
+        .arg("--config")
+        .arg(&config)
+        .arg("--ledger")
+        .arg(dir.path().join("l.redb"))
+        .arg("--control-socket")
+        .arg(dir.path().join("control.sock"))
+        .env("NOTIFY_SOCKET", dir.path().join("notify.sock"))
+        .env("WATCHDOG_USEC", "400000")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("routerd serve starts");
+    let mut daemon = Daemon(child);
+    let mut seen: Vec<String> = Vec::new();
+    let receive_until = |what: &str, deadline: Duration, seen: &mut Vec<String>| {
+        let until = Instant::now() + deadline;
+        let mut buf = [0u8; 4096];
+        while !seen.iter().any(|m| m.lines().any(|l| l.starts_with(what))) {
+            assert!(Instant::now() < until, "no {what} in {deadline:?}; got {seen:?}");
+            if let Ok(n) = manager.recv(&mut buf) {
+                seen.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+            }
+        }
+    };
+    receive_until("READY=1", Duration::from_secs(20), &mut seen);
+    receive_until("STATUS=generation 1, RequiresAdoption", Duration::from_secs(5), &mut seen);
+    seen.clear();
+    receive_until("WATCHDOG=1", Duration::from_secs(2), &mut seen);
+    let pid = daemon.0.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().expect("kill").success());
+    receive_until("STOPPING=1", Duration::from_secs(10), &mut seen);
+    assert!(daemon.0.wait().expect("wait").success());
+}
