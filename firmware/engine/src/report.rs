@@ -73,6 +73,8 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
             planned_of.get(id.as_str()).unwrap_or(&no_ops);
         let mut r = ResourceResult {
             id: id.clone(),
+            generation: None,
+            observed_generation: None,
             phase: Phase::Healthy,
             observed: here.iter().map(|(i, item)| observed(plan, i, item)).collect(),
             plan: planned_here.iter().map(|o| Arc::clone(o)).collect(),

@@ -74,6 +74,12 @@ pub struct ResultDocument {
 pub struct ResourceResult {
     /// `apiVersion/kind/name`.
     pub id: String,
+    /// The resource's spec generation, when a daemon tracks it (seed 004).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub generation: Option<u64>,
+    /// The generation this report processed, when a daemon tracks it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub observed_generation: Option<u64>,
     /// This resource's phase.
     pub phase: Phase,
     /// Its artifacts as found on the host.

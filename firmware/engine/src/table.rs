@@ -185,6 +185,8 @@ mod tests {
             mode: "plan".into(),
             resources: vec![ResourceResult {
                 id: format!("net.routerd.net/v1alpha1/IPv4StaticRoute/{long}"),
+                generation: None,
+                observed_generation: None,
                 phase: Phase::Drifted,
                 observed: vec![],
                 plan: vec![],

@@ -15,6 +15,8 @@ const GENERATIONS: TableDefinition<u64, &[u8]> = TableDefinition::new("generatio
 /// `confirm` → JSON [`PendingConfirm`], absent when nothing waits for a confirm.
 const CONFIRM: TableDefinition<&str, &[u8]> = TableDefinition::new("confirm");
 const CONFIRM_KEY: &str = "confirm";
+/// resource ID → the daemon's JSON status of that resource (opaque to the ledger).
+const RESOURCE_STATUS: TableDefinition<&str, &[u8]> = TableDefinition::new("resourceStatus");
 
 /// Through which door a config came in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -202,6 +204,55 @@ impl Ledger {
     }
 }
 
+impl Ledger {
+    /// Every stored resource status as `(resource ID, JSON text)`, ordered by ID.
+    ///
+    /// Errors: [`LedgerError::Storage`].
+    pub fn status_records(&self) -> Result<Vec<(String, String)>, LedgerError> {
+        let Some(txn) = self.read_txn()? else { return Ok(Vec::new()) };
+        let table = match txn.open_table(RESOURCE_STATUS) {
+            Ok(t) => t,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+            Err(e) => return Err(self.storage("read", e)),
+        };
+        let mut out = Vec::new();
+        for row in table.iter().map_err(|e| self.storage("read", e))? {
+            let (key, value) = row.map_err(|e| self.storage("read", e))?;
+            out.push((
+                key.value().to_string(),
+                String::from_utf8_lossy(value.value()).into_owned(),
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Replaces the statuses in `put` (ID, JSON text) and removes those in `remove`, in one
+    /// durable transaction (nothing when both are empty).
+    ///
+    /// Errors: [`LedgerError::ReadOnly`], [`LedgerError::Storage`].
+    pub fn write_status_records(
+        &self,
+        put: &[(String, String)],
+        remove: &[String],
+    ) -> Result<(), LedgerError> {
+        if put.is_empty() && remove.is_empty() {
+            return Ok(());
+        }
+        let txn = self.write_txn()?;
+        {
+            let mut table =
+                txn.open_table(RESOURCE_STATUS).map_err(|e| self.storage("write", e))?;
+            for (id, json) in put {
+                table.insert(id.as_str(), json.as_bytes()).map_err(|e| self.storage("write", e))?;
+            }
+            for id in remove {
+                table.remove(id.as_str()).map_err(|e| self.storage("write", e))?;
+            }
+        }
+        txn.commit().map_err(|e| self.storage("commit", e))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,8 +291,15 @@ mod tests {
         assert_eq!(ledger.pending_confirm()?, None);
         let two = ledger.generation_record(2)?.expect("recorded");
         assert_eq!(two.result, GenerationResult::RolledBack);
+        ledger.write_status_records(
+            &[("a".into(), "{\"x\":1}".into()), ("b".into(), "{}".into())],
+            &[],
+        )?;
+        ledger.write_status_records(&[], &["a".into()])?;
         drop(ledger);
-        assert_eq!(Ledger::open_read_only(&path)?.generation_records()?.len(), 2);
+        let ro = Ledger::open_read_only(&path)?;
+        assert_eq!(ro.generation_records()?.len(), 2);
+        assert_eq!(ro.status_records()?, [("b".to_string(), "{}".to_string())]);
         Ok(())
     }
 }

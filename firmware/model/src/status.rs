@@ -76,3 +76,41 @@ pub struct ReconcileSummary {
     /// Orphans reported.
     pub orphans: usize,
 }
+
+/// One resource's status, Kubernetes style (seed 004): `generation` counts changes of its
+/// spec, `observedGeneration` is the generation the last reconcile processed, and each
+/// condition's `lastTransitionTime` is when its `status` last changed (not when it was last
+/// computed). Kept in the ledger file, so it survives restarts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceStatus {
+    /// `apiVersion/kind/name`.
+    pub id: String,
+    /// Hex SHA-256 of the resource's spec as JSON: what decides a new generation.
+    pub spec_digest: String,
+    /// 1 when first seen, +1 on every spec change.
+    pub generation: u64,
+    /// The generation the last reconcile processed.
+    pub observed_generation: u64,
+    /// `Healthy`, `RequiresAdoption`, `Drifted`, `Blocked`.
+    pub phase: String,
+    /// Current conditions.
+    pub conditions: Vec<ConditionStatus>,
+}
+
+/// A condition as kept in [`ResourceStatus`] (Kubernetes `metav1.Condition`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConditionStatus {
+    /// `Ready`, `Blocked`, `Drifted`, `AdoptionRequired`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// `True`, `False`, `Unknown`.
+    pub status: String,
+    /// Stable CamelCase reason.
+    pub reason: String,
+    /// Human message.
+    pub message: String,
+    /// RFC 3339 time the status last changed.
+    pub last_transition_time: String,
+}

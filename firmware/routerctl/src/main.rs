@@ -12,7 +12,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::{Method, Request, StatusCode};
 use hyper_util::rt::TokioIo;
-use routerd_model::status::DaemonStatus;
+use routerd_model::status::{DaemonStatus, ResourceStatus};
 use tokio::net::UnixStream;
 
 const EXIT_CODES: &str = "\
@@ -42,6 +42,8 @@ enum Command {
     Status,
     /// Ask the daemon to reconcile now.
     Reconcile,
+    /// Each resource's generation, observed generation, phase and conditions.
+    Resources,
     /// Apply a config; unless confirmed within the window, the previous one comes back.
     Apply {
         /// The router.yaml to apply.
@@ -146,6 +148,17 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
                     })?;
                     print!("{}", status_table(&status));
                 }
+            }
+        }
+        Command::Resources => {
+            let body = call(&cli.socket, Method::GET, "/v1/resources", None).await?;
+            if json {
+                println!("{body}");
+            } else {
+                let list: Vec<ResourceStatus> = serde_json::from_str(&body).map_err(|e| {
+                    Failure::Answered(format!("unexpected resources document: {e}"))
+                })?;
+                print!("{}", resources_table(&list));
             }
         }
         Command::Reconcile => {
@@ -256,6 +269,26 @@ fn history_table(list: &serde_json::Value) -> String {
             r["comment"].as_str().unwrap_or("")
         );
         out.push_str(&fit(&line));
+        out.push('\n');
+    }
+    out
+}
+
+/// `GEN/OBS  PHASE  SINCE  KIND/NAME` per resource; SINCE is when its Ready condition last
+/// changed.
+fn resources_table(list: &[ResourceStatus]) -> String {
+    let mut out = String::from("GEN/OBS  PHASE             SINCE                 RESOURCE\n");
+    for r in list {
+        let since = r
+            .conditions
+            .iter()
+            .find(|c| c.type_ == "Ready")
+            .map(|c| c.last_transition_time.as_str())
+            .unwrap_or("-");
+        // `apiVersion/kind/name` → `kind/name`: the group is implied by the kind.
+        let short = r.id.splitn(3, '/').nth(2).unwrap_or(&r.id);
+        let generations = format!("{}/{}", r.generation, r.observed_generation);
+        out.push_str(&fit(&format!("{generations:<8} {:<17} {since:<21} {short}", r.phase)));
         out.push('\n');
     }
     out

@@ -18,7 +18,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use routerd_engine::ResultDocument;
 use routerd_ledger::{Channel, GenerationRecord};
-use routerd_model::status::DaemonStatus;
+use routerd_model::status::{DaemonStatus, ResourceStatus};
 use serde::{Deserialize, Serialize};
 use tokio::net::UnixListener;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -38,6 +38,8 @@ pub struct Snapshot {
     pub status: DaemonStatus,
     /// The last Result document, `None` before the first reconcile finished.
     pub result: Option<Arc<ResultDocument>>,
+    /// Per-resource statuses after the last reconcile, ordered by ID.
+    pub resources: Arc<Vec<ResourceStatus>>,
 }
 
 /// Shared by every handler.
@@ -62,6 +64,7 @@ pub fn router(snapshot: watch::Receiver<Snapshot>, loop_tx: mpsc::Sender<Msg>) -
     Router::new()
         .route("/v1/status", get(status))
         .route("/v1/result", get(result))
+        .route("/v1/resources", get(resources))
         .route("/v1/reconcile", post(reconcile))
         .route("/v1/apply", post(apply))
         .route("/v1/confirm", post(confirm))
@@ -223,6 +226,10 @@ async fn generation(
 
 async fn status(State(state): State<ControlState>) -> Json<DaemonStatus> {
     Json(state.snapshot.borrow().status.clone())
+}
+
+async fn resources(State(state): State<ControlState>) -> Json<Arc<Vec<ResourceStatus>>> {
+    Json(Arc::clone(&state.snapshot.borrow().resources))
 }
 
 async fn result(State(state): State<ControlState>) -> Response {

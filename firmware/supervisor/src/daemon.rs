@@ -22,7 +22,7 @@
 //! deadline (also across a restart) the previous generation's text is applied again. The config
 //! file holds the last confirmed text: it is what a reboot without the ledger would apply.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -41,6 +41,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::control::{ControlSocket, Snapshot, router};
 use crate::service::{self, NotifyState};
+use crate::status::{StatusTracker, spec_digests};
 
 /// Why the loop should reconcile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -153,6 +154,16 @@ struct Applied {
     yaml: String,
     input: ConfigInput,
     desired: Arc<Desired>,
+    /// Spec digest per resource ID: a change is a new resource generation.
+    digests: BTreeMap<String, String>,
+}
+
+impl Applied {
+    fn new(session: &Session, yaml: String, input: ConfigInput) -> Self {
+        let desired = session.desired_for(&input.config);
+        let digests = spec_digests(&input.config);
+        Self { yaml, input, desired, digests }
+    }
 }
 
 /// The loop's state.
@@ -162,6 +173,7 @@ struct Daemon {
     config_path: PathBuf,
     status: DaemonStatus,
     snapshot: watch::Sender<Snapshot>,
+    statuses: StatusTracker,
     /// Confirm deadline as a monotonic instant, with the ledger's record of it.
     confirm: Option<(tokio::time::Instant, PendingConfirm)>,
 }
@@ -204,7 +216,8 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
             return Ok(1);
         }
     };
-    let desired = session.desired_for(&input.config);
+    let applied = Applied::new(&session, yaml, input);
+    let statuses = StatusTracker::load(session.ledger());
     let mut monitor = NetlinkMonitor::open(&netns).context("subscribing to netlink changes")?;
     let socket = ControlSocket::bind(&opts.control_socket)
         .with_context(|| format!("control socket {}", opts.control_socket.display()))?;
@@ -221,8 +234,11 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         last_error: None,
         pending_confirm: None,
     };
-    let (snapshot_tx, snapshot_rx) =
-        watch::channel(Snapshot { status: status.clone(), result: None });
+    let (snapshot_tx, snapshot_rx) = watch::channel(Snapshot {
+        status: status.clone(),
+        result: None,
+        resources: Arc::new(statuses.all()),
+    });
     let (msg_tx, mut msgs) = mpsc::channel::<Msg>(64);
 
     let host_changes = msg_tx.clone();
@@ -243,10 +259,11 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
 
     let mut daemon = Daemon {
         session,
-        applied: Applied { yaml, input, desired },
+        applied,
         config_path: opts.config.clone(),
         status,
         snapshot: snapshot_tx,
+        statuses,
         confirm: pending.map(|p| (instant_of(p.deadline), p)),
     };
     let mut sigterm = signal(SignalKind::terminate()).context("SIGTERM handler")?;
@@ -361,7 +378,13 @@ impl Daemon {
         let clock = Instant::now();
         let applied = &self.applied;
         match self.session.reconcile_with(&applied.input, &applied.desired, started).await {
-            Ok(doc) => {
+            Ok(mut doc) => {
+                let changes = self.statuses.observe(&mut doc, &self.applied.digests);
+                if let Err(e) =
+                    self.session.ledger().write_status_records(&changes.put, &changes.remove)
+                {
+                    tracing::error!("recording resource statuses: {e}");
+                }
                 let s = &mut self.status;
                 s.last_reconcile = Some(summary(&doc, trigger, started, clock.elapsed()));
                 s.generation = doc.generation;
@@ -404,10 +427,14 @@ impl Daemon {
             deadline_unix: p.deadline,
         });
         let status = self.status.clone();
+        let resources = result.as_ref().map(|_| Arc::new(self.statuses.all()));
         self.snapshot.send_modify(|s| {
             s.status = status;
             if result.is_some() {
                 s.result = result;
+            }
+            if let Some(resources) = resources {
+                s.resources = resources;
             }
         });
     }
@@ -453,11 +480,8 @@ impl Daemon {
         }
         let input = ConfigInput::parse(&request.yaml, "apply").map_err(Refusal::Invalid)?;
         let previous = self.status.generation;
-        let desired = self.session.desired_for(&input.config);
-        let before = std::mem::replace(
-            &mut self.applied,
-            Applied { yaml: request.yaml.clone(), input, desired },
-        );
+        let next = Applied::new(&self.session, request.yaml.clone(), input);
+        let before = std::mem::replace(&mut self.applied, next);
         let Some(doc) = self.reconcile(&BTreeSet::from([Trigger::Api])).await else {
             // Nothing could run (inventory or ledger failure): keep the previous config.
             self.applied = before;
@@ -546,8 +570,7 @@ impl Daemon {
             tracing::warn!("generation {}: {why}; applying generation {target}", p.generation);
         }
         self.confirm = None;
-        let desired = self.session.desired_for(&input.config);
-        self.applied = Applied { yaml: record.yaml.clone(), input, desired };
+        self.applied = Applied::new(&self.session, record.yaml.clone(), input);
         let doc = self
             .reconcile(&BTreeSet::from([Trigger::Api]))
             .await

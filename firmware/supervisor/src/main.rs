@@ -5,6 +5,7 @@
 mod control;
 mod daemon;
 mod service;
+mod status;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
