@@ -143,12 +143,7 @@ impl Ledger {
         &self,
         generation: u64,
     ) -> Result<Option<GenerationRecord>, LedgerError> {
-        let Some(txn) = self.read_txn()? else { return Ok(None) };
-        let table = match txn.open_table(GENERATIONS) {
-            Ok(t) => t,
-            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
-            Err(e) => return Err(self.storage("read", e)),
-        };
+        let Some(table) = self.read_table(GENERATIONS)? else { return Ok(None) };
         let Some(value) = table.get(generation).map_err(|e| self.storage("read", e))? else {
             return Ok(None);
         };
@@ -163,12 +158,7 @@ impl Ledger {
     ///
     /// Errors: as [`Ledger::generation_record`].
     pub fn generation_records(&self) -> Result<Vec<GenerationRecord>, LedgerError> {
-        let Some(txn) = self.read_txn()? else { return Ok(Vec::new()) };
-        let table = match txn.open_table(GENERATIONS) {
-            Ok(t) => t,
-            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
-            Err(e) => return Err(self.storage("read", e)),
-        };
+        let Some(table) = self.read_table(GENERATIONS)? else { return Ok(Vec::new()) };
         let mut out = Vec::new();
         for row in table.iter().map_err(|e| self.storage("read", e))? {
             let (key, value) = row.map_err(|e| self.storage("read", e))?;
@@ -187,12 +177,7 @@ impl Ledger {
     ///
     /// Errors: as [`Ledger::generation_record`].
     pub fn pending_confirm(&self) -> Result<Option<PendingConfirm>, LedgerError> {
-        let Some(txn) = self.read_txn()? else { return Ok(None) };
-        let table = match txn.open_table(CONFIRM) {
-            Ok(t) => t,
-            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
-            Err(e) => return Err(self.storage("read", e)),
-        };
+        let Some(table) = self.read_table(CONFIRM)? else { return Ok(None) };
         let Some(value) = table.get(CONFIRM_KEY).map_err(|e| self.storage("read", e))? else {
             return Ok(None);
         };
@@ -205,16 +190,25 @@ impl Ledger {
 }
 
 impl Ledger {
+    /// `definition` in a fresh read transaction; `None` when the file or the table does not
+    /// exist yet (reads as empty).
+    fn read_table<K: redb::Key + 'static, V: redb::Value + 'static>(
+        &self,
+        definition: TableDefinition<K, V>,
+    ) -> Result<Option<redb::ReadOnlyTable<K, V>>, LedgerError> {
+        let Some(txn) = self.read_txn()? else { return Ok(None) };
+        match txn.open_table(definition) {
+            Ok(t) => Ok(Some(t)),
+            Err(redb::TableError::TableDoesNotExist(_)) => Ok(None),
+            Err(e) => Err(self.storage("read", e)),
+        }
+    }
+
     /// Every stored resource status as `(resource ID, JSON text)`, ordered by ID.
     ///
     /// Errors: [`LedgerError::Storage`].
     pub fn status_records(&self) -> Result<Vec<(String, String)>, LedgerError> {
-        let Some(txn) = self.read_txn()? else { return Ok(Vec::new()) };
-        let table = match txn.open_table(RESOURCE_STATUS) {
-            Ok(t) => t,
-            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
-            Err(e) => return Err(self.storage("read", e)),
-        };
+        let Some(table) = self.read_table(RESOURCE_STATUS)? else { return Ok(Vec::new()) };
         let mut out = Vec::new();
         for row in table.iter().map_err(|e| self.storage("read", e))? {
             let (key, value) = row.map_err(|e| self.storage("read", e))?;
