@@ -114,3 +114,47 @@ pub struct ConditionStatus {
     /// RFC 3339 time the status last changed.
     pub last_transition_time: String,
 }
+
+/// The outcome of one doctor check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckStatus {
+    /// Fine.
+    Pass,
+    /// Not broken, but worth a look.
+    Warn,
+    /// Broken: needs the operator.
+    Fail,
+    /// Could not be checked (not applicable here, or no data yet).
+    Skip,
+}
+
+impl CheckStatus {
+    /// `pass`, `warn`, `fail`, `skip`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckStatus::Pass => "pass",
+            CheckStatus::Warn => "warn",
+            CheckStatus::Fail => "fail",
+            CheckStatus::Skip => "skip",
+        }
+    }
+}
+
+/// One doctor check (`GET /v1/doctor`, `routerctl doctor`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DoctorCheck {
+    /// `reconcile`, `ledger`, `routes`, `firewall`, `mgmt`, `disk`, `runtime`.
+    pub area: String,
+    /// Stable code (`R002`): area letter and number, never reused.
+    pub code: String,
+    /// What is checked, short.
+    pub name: String,
+    /// The outcome.
+    pub status: CheckStatus,
+    /// What was found.
+    pub detail: String,
+    /// What to do about a warn or fail; empty on pass.
+    pub remedy: String,
+}

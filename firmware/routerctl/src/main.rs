@@ -12,13 +12,14 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::{Method, Request, StatusCode};
 use hyper_util::rt::TokioIo;
-use routerd_model::status::{DaemonStatus, ResourceStatus};
+use routerd_model::status::{CheckStatus, DaemonStatus, DoctorCheck, ResourceStatus};
 use tokio::net::UnixStream;
 
 const EXIT_CODES: &str = "\
 Exit codes:
   0   success
   1   the daemon answered with an error
+  2   doctor: at least one check failed
   64  usage error
   69  the daemon is not reachable (not running, wrong --socket, not permitted)";
 
@@ -44,6 +45,11 @@ enum Command {
     Reconcile,
     /// Each resource's generation, observed generation, phase and conditions.
     Resources,
+    /// Run the daemon's checks; exits 2 when any fails.
+    Doctor {
+        /// Only this area (reconcile, ledger, routes, firewall, mgmt, disk, runtime).
+        area: Option<String>,
+    },
     /// Apply a config; unless confirmed within the window, the previous one comes back.
     Apply {
         /// The router.yaml to apply.
@@ -100,6 +106,8 @@ enum Output {
 /// Failures with their exit codes.
 #[derive(Debug)]
 enum Failure {
+    /// The doctor found failures: 2 (already printed).
+    ChecksFailed,
     /// Not reachable: 69.
     Unreachable(anyhow::Error),
     /// The daemon answered with an error: 1.
@@ -132,6 +140,7 @@ fn main() -> ExitCode {
             eprintln!("routerctl: {message}");
             ExitCode::from(1)
         }
+        Err(Failure::ChecksFailed) => ExitCode::from(2),
     }
 }
 
@@ -159,6 +168,24 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
                     Failure::Answered(format!("unexpected resources document: {e}"))
                 })?;
                 print!("{}", resources_table(&list));
+            }
+        }
+        Command::Doctor { area } => {
+            let path = match area {
+                Some(a) => format!("/v1/doctor?area={a}"),
+                None => "/v1/doctor".to_string(),
+            };
+            let body = call(&cli.socket, Method::GET, &path, None).await?;
+            let report: serde_json::Value = parse(&body)?;
+            let checks: Vec<DoctorCheck> = serde_json::from_value(report["checks"].clone())
+                .map_err(|e| Failure::Answered(format!("unexpected doctor report: {e}")))?;
+            if json {
+                println!("{body}");
+            } else {
+                print!("{}", doctor_table(&checks));
+            }
+            if checks.iter().any(|c| c.status == CheckStatus::Fail) {
+                return Err(Failure::ChecksFailed);
             }
         }
         Command::Reconcile => {
@@ -291,6 +318,38 @@ fn resources_table(list: &[ResourceStatus]) -> String {
         out.push_str(&fit(&format!("{generations:<8} {:<17} {since:<21} {short}", r.phase)));
         out.push('\n');
     }
+    out
+}
+
+/// `STATUS CODE AREA NAME`, then the detail and, for warn and fail, the remedy, indented.
+fn doctor_table(checks: &[DoctorCheck]) -> String {
+    let mut out = String::new();
+    for c in checks {
+        out.push_str(&fit(&format!(
+            "{:<5} {:<5} {:<10} {}",
+            c.status.as_str(),
+            c.code,
+            c.area,
+            c.name
+        )));
+        out.push('\n');
+        if !c.detail.is_empty() {
+            out.push_str(&fit(&format!("      {}", c.detail)));
+            out.push('\n');
+        }
+        if !c.remedy.is_empty() {
+            out.push_str(&fit(&format!("      → {}", c.remedy)));
+            out.push('\n');
+        }
+    }
+    let count = |s: CheckStatus| checks.iter().filter(|c| c.status == s).count();
+    out.push_str(&format!(
+        "{} pass, {} warn, {} fail, {} skip\n",
+        count(CheckStatus::Pass),
+        count(CheckStatus::Warn),
+        count(CheckStatus::Fail),
+        count(CheckStatus::Skip)
+    ));
     out
 }
 

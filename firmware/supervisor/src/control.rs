@@ -12,13 +12,13 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{Path as UrlPath, State};
+use axum::extract::{Path as UrlPath, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use routerd_engine::ResultDocument;
 use routerd_ledger::{Channel, GenerationRecord};
-use routerd_model::status::{DaemonStatus, ResourceStatus};
+use routerd_model::status::{CheckStatus, DaemonStatus, ResourceStatus};
 use serde::{Deserialize, Serialize};
 use tokio::net::UnixListener;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -65,6 +65,7 @@ pub fn router(snapshot: watch::Receiver<Snapshot>, loop_tx: mpsc::Sender<Msg>) -
         .route("/v1/status", get(status))
         .route("/v1/result", get(result))
         .route("/v1/resources", get(resources))
+        .route("/v1/doctor", get(doctor))
         .route("/v1/reconcile", post(reconcile))
         .route("/v1/apply", post(apply))
         .route("/v1/confirm", post(confirm))
@@ -322,4 +323,36 @@ async fn diff(
         .header(&format!("generation {from}"), &format!("generation {to}"))
         .to_string();
     Json(serde_json::json!({"from": from, "to": to, "diff": diff})).into_response()
+}
+
+/// Query of `GET /v1/doctor`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DoctorQuery {
+    area: Option<String>,
+}
+
+/// The doctor's checks (of one area with `?area=`), with counts per status.
+async fn doctor(State(state): State<ControlState>, query: Query<DoctorQuery>) -> Response {
+    let (tx, rx) = oneshot::channel();
+    if state.loop_tx.send(Msg::Doctor(tx)).await.is_err() {
+        return error(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping");
+    }
+    let Ok(mut checks) = rx.await else {
+        return error(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping");
+    };
+    if let Some(area) = &query.area {
+        checks.retain(|c| &c.area == area);
+        if checks.is_empty() {
+            return error(StatusCode::NOT_FOUND, &format!("no checks in area {area:?}"));
+        }
+    }
+    let count = |s: CheckStatus| checks.iter().filter(|c| c.status == s).count();
+    let summary = serde_json::json!({
+        "pass": count(CheckStatus::Pass),
+        "warn": count(CheckStatus::Warn),
+        "fail": count(CheckStatus::Fail),
+        "skip": count(CheckStatus::Skip),
+    });
+    Json(serde_json::json!({"checks": checks, "summary": summary})).into_response()
 }

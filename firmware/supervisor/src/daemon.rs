@@ -34,7 +34,7 @@ use routerd_host::Netns;
 use routerd_host::netlink::{Change, NetlinkMonitor};
 use routerd_ledger::{Channel, GenerationRecord, GenerationResult, PendingConfirm};
 use routerd_model::ConfigErrors;
-use routerd_model::status::{ConfirmStatus, DaemonStatus, ReconcileSummary};
+use routerd_model::status::{ConfirmStatus, DaemonStatus, DoctorCheck, ReconcileSummary};
 use serde::Serialize;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -131,6 +131,8 @@ pub enum Msg {
     Rollback(Option<u64>, Reply),
     /// Recorded generations: all (without their text), or one (with it).
     Generations(Option<u64>, oneshot::Sender<Result<Vec<GenerationRecord>, Refusal>>),
+    /// Run the doctor's checks.
+    Doctor(oneshot::Sender<Vec<DoctorCheck>>),
 }
 
 /// Options of `routerd serve`.
@@ -174,6 +176,9 @@ struct Daemon {
     status: DaemonStatus,
     snapshot: watch::Sender<Snapshot>,
     statuses: StatusTracker,
+    /// The last Result document and when its reconcile finished.
+    last: Option<(Arc<ResultDocument>, SystemTime)>,
+    resync: Duration,
     /// Confirm deadline as a monotonic instant, with the ledger's record of it.
     confirm: Option<(tokio::time::Instant, PendingConfirm)>,
 }
@@ -264,6 +269,8 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         status,
         snapshot: snapshot_tx,
         statuses,
+        last: None,
+        resync: opts.resync,
         confirm: pending.map(|p| (instant_of(p.deadline), p)),
     };
     let mut sigterm = signal(SignalKind::terminate()).context("SIGTERM handler")?;
@@ -368,6 +375,17 @@ impl Daemon {
                 };
                 let _ = reply.send(found);
             }
+            Msg::Doctor(reply) => {
+                let input = crate::doctor::DoctorInput {
+                    status: &self.status,
+                    result: self.last.as_ref().map(|(doc, _)| &**doc),
+                    config: &self.applied.input.config,
+                    ledger: self.session.ledger(),
+                    resync: self.resync,
+                    last_finished: self.last.as_ref().map(|(_, at)| *at),
+                };
+                let _ = reply.send(crate::doctor::run(&input));
+            }
         }
     }
 
@@ -406,6 +424,7 @@ impl Daemon {
                     );
                 }
                 let doc = Arc::new(doc);
+                self.last = Some((Arc::clone(&doc), SystemTime::now()));
                 self.publish(Some(Arc::clone(&doc)));
                 Some(doc)
             }

@@ -4,6 +4,7 @@
 
 mod control;
 mod daemon;
+mod doctor;
 mod service;
 mod status;
 

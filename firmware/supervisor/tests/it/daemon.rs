@@ -483,3 +483,31 @@ fn resource_generations_follow_spec_changes_and_survive_a_restart() {
     assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
     s.stop();
 }
+
+#[test]
+fn the_doctor_passes_a_healthy_router_and_fails_an_unreachable_gateway() {
+    let mut s = Served::start("doctor", CONFIG);
+    let healthy = s.ctl(&["doctor"]);
+    let text = String::from_utf8_lossy(&healthy.stdout);
+    assert_eq!(healthy.status.code(), Some(0), "{text}");
+    for area in ["reconcile", "ledger", "routes", "firewall", "mgmt", "disk", "runtime"] {
+        assert!(text.contains(&format!(" {area:<10} ")), "area {area} checked: {text}");
+    }
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+
+    // A route via a gateway no connected route reaches: the kernel refuses it.
+    let unreachable = with_route().replace("via: 10.9.0.254", "via: 192.0.2.1");
+    let out = s.apply(&unreachable, &["--no-confirm"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let failing = s.ctl(&["-o", "json", "doctor", "reconcile"]);
+    assert_eq!(failing.status.code(), Some(2), "a failed check exits 2");
+    let report: serde_json::Value = serde_json::from_slice(&failing.stdout).expect("JSON");
+    let checks = report["checks"].as_array().expect("checks");
+    assert!(checks.iter().all(|c| c["area"] == "reconcile"), "only the asked area");
+    let r002 = checks.iter().find(|c| c["code"] == "R002").expect("R002");
+    assert_eq!(r002["status"], "fail");
+    assert!(r002["detail"].as_str().unwrap_or_default().contains("100.64.0.0/24"), "{r002}");
+    assert!(!r002["remedy"].as_str().unwrap_or_default().is_empty());
+    assert!(report["summary"]["fail"].as_u64() >= Some(1));
+    s.stop();
+}
