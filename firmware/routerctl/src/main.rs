@@ -45,6 +45,30 @@ enum Command {
     Reconcile,
     /// Each resource's generation, observed generation, phase and conditions.
     Resources,
+    /// What a reconcile would change: of FILE, or of the applied config. Changes nothing.
+    Plan {
+        /// A candidate router.yaml (default: the applied config).
+        #[arg(short = 'f', long = "file", value_name = "FILE")]
+        file: Option<PathBuf>,
+    },
+    /// Adoption candidates (existing host artifacts the config declares but the ledger does
+    /// not own); --apply records the matching ones as owned.
+    Adopt {
+        /// List them (read-only).
+        #[arg(long, conflicts_with = "apply", required_unless_present = "apply")]
+        candidates: bool,
+        /// Record every candidate whose attributes match (ledger only; the host is untouched).
+        #[arg(long)]
+        apply: bool,
+    },
+    /// The ownership ledger: what routerd created or adopted.
+    Ledger,
+    /// The applied config's planned transition as Graphviz DOT.
+    Graph {
+        /// Print DOT (the only format; pipe it to `dot -Tsvg`).
+        #[arg(long, required = true)]
+        dot: bool,
+    },
     /// Run the daemon's checks; exits 2 when any fails.
     Doctor {
         /// Only this area (reconcile, ledger, routes, firewall, mgmt, disk, runtime).
@@ -188,6 +212,34 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
                 return Err(Failure::ChecksFailed);
             }
         }
+        Command::Plan { file } => {
+            let request = match file {
+                Some(f) => {
+                    let yaml = std::fs::read_to_string(f)
+                        .map_err(|e| Failure::Answered(format!("{}: {e}", f.display())))?;
+                    Some(serde_json::json!({ "yaml": yaml }))
+                }
+                None => None,
+            };
+            let path = if json { "/v1/plan" } else { "/v1/plan?format=table" };
+            print_line(call(&cli.socket, Method::POST, path, request).await?);
+        }
+        Command::Adopt { apply, .. } => {
+            let path = if json { "/v1/adopt" } else { "/v1/adopt?format=table" };
+            let request = serde_json::json!({ "apply": apply });
+            print_line(call(&cli.socket, Method::POST, path, Some(request)).await?);
+        }
+        Command::Ledger => {
+            let body = call(&cli.socket, Method::GET, "/v1/ledger", None).await?;
+            if json {
+                println!("{body}");
+            } else {
+                print!("{}", ledger_table(&parse(&body)?));
+            }
+        }
+        Command::Graph { .. } => {
+            print_line(call(&cli.socket, Method::GET, "/v1/graph", None).await?);
+        }
         Command::Reconcile => {
             let body = call(&cli.socket, Method::POST, "/v1/reconcile", None).await?;
             println!("{}", if json { body } else { "reconcile requested".into() });
@@ -244,6 +296,35 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// Prints `text`, ending it with one newline.
+fn print_line(text: String) {
+    if text.ends_with('\n') {
+        print!("{text}");
+    } else {
+        println!("{text}");
+    }
+}
+
+/// `STATE ORIGIN GEN ARTIFACT  OWNER` per entry (80 columns).
+fn ledger_table(list: &serde_json::Value) -> String {
+    let mut out = String::from("STATE    ORIGIN   GEN  ARTIFACT / OWNER\n");
+    for e in list.as_array().into_iter().flatten() {
+        let artifact =
+            format!("{}/{}", e["kind"].as_str().unwrap_or("-"), e["name"].as_str().unwrap_or("-"));
+        out.push_str(&fit(&format!(
+            "{:<8} {:<8} {:<4} {artifact}",
+            e["state"].as_str().unwrap_or("-"),
+            e["origin"].as_str().unwrap_or("-"),
+            e["generation"].as_u64().map(|g| g.to_string()).unwrap_or_default(),
+        )));
+        out.push('\n');
+        let owner = e["owner"].as_str().unwrap_or("");
+        out.push_str(&fit(&format!("{:<23}{owner}", "")));
+        out.push('\n');
+    }
+    out
 }
 
 fn parse(body: &str) -> Result<serde_json::Value, Failure> {

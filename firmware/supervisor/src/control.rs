@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use tokio::net::UnixListener;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::daemon::{ApplyOutcome, ApplyRequest, Msg, Refusal, Trigger};
+use crate::daemon::{ApplyOutcome, ApplyRequest, EngineAnswer, EngineQuery, Msg, Refusal, Trigger};
 
 /// Default confirm window of `POST /v1/apply`.
 const DEFAULT_CONFIRM_SECONDS: u64 = 90;
@@ -66,6 +66,10 @@ pub fn router(snapshot: watch::Receiver<Snapshot>, loop_tx: mpsc::Sender<Msg>) -
         .route("/v1/result", get(result))
         .route("/v1/resources", get(resources))
         .route("/v1/doctor", get(doctor))
+        .route("/v1/plan", post(plan))
+        .route("/v1/adopt", post(adopt))
+        .route("/v1/ledger", get(ledger))
+        .route("/v1/graph", get(graph))
         .route("/v1/reconcile", post(reconcile))
         .route("/v1/apply", post(apply))
         .route("/v1/confirm", post(confirm))
@@ -110,6 +114,14 @@ fn default_confirm() -> u64 {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct RollbackBody {
     generation: Option<u64>,
+}
+
+/// An optional JSON body: empty means `T::default()`; malformed gives the message of a 400.
+fn optional_body<T: serde::de::DeserializeOwned + Default>(body: &[u8]) -> Result<T, String> {
+    if body.is_empty() {
+        return Ok(T::default());
+    }
+    serde_json::from_slice(body).map_err(|e| format!("request body: {e}"))
 }
 
 /// Sends `make(reply)` to the loop and answers with what it replies.
@@ -165,13 +177,9 @@ async fn confirm(State(state): State<ControlState>) -> Response {
 }
 
 async fn rollback(State(state): State<ControlState>, body: axum::body::Bytes) -> Response {
-    let body: RollbackBody = if body.is_empty() {
-        RollbackBody::default()
-    } else {
-        match serde_json::from_slice(&body) {
-            Ok(b) => b,
-            Err(e) => return error(StatusCode::BAD_REQUEST, &format!("request body: {e}")),
-        }
+    let body: RollbackBody = match optional_body(&body) {
+        Ok(b) => b,
+        Err(message) => return error(StatusCode::BAD_REQUEST, &message),
     };
     ask(&state, |reply| Msg::Rollback(body.generation, reply)).await
 }
@@ -355,4 +363,123 @@ async fn doctor(State(state): State<ControlState>, query: Query<DoctorQuery>) ->
         "skip": count(CheckStatus::Skip),
     });
     Json(serde_json::json!({"checks": checks, "summary": summary})).into_response()
+}
+
+/// `?format=table` asks for the 80-column text instead of JSON.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Format {
+    format: Option<String>,
+}
+
+impl Format {
+    fn table(&self) -> bool {
+        self.format.as_deref() == Some("table")
+    }
+}
+
+async fn engine(state: &ControlState, query: EngineQuery) -> Result<EngineAnswer, Response> {
+    let (tx, rx) = oneshot::channel();
+    if state.loop_tx.send(Msg::Engine(query, tx)).await.is_err() {
+        return Err(error(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping"));
+    }
+    match rx.await {
+        Ok(Ok(answer)) => Ok(answer),
+        Ok(Err(refusal)) => Err(refused(refusal)),
+        Err(_) => Err(error(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping")),
+    }
+}
+
+fn document(answer: EngineAnswer, format: &Format) -> Response {
+    match answer {
+        EngineAnswer::Document(doc) if format.table() => {
+            routerd_engine::table::render(&doc).into_response()
+        }
+        EngineAnswer::Document(doc) => Json(doc).into_response(),
+        _ => error(StatusCode::INTERNAL_SERVER_ERROR, "unexpected engine answer"),
+    }
+}
+
+/// Body of `POST /v1/plan` (optional).
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct PlanBody {
+    yaml: Option<String>,
+}
+
+/// What a reconcile of the given YAML (or of the applied config) would do. Changes nothing.
+async fn plan(
+    State(state): State<ControlState>,
+    format: Query<Format>,
+    body: axum::body::Bytes,
+) -> Response {
+    let body: PlanBody = match optional_body(&body) {
+        Ok(b) => b,
+        Err(message) => return error(StatusCode::BAD_REQUEST, &message),
+    };
+    match engine(&state, EngineQuery::Plan(body.yaml)).await {
+        Ok(answer) => document(answer, &format),
+        Err(response) => response,
+    }
+}
+
+/// Body of `POST /v1/adopt`.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct AdoptBody {
+    #[serde(default)]
+    apply: bool,
+}
+
+/// Adoption candidates; with `{"apply": true}` the matching ones become owned (ledger only).
+async fn adopt(
+    State(state): State<ControlState>,
+    format: Query<Format>,
+    body: axum::body::Bytes,
+) -> Response {
+    let body: AdoptBody = match optional_body(&body) {
+        Ok(b) => b,
+        Err(message) => return error(StatusCode::BAD_REQUEST, &message),
+    };
+    match engine(&state, EngineQuery::Adopt { apply: body.apply }).await {
+        Ok(answer) => document(answer, &format),
+        Err(response) => response,
+    }
+}
+
+/// Every ledger entry with its recorded attributes.
+async fn ledger(State(state): State<ControlState>) -> Response {
+    match engine(&state, EngineQuery::Ledger).await {
+        Ok(EngineAnswer::Entries(entries)) => {
+            let list: Vec<serde_json::Value> = entries
+                .iter()
+                .map(|e| {
+                    let mut v = serde_json::to_value(e).unwrap_or_default();
+                    if let Some(o) = v.as_object_mut() {
+                        // The state is not part of the stored entry; the API shows it.
+                        let state = match e.state {
+                            routerd_ledger::EntryState::Pending => "pending",
+                            routerd_ledger::EntryState::Owned => "owned",
+                        };
+                        o.insert("state".into(), state.into());
+                    }
+                    v
+                })
+                .collect();
+            Json(list).into_response()
+        }
+        Ok(_) => error(StatusCode::INTERNAL_SERVER_ERROR, "unexpected engine answer"),
+        Err(response) => response,
+    }
+}
+
+/// The applied config's planned transition as Graphviz DOT (`| dot -Tsvg`).
+async fn graph(State(state): State<ControlState>) -> Response {
+    match engine(&state, EngineQuery::Graph).await {
+        Ok(EngineAnswer::Dot(dot)) => {
+            ([(axum::http::header::CONTENT_TYPE, "text/vnd.graphviz")], dot).into_response()
+        }
+        Ok(_) => error(StatusCode::INTERNAL_SERVER_ERROR, "unexpected engine answer"),
+        Err(response) => response,
+    }
 }

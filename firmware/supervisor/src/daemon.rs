@@ -133,6 +133,35 @@ pub enum Msg {
     Generations(Option<u64>, oneshot::Sender<Result<Vec<GenerationRecord>, Refusal>>),
     /// Run the doctor's checks.
     Doctor(oneshot::Sender<Vec<DoctorCheck>>),
+    /// A read-mostly engine request.
+    Engine(EngineQuery, oneshot::Sender<Result<EngineAnswer, Refusal>>),
+}
+
+/// Engine requests the control API forwards.
+#[derive(Debug)]
+pub enum EngineQuery {
+    /// What a reconcile of this YAML (or, with `None`, of the applied config) would do.
+    Plan(Option<String>),
+    /// Adoption candidates; with `apply`, record the matching ones as owned (ledger only).
+    Adopt {
+        /// Record them.
+        apply: bool,
+    },
+    /// Every ledger entry.
+    Ledger,
+    /// The planned transition of the applied config as Graphviz DOT.
+    Graph,
+}
+
+/// The engine's answer.
+#[derive(Debug)]
+pub enum EngineAnswer {
+    /// A Result document.
+    Document(Box<ResultDocument>),
+    /// Ledger entries.
+    Entries(Vec<routerd_ledger::LedgerEntry>),
+    /// DOT text.
+    Dot(String),
 }
 
 /// Options of `routerd serve`.
@@ -375,6 +404,9 @@ impl Daemon {
                 };
                 let _ = reply.send(found);
             }
+            Msg::Engine(query, reply) => {
+                let _ = reply.send(self.engine(query).await);
+            }
             Msg::Doctor(reply) => {
                 let input = crate::doctor::DoctorInput {
                     status: &self.status,
@@ -385,6 +417,41 @@ impl Daemon {
                     last_finished: self.last.as_ref().map(|(_, at)| *at),
                 };
                 let _ = reply.send(crate::doctor::run(&input));
+            }
+        }
+    }
+
+    async fn engine(&mut self, query: EngineQuery) -> Result<EngineAnswer, Refusal> {
+        let failed = |e: routerd_engine::EngineError| Refusal::Failed(e.to_string());
+        let now = SystemTime::now();
+        match query {
+            EngineQuery::Plan(Some(yaml)) => {
+                let input = ConfigInput::parse(&yaml, "plan").map_err(Refusal::Invalid)?;
+                let doc = self.session.plan(&input, now, false).await.map_err(failed)?;
+                Ok(EngineAnswer::Document(Box::new(doc)))
+            }
+            EngineQuery::Plan(None) => {
+                let doc =
+                    self.session.plan(&self.applied.input, now, false).await.map_err(failed)?;
+                Ok(EngineAnswer::Document(Box::new(doc)))
+            }
+            EngineQuery::Adopt { apply } => {
+                let doc =
+                    self.session.adopt(&self.applied.input, now, apply).await.map_err(failed)?;
+                if apply {
+                    // Ownership changed: the next reconcile reports it.
+                    let _ = self.reconcile(&BTreeSet::from([Trigger::Api])).await;
+                }
+                Ok(EngineAnswer::Document(Box::new(doc)))
+            }
+            EngineQuery::Ledger => self
+                .session
+                .ledger()
+                .entries()
+                .map(EngineAnswer::Entries)
+                .map_err(|e| Refusal::Failed(e.to_string())),
+            EngineQuery::Graph => {
+                self.session.dot(&self.applied.input).await.map(EngineAnswer::Dot).map_err(failed)
             }
         }
     }

@@ -511,3 +511,54 @@ fn the_doctor_passes_a_healthy_router_and_fails_an_unreachable_gateway() {
     assert!(report["summary"]["fail"].as_u64() >= Some(1));
     s.stop();
 }
+
+#[test]
+fn plan_adopt_ledger_and_graph_through_routerctl() {
+    let mut s = Served::start("engine", CONFIG);
+    let json = |args: &[&str]| -> serde_json::Value {
+        let mut all = vec!["-o", "json"];
+        all.extend_from_slice(args);
+        let out = s.ctl(&all);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).expect("JSON")
+    };
+
+    // plan -f: what the candidate would do, and nothing done.
+    let file = s.dir.path().join("candidate.yaml");
+    std::fs::write(&file, CONFIG.replace("10.9.0.1/24", "10.9.0.2/24")).expect("write");
+    let plan = json(&["plan", "-f", file.to_str().expect("utf-8")]);
+    assert_eq!(plan["mode"], "plan");
+    let ops = plan["operations"].as_array().expect("operations");
+    assert!(
+        ops.iter().any(|o| o["operation"] == "create" && o["name"] == "lan0/10.9.0.2/24"),
+        "{plan}"
+    );
+    assert!(!s.lab.ip(&["-j", "addr"]).contains("10.9.0.2"), "plan changes nothing");
+
+    // The pre-existing link is an adoption candidate until adopted.
+    let candidates = json(&["adopt", "--candidates"]);
+    let listed = candidates["adoptionCandidates"].as_array().expect("candidates");
+    assert!(
+        listed.iter().any(|c| c["kind"] == "linux.link" && c["name"] == "lan0"),
+        "{candidates}"
+    );
+    json(&["adopt", "--apply"]);
+    let ledger = json(&["ledger"]);
+    let link = ledger
+        .as_array()
+        .and_then(|l| l.iter().find(|e| e["kind"] == "linux.link" && e["name"] == "lan0").cloned())
+        .expect("the adopted link is in the ledger");
+    assert_eq!(link["origin"], "adopted");
+    assert_eq!(link["state"], "owned");
+    wait_for("the phase after adoption", Duration::from_secs(5), || {
+        status(&s.socket()).is_some_and(|st| st["phase"] == "Healthy")
+    });
+
+    let dot = s.ctl(&["graph", "--dot"]);
+    let dot = String::from_utf8_lossy(&dot.stdout);
+    assert!(
+        dot.starts_with("digraph ") && dot.contains("linux.ipv4.address/lan0/10.9.0.1/24"),
+        "{dot}"
+    );
+    s.stop();
+}
