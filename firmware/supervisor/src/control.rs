@@ -24,6 +24,7 @@ use tokio::net::UnixListener;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::daemon::{ApplyOutcome, ApplyRequest, EngineAnswer, EngineQuery, Msg, Refusal, Trigger};
+use crate::metrics::Metrics;
 
 /// Default confirm window of `POST /v1/apply`.
 const DEFAULT_CONFIRM_SECONDS: u64 = 90;
@@ -47,6 +48,7 @@ pub struct Snapshot {
 struct ControlState {
     snapshot: watch::Receiver<Snapshot>,
     loop_tx: mpsc::Sender<Msg>,
+    metrics: Arc<Metrics>,
 }
 
 /// An error body: `{"error": "..."}`.
@@ -60,7 +62,11 @@ fn error(status: StatusCode, message: &str) -> Response {
 }
 
 /// The router of the control API.
-pub fn router(snapshot: watch::Receiver<Snapshot>, loop_tx: mpsc::Sender<Msg>) -> Router {
+pub fn router(
+    snapshot: watch::Receiver<Snapshot>,
+    loop_tx: mpsc::Sender<Msg>,
+    metrics: Arc<Metrics>,
+) -> Router {
     Router::new()
         .route("/v1/status", get(status))
         .route("/v1/result", get(result))
@@ -78,7 +84,8 @@ pub fn router(snapshot: watch::Receiver<Snapshot>, loop_tx: mpsc::Sender<Msg>) -
         .route("/v1/generations/{generation}", get(generation))
         .route("/v1/generations/{from}/diff/{to}", get(diff))
         .fallback(|| async { error(StatusCode::NOT_FOUND, "no such endpoint") })
-        .with_state(ControlState { snapshot, loop_tx })
+        .route("/metrics", get(metrics_text))
+        .with_state(ControlState { snapshot, loop_tx, metrics })
 }
 
 /// Body of `POST /v1/apply`.
@@ -482,4 +489,16 @@ async fn graph(State(state): State<ControlState>) -> Response {
         Ok(_) => error(StatusCode::INTERNAL_SERVER_ERROR, "unexpected engine answer"),
         Err(response) => response,
     }
+}
+
+/// Prometheus text exposition.
+async fn metrics_text(State(state): State<ControlState>) -> Response {
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        state.metrics.encode(),
+    )
+        .into_response()
 }

@@ -40,6 +40,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::control::{ControlSocket, Snapshot, router};
+use crate::metrics::Metrics;
 use crate::service::{self, NotifyState};
 use crate::status::{StatusTracker, spec_digests};
 
@@ -205,6 +206,7 @@ struct Daemon {
     status: DaemonStatus,
     snapshot: watch::Sender<Snapshot>,
     statuses: StatusTracker,
+    metrics: Arc<Metrics>,
     /// The last Result document and when its reconcile finished.
     last: Option<(Arc<ResultDocument>, SystemTime)>,
     resync: Duration,
@@ -283,7 +285,8 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         }
     });
     let socket_path = socket.path().to_path_buf();
-    let server = tokio::spawn(socket.serve(router(snapshot_rx, msg_tx)));
+    let metrics = Arc::new(Metrics::new());
+    let server = tokio::spawn(socket.serve(router(snapshot_rx, msg_tx, Arc::clone(&metrics))));
     tracing::info!(
         "serving {} (control socket {}, resync every {})",
         opts.config.display(),
@@ -298,6 +301,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         status,
         snapshot: snapshot_tx,
         statuses,
+        metrics,
         last: None,
         resync: opts.resync,
         confirm: pending.map(|p| (instant_of(p.deadline), p)),
@@ -464,6 +468,7 @@ impl Daemon {
         let applied = &self.applied;
         match self.session.reconcile_with(&applied.input, &applied.desired, started).await {
             Ok(mut doc) => {
+                self.metrics.reconciled(&doc, clock.elapsed());
                 let changes = self.statuses.observe(&mut doc, &self.applied.digests);
                 if let Err(e) =
                     self.session.ledger().write_status_records(&changes.put, &changes.remove)
@@ -496,6 +501,7 @@ impl Daemon {
                 Some(doc)
             }
             Err(e) => {
+                self.metrics.failed();
                 tracing::error!("reconcile failed: {e}");
                 self.status.last_error = Some(e.to_string());
                 self.publish(None);

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::support::Netns;
 
@@ -560,5 +560,46 @@ fn plan_adopt_ledger_and_graph_through_routerctl() {
         dot.starts_with("digraph ") && dot.contains("linux.ipv4.address/lan0/10.9.0.1/24"),
         "{dot}"
     );
+    s.stop();
+}
+
+/// `GET path` on the control socket with a raw HTTP/1.1 request; the body.
+fn http_get(socket: &Path, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::os::unix::net::UnixStream::connect(socket).expect("connect");
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: routerd\r\nConnection: close\r\n\r\n")
+        .expect("send");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).expect("read");
+    let (head, body) = answer.split_once("\r\n\r\n").expect("an HTTP answer");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    body.to_string()
+}
+
+#[test]
+fn metrics_count_reconciles_and_operations() {
+    let mut s = Served::start("metrics", CONFIG);
+    let text = http_get(&s.socket(), "/metrics");
+    let value = |series: &str| -> f64 {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(series))
+            .unwrap_or_else(|| panic!("{series} in {text}"));
+        line.rsplit(' ').next().and_then(|v| v.parse().ok()).expect("a number")
+    };
+    assert!(value("routerd_reconciles_total{outcome=\"ok\"}") >= 1.0);
+    assert_eq!(
+        value(
+            "routerd_operations_total{kind=\"linux.ipv4.address\",op=\"create\",result=\"done\"}"
+        ),
+        1.0
+    );
+    assert_eq!(value("routerd_config_generation"), 1.0);
+    assert!(value("routerd_reconcile_duration_seconds_count") >= 1.0);
+    let finished = value("routerd_last_successful_reconcile_timestamp_seconds");
+    let now =
+        SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).expect("clock").as_secs_f64();
+    assert!(now - finished < 60.0, "recent: {finished} vs {now}");
+    assert!(text.trim_end().ends_with("# EOF"), "OpenMetrics ends with # EOF");
     s.stop();
 }
