@@ -24,6 +24,11 @@ lint:
     cargo clippy --workspace --all-targets --locked -- -D warnings
     scripts/check-layering.sh
 
+# The daemon benchmark of docs/benchmarks.md: idle RSS, notification to repair, binary size.
+bench-daemon *args:
+    cargo build --release --locked -p routerd-supervisor -p routerd-routerctl
+    scripts/bench/daemon.py target/release --markdown {{args}}
+
 # The benchmark of docs/benchmarks.md (root; release; nmstatectl cached in target/bench-tools).
 bench *args:
     cargo build --release --locked -p routerd-supervisor
