@@ -248,12 +248,18 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
             let yaml = std::fs::read_to_string(file)
                 .map_err(|e| Failure::Answered(format!("{}: {e}", file.display())))?;
             let seconds = if *no_confirm { 0 } else { confirm_timeout.as_secs().max(1) };
+            // Over SSH, the lockout guard checks the connection the operator is on.
+            let client = std::env::var("SSH_CONNECTION")
+                .ok()
+                .and_then(|c| c.split_whitespace().next().map(str::to_owned))
+                .filter(|a| a.parse::<std::net::IpAddr>().is_ok());
             let request = serde_json::json!({
                 "yaml": yaml,
                 "comment": comment,
                 "author": std::env::var("USER").unwrap_or_else(|_| "root".into()),
                 "channel": "cli",
                 "confirmTimeoutSeconds": seconds,
+                "clientAddress": client,
             });
             let body = call(&cli.socket, Method::POST, "/v1/apply", Some(request)).await?;
             println!("{}", if json { body } else { outcome_line(&body, "applied") });
@@ -341,6 +347,9 @@ fn outcome_line(body: &str, verb: &str) -> String {
         v["operations"],
         v["failed"]
     );
+    for w in v["warnings"].as_array().into_iter().flatten() {
+        line.push_str(&format!("\nwarning: {}", w.as_str().unwrap_or_default()));
+    }
     if let Some(deadline) = v["confirmDeadline"].as_str() {
         line.push_str(&format!(
             "\nconfirm by {deadline} (routerctl confirm), or it is rolled back"

@@ -102,6 +102,8 @@ struct ApplyBody {
     /// Seconds; 0 applies without a confirm window.
     #[serde(default = "default_confirm")]
     confirm_timeout_seconds: u64,
+    /// The address the client reaches the router from (lockout guard).
+    client_address: Option<std::net::IpAddr>,
 }
 
 fn default_author() -> String {
@@ -175,6 +177,7 @@ async fn apply(State(state): State<ControlState>, body: axum::body::Bytes) -> Re
         comment: body.comment,
         confirm: (body.confirm_timeout_seconds > 0)
             .then(|| std::time::Duration::from_secs(body.confirm_timeout_seconds)),
+        client: body.client_address,
     };
     ask(&state, |reply| Msg::Apply(request, reply)).await
 }

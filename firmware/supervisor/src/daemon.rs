@@ -85,6 +85,9 @@ pub struct ApplyRequest {
     pub comment: String,
     /// The confirm window; `None` applies without one.
     pub confirm: Option<Duration>,
+    /// The address the requesting client reaches the router from, when known (the web UI's
+    /// peer, `SSH_CONNECTION` for `routerctl`): the lockout guard's input.
+    pub client: Option<std::net::IpAddr>,
 }
 
 /// What an apply, confirm or rollback did.
@@ -101,6 +104,9 @@ pub struct ApplyOutcome {
     pub failed: usize,
     /// The confirm deadline (RFC 3339) when the apply waits for one.
     pub confirm_deadline: Option<String>,
+    /// What the change does to the requesting client's own connection (lockout guard).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Why an apply, confirm or rollback was refused. Nothing changed on the host or in the ledger.
@@ -571,6 +577,16 @@ impl Daemon {
             )));
         }
         let input = ConfigInput::parse(&request.yaml, "apply").map_err(Refusal::Invalid)?;
+        let warnings = request
+            .client
+            .map(|client| crate::lockout::risks(&self.applied.input.config, &input.config, client))
+            .unwrap_or_default();
+        if !warnings.is_empty() && request.confirm.is_none() {
+            return Err(Refusal::Conflict(format!(
+                "{}: apply it with a confirm window, so the previous config comes back if you are cut off",
+                warnings.join("; ")
+            )));
+        }
         let previous = self.status.generation;
         let next = Applied::new(&self.session, request.yaml.clone(), input);
         let before = std::mem::replace(&mut self.applied, next);
@@ -609,7 +625,10 @@ impl Daemon {
         }
         self.confirm = pending.map(|p| (instant_of(p.deadline), p));
         self.publish(None);
-        Ok(self.outcome(&doc))
+        for w in &warnings {
+            tracing::warn!("apply of generation {}: {w}", doc.generation);
+        }
+        Ok(ApplyOutcome { warnings, ..self.outcome(&doc) })
     }
 
     /// Confirms the pending apply: its text becomes the config file.
@@ -631,6 +650,7 @@ impl Daemon {
             operations: 0,
             failed: 0,
             confirm_deadline: None,
+            warnings: Vec::new(),
         })
     }
 
@@ -699,6 +719,7 @@ impl Daemon {
             operations: doc.operations.len(),
             failed: doc.operations.iter().filter(|o| o.result == "failed").count(),
             confirm_deadline: self.confirm.as_ref().map(|(_, p)| rfc3339(p.deadline)),
+            warnings: Vec::new(),
         }
     }
 

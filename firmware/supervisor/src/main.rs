@@ -5,6 +5,7 @@
 mod control;
 mod daemon;
 mod doctor;
+mod lockout;
 mod metrics;
 mod service;
 mod status;

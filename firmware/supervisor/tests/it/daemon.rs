@@ -603,3 +603,34 @@ fn metrics_count_reconciles_and_operations() {
     assert!(text.trim_end().ends_with("# EOF"), "OpenMetrics ends with # EOF");
     s.stop();
 }
+
+#[test]
+fn the_lockout_guard_wants_a_confirm_window_for_the_operators_own_connection() {
+    let mut s = Served::start("lockout", CONFIG);
+    let moved = s.dir.path().join("moved.yaml");
+    std::fs::write(&moved, CONFIG.replace("10.9.0.1/24", "10.9.0.2/24")).expect("write");
+    let apply = |extra: &[&str]| {
+        let mut args = vec!["apply", "-f", moved.to_str().expect("utf-8")];
+        args.extend_from_slice(extra);
+        Command::new(routerctl())
+            .args(["--socket", &s.socket().to_string_lossy()])
+            .args(&args)
+            // An operator logged in over SSH from the LAN.
+            .env("SSH_CONNECTION", "10.9.0.50 40022 10.9.0.1 22")
+            .output()
+            .expect("routerctl")
+    };
+    let before = s.history();
+    let refused = apply(&["--no-confirm"]);
+    assert_eq!(refused.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("409") && err.contains("10.9.0.50 reaches the router"), "{err}");
+    assert_eq!(s.history(), before, "nothing applied");
+    assert!(!s.lab.ip(&["-j", "addr"]).contains("10.9.0.2"));
+
+    let accepted = apply(&["--confirm-timeout", "60s"]);
+    assert!(accepted.status.success(), "{}", String::from_utf8_lossy(&accepted.stderr));
+    let out = String::from_utf8_lossy(&accepted.stdout);
+    assert!(out.contains("warning: address 10.9.0.1/24 on lan0"), "{out}");
+    s.stop();
+}

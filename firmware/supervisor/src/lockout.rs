@@ -1,0 +1,105 @@
+//! The management lockout guard (as LuCI's "apply unchecked" warning): before an apply, find
+//! whether the change touches the address or the link the requesting client reaches the router
+//! through. Such an apply is only accepted with a confirm window, so an operator who cuts
+//! themselves off gets the previous config back at the deadline.
+
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+use routerd_model::spec::net::Ipv4StaticAddressSpec;
+use routerd_model::{Config, ResourceKind};
+
+/// An interface address of a config: (interface resource, kernel name, address with prefix).
+fn addresses(config: &Config) -> Vec<(String, String, IpNet)> {
+    config
+        .resources_of(ResourceKind::Ipv4StaticAddress)
+        .filter_map(|r| {
+            let spec = r.spec_as::<Ipv4StaticAddressSpec>()?;
+            let net: IpNet = spec.address.parse().ok()?;
+            let ifname = config.interface_ifname(&spec.interface)?.to_string();
+            Some((spec.interface.clone(), ifname, net))
+        })
+        .collect()
+}
+
+/// What in the change from `current` to `next` touches the way `client` reaches the router:
+/// the router address on the client's subnet disappears or changes, or the link carrying it
+/// changes or leaves the config. Empty when the client is not on a connected subnet of
+/// `current` (a routed client is beyond this check).
+pub fn risks(current: &Config, next: &Config, client: IpAddr) -> Vec<String> {
+    let Some((interface, ifname, net)) =
+        addresses(current).into_iter().find(|(_, _, net)| net.contains(&client))
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let kept =
+        addresses(next).into_iter().any(|(_, n_ifname, n_net)| n_ifname == ifname && n_net == net);
+    if !kept {
+        out.push(format!(
+            "address {net} on {ifname}, through which {client} reaches the router, is removed or changed"
+        ));
+    }
+    let link = |config: &Config| {
+        config
+            .resources_of(ResourceKind::Interface)
+            .find(|r| r.name == interface)
+            .map(|r| r.spec.clone())
+    };
+    match (link(current), link(next)) {
+        (Some(a), Some(b)) if a != b => out.push(format!(
+            "interface {interface} ({ifname}), through which {client} reaches the router, changes"
+        )),
+        (Some(_), None) => out.push(format!(
+            "interface {interface} ({ifname}), through which {client} reaches the router, leaves the config"
+        )),
+        _ => {}
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(address: &str, mtu: &str) -> Config {
+        let yaml = format!(
+            "apiVersion: routerd.net/v1alpha1
+kind: Router
+metadata:
+  name: t
+spec:
+  resources:
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: Interface
+      metadata:
+        name: lan
+      spec:
+        ifname: lan0
+        managed: true{mtu}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4StaticAddress
+      metadata:
+        name: lan-v4
+      spec:
+        interface: lan
+        address: {address}
+"
+        );
+        routerd_model::parse_config(&yaml, "t.yaml").expect("valid")
+    }
+
+    #[test]
+    fn changing_the_clients_address_or_link_is_a_risk_and_other_clients_are_not() {
+        let client: IpAddr = "192.168.50.10".parse().expect("ip");
+        let now = config("192.168.50.1/24", "");
+        assert!(risks(&now, &now, client).is_empty());
+        let moved = risks(&now, &config("192.168.60.1/24", ""), client);
+        assert_eq!(moved.len(), 1, "{moved:?}");
+        assert!(moved[0].contains("192.168.50.1/24 on lan0"), "{moved:?}");
+        let link = risks(&now, &config("192.168.50.1/24", "\n        adminUp: true"), client);
+        assert!(link.iter().any(|r| r.contains("interface lan (lan0)")), "{link:?}");
+        let elsewhere: IpAddr = "10.1.1.1".parse().expect("ip");
+        assert!(risks(&now, &config("192.168.60.1/24", ""), elsewhere).is_empty());
+    }
+}
