@@ -172,6 +172,7 @@ async fn apply(State(state): State<ControlState>, body: axum::body::Bytes) -> Re
     };
     let request = ApplyRequest {
         yaml: body.yaml,
+        source: "apply".into(),
         author: body.author,
         channel: body.channel,
         comment: body.comment,

@@ -77,6 +77,8 @@ impl Trigger {
 pub struct ApplyRequest {
     /// The YAML text, kept as written.
     pub yaml: String,
+    /// The name config errors are located in (`apply`, the config file's path).
+    pub source: String,
     /// Who applies it.
     pub author: String,
     /// Through which door.
@@ -314,6 +316,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
     };
     let mut sigterm = signal(SignalKind::terminate()).context("SIGTERM handler")?;
     let mut sigint = signal(SignalKind::interrupt()).context("SIGINT handler")?;
+    let mut sighup = signal(SignalKind::hangup()).context("SIGHUP handler")?;
     let start = tokio::time::Instant::now() + opts.resync;
     let mut resync = tokio::time::interval_at(start, opts.resync);
     resync.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -338,6 +341,10 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         let msg = tokio::select! {
             _ = sigterm.recv() => break,
             _ = sigint.recv() => break,
+            _ = sighup.recv() => {
+                daemon.reload().await;
+                continue;
+            }
             _ = watchdog.tick(), if ping_every.is_some() => {
                 service::notify(&[NotifyState::Watchdog]);
                 continue;
@@ -576,7 +583,7 @@ impl Daemon {
                 p.generation
             )));
         }
-        let input = ConfigInput::parse(&request.yaml, "apply").map_err(Refusal::Invalid)?;
+        let input = ConfigInput::parse(&request.yaml, &request.source).map_err(Refusal::Invalid)?;
         let warnings = request
             .client
             .map(|client| crate::lockout::risks(&self.applied.input.config, &input.config, client))
@@ -629,6 +636,47 @@ impl Daemon {
             tracing::warn!("apply of generation {}: {w}", doc.generation);
         }
         Ok(ApplyOutcome { warnings, ..self.outcome(&doc) })
+    }
+
+    /// SIGHUP: applies the config file again if its text changed (an operator edited it on the
+    /// console). Invalid text is logged and changes nothing; a pending confirm is kept waiting.
+    async fn reload(&mut self) {
+        let text = match std::fs::read_to_string(&self.config_path) {
+            Ok(text) => text,
+            Err(e) => {
+                tracing::error!("SIGHUP: reading {}: {e}", self.config_path.display());
+                return;
+            }
+        };
+        if text == self.applied.yaml {
+            tracing::info!("SIGHUP: {} unchanged", self.config_path.display());
+            return;
+        }
+        let request = ApplyRequest {
+            yaml: text,
+            source: self.config_path.display().to_string(),
+            author: "routerd".into(),
+            channel: Channel::Cli,
+            comment: format!("reloaded from {} (SIGHUP)", self.config_path.display()),
+            confirm: None,
+            client: None,
+        };
+        match self.apply(request).await {
+            Ok(outcome) => tracing::info!(
+                "SIGHUP: applied {} as generation {}",
+                self.config_path.display(),
+                outcome.generation
+            ),
+            Err(Refusal::Invalid(errors)) => {
+                tracing::error!(
+                    "SIGHUP: {} is invalid, nothing changed:\n{errors}",
+                    self.config_path.display()
+                )
+            }
+            Err(Refusal::Conflict(m) | Refusal::NotFound(m) | Refusal::Failed(m)) => {
+                tracing::error!("SIGHUP: {m}")
+            }
+        }
     }
 
     /// Confirms the pending apply: its text becomes the config file.

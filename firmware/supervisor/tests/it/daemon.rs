@@ -231,6 +231,15 @@ impl Served {
         self.dir.path().join("control.sock")
     }
 
+    /// The daemon's log (stderr), appended across restarts.
+    fn log(&self) -> PathBuf {
+        self.dir.path().join("daemon.log")
+    }
+
+    fn logged(&self, text: &str) -> bool {
+        std::fs::read_to_string(self.log()).is_ok_and(|log| log.contains(text))
+    }
+
     fn spawn(&mut self) {
         let child = Command::new(ROUTERD)
             .args(["serve", "--netns", self.lab.name(), "--resync", "1h", "--debounce", "50ms"])
@@ -241,7 +250,9 @@ impl Served {
             .arg("--control-socket")
             .arg(self.socket())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(
+                std::fs::File::options().create(true).append(true).open(self.log()).expect("log"),
+            )
             .spawn()
             .expect("routerd serve starts");
         self.daemon = Some(Daemon(child));
@@ -632,5 +643,33 @@ fn the_lockout_guard_wants_a_confirm_window_for_the_operators_own_connection() {
     assert!(accepted.status.success(), "{}", String::from_utf8_lossy(&accepted.stderr));
     let out = String::from_utf8_lossy(&accepted.stdout);
     assert!(out.contains("warning: address 10.9.0.1/24 on lan0"), "{out}");
+    s.stop();
+}
+
+#[test]
+fn sighup_applies_an_edited_config_file_and_ignores_an_invalid_one() {
+    let mut s = Served::start("sighup", CONFIG);
+    let pid = s.daemon.as_ref().expect("running").0.id().to_string();
+    let hup =
+        || assert!(Command::new("kill").args(["-HUP", &pid]).status().expect("kill").success());
+
+    // An invalid edit changes nothing.
+    let file = s.dir.path().join("router.yaml");
+    std::fs::write(&file, CONFIG.replace("10.9.0.1/24", "10.9.0.300/24")).expect("edit");
+    hup();
+    wait_for("the refusal in the log", Duration::from_secs(10), || {
+        s.logged("is invalid, nothing changed")
+    });
+    assert!(s.logged("router.yaml:20:"), "the error names the file and line");
+    assert_eq!(s.history().as_array().map(Vec::len), Some(1), "no generation from invalid text");
+
+    // A valid edit becomes a generation and reaches the host.
+    std::fs::write(&file, with_route()).expect("edit");
+    hup();
+    wait_for("the reloaded config on the host", Duration::from_secs(10), || s.has_route());
+    let history = s.history();
+    let last = history.as_array().and_then(|l| l.last().cloned()).expect("generations");
+    assert!(last["comment"].as_str().unwrap_or_default().contains("SIGHUP"), "{last}");
+    assert_eq!(last["channel"], "cli");
     s.stop();
 }
