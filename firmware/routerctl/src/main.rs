@@ -69,6 +69,9 @@ enum Command {
         #[arg(long, required = true)]
         dot: bool,
     },
+    /// Set the admin password (asked twice without echo on a terminal; otherwise the first
+    /// line of standard input).
+    Passwd,
     /// Run the daemon's checks; exits 2 when any fails.
     Doctor {
         /// Only this area (reconcile, ledger, routes, firewall, mgmt, disk, runtime).
@@ -212,6 +215,12 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
                 return Err(Failure::ChecksFailed);
             }
         }
+        Command::Passwd => {
+            let password = read_new_password()?;
+            let request = serde_json::json!({ "password": password });
+            call(&cli.socket, Method::POST, "/v1/passwd", Some(request)).await?;
+            println!("{}", if json { "{}" } else { "password set" });
+        }
         Command::Plan { file } => {
             let request = match file {
                 Some(f) => {
@@ -302,6 +311,23 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// The new password: typed twice without echo on a terminal, or the first line of stdin.
+fn read_new_password() -> Result<String, Failure> {
+    use std::io::IsTerminal;
+    let unreadable = |e: std::io::Error| Failure::Answered(format!("reading the password: {e}"));
+    if !std::io::stdin().is_terminal() {
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line).map_err(unreadable)?;
+        return Ok(line.trim_end_matches(['\r', '\n']).to_string());
+    }
+    let first = rpassword::prompt_password("New admin password: ").map_err(unreadable)?;
+    let again = rpassword::prompt_password("Again: ").map_err(unreadable)?;
+    if first != again {
+        return Err(Failure::Answered("the two passwords differ; nothing changed".into()));
+    }
+    Ok(first)
 }
 
 /// Prints `text`, ending it with one newline.

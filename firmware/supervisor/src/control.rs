@@ -84,6 +84,7 @@ pub fn router(
         .route("/v1/generations/{generation}", get(generation))
         .route("/v1/generations/{from}/diff/{to}", get(diff))
         .fallback(|| async { error(StatusCode::NOT_FOUND, "no such endpoint") })
+        .route("/v1/passwd", post(passwd))
         .route("/metrics", get(metrics_text))
         .with_state(ControlState { snapshot, loop_tx, metrics })
 }
@@ -505,4 +506,28 @@ async fn metrics_text(State(state): State<ControlState>) -> Response {
         state.metrics.encode(),
     )
         .into_response()
+}
+
+/// Body of `POST /v1/passwd`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PasswdBody {
+    password: String,
+}
+
+/// Sets the admin password (root only: the socket is 0600). 204; 409 when too short.
+async fn passwd(State(state): State<ControlState>, body: axum::body::Bytes) -> Response {
+    let body: PasswdBody = match serde_json::from_slice(&body) {
+        Ok(b) => b,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &format!("request body: {e}")),
+    };
+    let (tx, rx) = oneshot::channel();
+    if state.loop_tx.send(Msg::Passwd(body.password, tx)).await.is_err() {
+        return error(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping");
+    }
+    match rx.await {
+        Ok(Ok(())) => StatusCode::NO_CONTENT.into_response(),
+        Ok(Err(refusal)) => refused(refusal),
+        Err(_) => error(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping"),
+    }
 }

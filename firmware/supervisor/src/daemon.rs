@@ -142,6 +142,8 @@ pub enum Msg {
     Generations(Option<u64>, oneshot::Sender<Result<Vec<GenerationRecord>, Refusal>>),
     /// Run the doctor's checks.
     Doctor(oneshot::Sender<Vec<DoctorCheck>>),
+    /// Set the admin password (`routerctl passwd`).
+    Passwd(String, oneshot::Sender<Result<(), Refusal>>),
     /// A read-mostly engine request.
     Engine(EngineQuery, oneshot::Sender<Result<EngineAnswer, Refusal>>),
 }
@@ -187,6 +189,8 @@ pub struct ServeOptions {
     pub resync: Duration,
     /// How long to wait for more triggers after the first, so a burst is one reconcile.
     pub debounce: Duration,
+    /// Where the credentials live.
+    pub state_dir: PathBuf,
 }
 
 /// The applied config.
@@ -215,6 +219,7 @@ struct Daemon {
     snapshot: watch::Sender<Snapshot>,
     statuses: StatusTracker,
     metrics: Arc<Metrics>,
+    auth: crate::auth::AuthStore,
     /// The last Result document and when its reconcile finished.
     last: Option<(Arc<ResultDocument>, SystemTime)>,
     resync: Duration,
@@ -261,6 +266,8 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         }
     };
     let applied = Applied::new(&session, yaml, input);
+    let auth = crate::auth::AuthStore::new(&opts.state_dir);
+    announce_setup_token(&auth);
     let statuses = StatusTracker::load(session.ledger());
     let mut monitor = NetlinkMonitor::open(&netns).context("subscribing to netlink changes")?;
     let socket = ControlSocket::bind(&opts.control_socket)
@@ -310,6 +317,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         snapshot: snapshot_tx,
         statuses,
         metrics,
+        auth,
         last: None,
         resync: opts.resync,
         confirm: pending.map(|p| (instant_of(p.deadline), p)),
@@ -420,6 +428,16 @@ impl Daemon {
                         .map_err(|e| Refusal::Failed(e.to_string())),
                 };
                 let _ = reply.send(found);
+            }
+            Msg::Passwd(password, reply) => {
+                let set = self.auth.set_password(&password).map_err(|e| match e {
+                    crate::auth::AuthError::TooShort => Refusal::Conflict(e.to_string()),
+                    other => Refusal::Failed(other.to_string()),
+                });
+                if set.is_ok() {
+                    tracing::info!("the admin password was set");
+                }
+                let _ = reply.send(set);
             }
             Msg::Engine(query, reply) => {
                 let _ = reply.send(self.engine(query).await);
@@ -804,6 +822,33 @@ fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+/// Without an admin password, issues a one-time setup token and shows it on the console and in
+/// the log (the journal under systemd): nobody can log in to the web UI before that.
+fn announce_setup_token(auth: &crate::auth::AuthStore) {
+    match auth.issue_setup_token() {
+        Ok(Some(token)) => {
+            let line = format!(
+                "no admin password is set; one-time setup token: {token} \
+                 (web UI setup page), or set one with `routerctl passwd` on the console"
+            );
+            tracing::warn!("{line}");
+            // Under systemd the log goes to the journal; the operator on the serial console
+            // sees this line too.
+            if std::env::var_os("INVOCATION_ID").is_some()
+                && let Ok(mut console) =
+                    std::fs::OpenOptions::new().write(true).open("/dev/console")
+            {
+                let _ = std::io::Write::write_all(
+                    &mut console,
+                    format!("routerd: {line}\n").as_bytes(),
+                );
+            }
+        }
+        Ok(None) => {}
+        Err(e) => tracing::error!("issuing the setup token: {e}"),
+    }
 }
 
 async fn sleep_until_some(at: Option<tokio::time::Instant>) {

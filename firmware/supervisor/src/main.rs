@@ -2,6 +2,7 @@
 //! against the host or a named network namespace: what the daemon runs on every reconcile,
 //! exposed for the serial console, scripts and tests.
 
+mod auth;
 mod control;
 mod daemon;
 mod doctor;
@@ -53,6 +54,9 @@ enum Command {
         /// Coalesce triggers arriving within this window into one reconcile.
         #[arg(long, default_value = "200ms", value_parser = humantime::parse_duration)]
         debounce: Duration,
+        /// Where the daemon keeps its credentials (admin password hash, setup token).
+        #[arg(long, value_name = "DIR", default_value = "/var/lib/routerd")]
+        state_dir: PathBuf,
     },
     /// Parse and validate the config; print every error with file:line:column.
     Validate {
@@ -149,7 +153,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         .build()
         .context("starting the async runtime")?;
     match cli.command {
-        Command::Serve { target, control_socket, resync, debounce } => {
+        Command::Serve { target, control_socket, resync, debounce, state_dir } => {
             service::init_logging();
             runtime.block_on(daemon::serve(daemon::ServeOptions {
                 config: target.config,
@@ -158,6 +162,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 control_socket,
                 resync,
                 debounce,
+                state_dir,
             }))
         }
         Command::Validate { config } => Ok(validate(&config)),

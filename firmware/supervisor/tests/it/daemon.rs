@@ -104,6 +104,8 @@ fn serve_repairs_a_hand_made_change_from_the_netlink_notification_and_stops_on_s
         .arg(dir.path().join("l.redb"))
         .arg("--control-socket")
         .arg(&socket)
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -180,6 +182,8 @@ fn a_second_daemon_on_the_same_socket_is_refused() {
             .arg(dir.path().join(ledger))
             .arg("--control-socket")
             .arg(&socket)
+            .arg("--state-dir")
+            .arg(dir.path().join(format!("state-{ledger}")))
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -249,6 +253,8 @@ impl Served {
             .arg(self.dir.path().join("l.redb"))
             .arg("--control-socket")
             .arg(self.socket())
+            .arg("--state-dir")
+            .arg(self.dir.path().join("state"))
             .stdout(Stdio::null())
             .stderr(
                 std::fs::File::options().create(true).append(true).open(self.log()).expect("log"),
@@ -413,6 +419,8 @@ fn under_systemd_it_reports_ready_pings_the_watchdog_and_reports_stopping() {
         .arg(dir.path().join("l.redb"))
         .arg("--control-socket")
         .arg(dir.path().join("control.sock"))
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
         .env("NOTIFY_SOCKET", dir.path().join("notify.sock"))
         .env("WATCHDOG_USEC", "400000")
         .stdout(Stdio::null())
@@ -671,5 +679,42 @@ fn sighup_applies_an_edited_config_file_and_ignores_an_invalid_one() {
     let last = history.as_array().and_then(|l| l.last().cloned()).expect("generations");
     assert!(last["comment"].as_str().unwrap_or_default().contains("SIGHUP"), "{last}");
     assert_eq!(last["channel"], "cli");
+    s.stop();
+}
+
+#[test]
+fn a_setup_token_is_announced_until_routerctl_passwd_sets_a_password() {
+    let mut s = Served::start("passwd", CONFIG);
+    assert!(s.logged("one-time setup token: "), "announced at the first start");
+    let passwd = |password: &str| {
+        let mut child = Command::new(routerctl())
+            .args(["--socket", &s.socket().to_string_lossy(), "passwd"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("routerctl");
+        let mut stdin = child.stdin.take().expect("stdin");
+        std::io::Write::write_all(&mut stdin, format!("{password}\n").as_bytes()).expect("write");
+        drop(stdin);
+        child.wait_with_output().expect("routerctl exits")
+    };
+    let short = passwd("short");
+    assert_eq!(short.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&short.stderr).contains("at least 8 characters"));
+    let state = s.dir.path().join("state");
+    assert!(!state.join("admin.phc").exists());
+
+    let set = passwd("correct horse battery");
+    assert!(set.status.success(), "{}", String::from_utf8_lossy(&set.stderr));
+    let phc = std::fs::read_to_string(state.join("admin.phc")).expect("admin.phc");
+    assert!(phc.starts_with("$argon2id$") && !phc.contains("correct horse"), "hashed: {phc}");
+    assert!(!state.join("setup-token.phc").exists(), "the token is spent");
+
+    // With a password set, a restart announces no token.
+    std::fs::write(s.log(), "").expect("truncate log");
+    s.stop();
+    s.spawn();
+    assert!(!s.logged("setup token"), "no token once a password is set");
     s.stop();
 }
