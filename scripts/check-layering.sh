@@ -1,23 +1,25 @@
 #!/usr/bin/env bash
 # Fails when a crate depends on something its layer must not (DESIGN.md "Workspace layout"):
-# the reconciler core and the config model know nothing of Linux, D-Bus or nftables.
+# the reconciler core and the config model know nothing of Linux, D-Bus or nftables, and the
+# operator front ends (routerctl, the web UI) reach the host only through the daemon.
 set -euo pipefail
 status=0
-for crate in routerd-graph routerd-model routerd-ledger; do
-  bad=$(cargo tree -p "$crate" -e normal --prefix none --locked 2>/dev/null \
-    | grep -E '^(rtnetlink|netlink-|nftnl|mnl|zbus|routerd-host|routerd-engine) ' || true)
+
+# forbid CRATE REGEX: CRATE's normal dependency tree must not match REGEX.
+forbid() {
+  local bad
+  bad=$(cargo tree -p "$1" -e normal --prefix none --locked 2>/dev/null | grep -E "$2" || true)
   if [[ -n "$bad" ]]; then
-    echo "layering: $crate must not depend on:" >&2
+    echo "layering: $1 must not depend on:" >&2
     echo "$bad" >&2
     status=1
   fi
+}
+
+for crate in routerd-graph routerd-model routerd-ledger; do
+  forbid "$crate" '^(rtnetlink|netlink-|nftnl|mnl|zbus|routerd-host|routerd-engine) '
 done
-# routerctl reaches the host only through the daemon's control socket.
-bad=$(cargo tree -p routerd-routerctl -e normal --prefix none --locked 2>/dev/null \
-  | grep -E '^(rtnetlink|netlink-|nftnl|mnl|zbus|redb|routerd-host|routerd-engine|routerd-ledger) ' || true)
-if [[ -n "$bad" ]]; then
-  echo "layering: routerd-routerctl must not depend on:" >&2
-  echo "$bad" >&2
-  status=1
-fi
+for crate in routerd-routerctl routerd-webui; do
+  forbid "$crate" '^(rtnetlink|netlink-|nftnl|mnl|zbus|redb|routerd-host|routerd-engine|routerd-ledger) '
+done
 exit $status

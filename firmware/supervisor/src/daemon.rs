@@ -191,6 +191,8 @@ pub struct ServeOptions {
     pub debounce: Duration,
     /// Where the credentials live.
     pub state_dir: PathBuf,
+    /// The web UI's address, if it is served.
+    pub listen: Option<std::net::SocketAddr>,
 }
 
 /// The applied config.
@@ -301,6 +303,10 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
     });
     let socket_path = socket.path().to_path_buf();
     let metrics = Arc::new(Metrics::new());
+    let web = match opts.listen {
+        Some(addr) => Some(crate::web::bind(addr, snapshot_rx.clone(), &opts.state_dir).await?),
+        None => None,
+    };
     let server = tokio::spawn(socket.serve(router(snapshot_rx, msg_tx, Arc::clone(&metrics))));
     tracing::info!(
         "serving {} (control socket {}, resync every {})",
@@ -389,6 +395,10 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
     daemon.publish(None);
     server.abort();
     let _ = server.await;
+    if let Some(web) = web {
+        web.abort();
+        let _ = web.await;
+    }
     let _ = std::fs::remove_file(&socket_path);
     drop(daemon);
     tracing::info!("stopped");

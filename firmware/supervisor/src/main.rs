@@ -10,6 +10,7 @@ mod lockout;
 mod metrics;
 mod service;
 mod status;
+mod web;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -57,6 +58,9 @@ enum Command {
         /// Where the daemon keeps its credentials (admin password hash, setup token).
         #[arg(long, value_name = "DIR", default_value = "/var/lib/routerd")]
         state_dir: PathBuf,
+        /// Serve the web UI on this address (loopback only for now: plain HTTP).
+        #[arg(long, value_name = "ADDR:PORT")]
+        listen: Option<std::net::SocketAddr>,
     },
     /// Parse and validate the config; print every error with file:line:column.
     Validate {
@@ -153,7 +157,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         .build()
         .context("starting the async runtime")?;
     match cli.command {
-        Command::Serve { target, control_socket, resync, debounce, state_dir } => {
+        Command::Serve { target, control_socket, resync, debounce, state_dir, listen } => {
             service::init_logging();
             runtime.block_on(daemon::serve(daemon::ServeOptions {
                 config: target.config,
@@ -163,6 +167,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 resync,
                 debounce,
                 state_dir,
+                listen,
             }))
         }
         Command::Validate { config } => Ok(validate(&config)),

@@ -63,6 +63,23 @@ impl Lab {
     }
 }
 
+/// `routerd serve` on `lab` with its files in `dir` (config `router.yaml`, ledger, control
+/// socket, state directory) and an hour-long resync; tests add their own options.
+fn serve_command(lab: &Lab, dir: &Path) -> Command {
+    let mut command = Command::new(ROUTERD);
+    command
+        .args(["serve", "--netns", lab.name(), "--resync", "1h"])
+        .arg("--config")
+        .arg(dir.join("router.yaml"))
+        .arg("--ledger")
+        .arg(dir.join("l.redb"))
+        .arg("--control-socket")
+        .arg(dir.join("control.sock"))
+        .arg("--state-dir")
+        .arg(dir.join("state"));
+    command
+}
+
 /// The daemon process, killed on drop if the test did not stop it.
 struct Daemon(Child);
 
@@ -245,16 +262,8 @@ impl Served {
     }
 
     fn spawn(&mut self) {
-        let child = Command::new(ROUTERD)
-            .args(["serve", "--netns", self.lab.name(), "--resync", "1h", "--debounce", "50ms"])
-            .arg("--config")
-            .arg(self.dir.path().join("router.yaml"))
-            .arg("--ledger")
-            .arg(self.dir.path().join("l.redb"))
-            .arg("--control-socket")
-            .arg(self.socket())
-            .arg("--state-dir")
-            .arg(self.dir.path().join("state"))
+        let child = serve_command(&self.lab, self.dir.path())
+            .args(["--debounce", "50ms"])
             .stdout(Stdio::null())
             .stderr(
                 std::fs::File::options().create(true).append(true).open(self.log()).expect("log"),
@@ -411,16 +420,7 @@ fn under_systemd_it_reports_ready_pings_the_watchdog_and_reports_stopping() {
     std::fs::write(&config, CONFIG).expect("config");
     let manager = UnixDatagram::bind(dir.path().join("notify.sock")).expect("notify socket");
     manager.set_read_timeout(Some(Duration::from_millis(200))).expect("timeout");
-    let child = Command::new(ROUTERD)
-        .args(["serve", "--netns", lab.name(), "--resync", "1h"])
-        .arg("--config")
-        .arg(&config)
-        .arg("--ledger")
-        .arg(dir.path().join("l.redb"))
-        .arg("--control-socket")
-        .arg(dir.path().join("control.sock"))
-        .arg("--state-dir")
-        .arg(dir.path().join("state"))
+    let child = serve_command(&lab, dir.path())
         .env("NOTIFY_SOCKET", dir.path().join("notify.sock"))
         .env("WATCHDOG_USEC", "400000")
         .stdout(Stdio::null())
@@ -717,4 +717,87 @@ fn a_setup_token_is_announced_until_routerctl_passwd_sets_a_password() {
     s.spawn();
     assert!(!s.logged("setup token"), "no token once a password is set");
     s.stop();
+}
+
+/// A raw HTTP/1.1 exchange with the web listener: (status line, headers, body).
+fn web(port: u16, method: &str, path: &str, form: &str, cookie: &str) -> (String, String, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    let cookie = if cookie.is_empty() { String::new() } else { format!("Cookie: {cookie}\r\n") };
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n{cookie}\
+         Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n{form}",
+        form.len()
+    )
+    .expect("send");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).expect("read");
+    let (head, body) = answer.split_once("\r\n\r\n").expect("an HTTP answer");
+    let (status, headers) = head.split_once("\r\n").unwrap_or((head, ""));
+    (status.to_string(), headers.to_string(), body.to_string())
+}
+
+#[test]
+fn the_web_ui_sets_up_the_password_with_the_console_token_and_logs_in() {
+    let lab = Lab::new("web");
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("router.yaml"), CONFIG).expect("config");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("a free port")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let log = dir.path().join("daemon.log");
+    let child = serve_command(&lab, dir.path())
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).expect("log"))
+        .spawn()
+        .expect("routerd serve starts");
+    let _daemon = Daemon(child);
+    let socket = dir.path().join("control.sock");
+    wait_for("the first reconcile", Duration::from_secs(20), || {
+        status(&socket).is_some_and(|s| s["reconciles"].as_u64() >= Some(1))
+    });
+    let token = std::fs::read_to_string(&log)
+        .expect("log")
+        .split("one-time setup token: ")
+        .nth(1)
+        .map(|rest| rest.chars().take(32).collect::<String>())
+        .expect("the token on the console");
+
+    let (status_line, _, body) = web(port, "GET", "/login", "", "");
+    assert!(status_line.contains("200") && body.contains("No admin password is set yet"), "{body}");
+    let form = format!("token={token}&password=correct+horse&again=correct+horse");
+    let (status_line, _, _) = web(port, "POST", "/setup", &form, "");
+    assert!(status_line.contains("303"), "{status_line}");
+    assert!(dir.path().join("state/admin.phc").exists());
+
+    let (status_line, headers, _) = web(port, "POST", "/login", "password=correct+horse", "");
+    assert!(status_line.contains("303"), "{status_line}");
+    let cookie = headers
+        .lines()
+        .find_map(|l| l.strip_prefix("set-cookie: "))
+        .and_then(|c| c.split(';').next())
+        .expect("a session cookie")
+        .to_string();
+    let (status_line, _, body) = web(port, "GET", "/", "", &cookie);
+    assert!(status_line.contains("200"), "{status_line}");
+    assert!(body.contains("id=\"phase\">RequiresAdoption<"), "the daemon's phase: {body}");
+    assert!(body.contains("Recent operations"), "{body}");
+}
+
+#[test]
+fn a_web_ui_on_a_non_loopback_address_is_refused_without_tls() {
+    let lab = Lab::new("web-tls");
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("router.yaml"), CONFIG).expect("config");
+    let out = serve_command(&lab, dir.path())
+        .args(["--listen", "0.0.0.0:8443"])
+        .output()
+        .expect("routerd");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("only loopback addresses"), "{err}");
 }

@@ -1,0 +1,104 @@
+//! The web UI's listener (`--listen ADDR:PORT`): the `routerd-webui` pages over the daemon's
+//! snapshots and credentials.
+//!
+//! Plain HTTP is only served on a loopback address; TLS for other addresses (a certificate
+//! generated on first boot) comes with the rest of the web UI, so until then a non-loopback
+//! `--listen` is refused rather than served in the clear.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+use routerd_webui::{Backend, ConfirmView, OperationView, Options, Overview};
+use tokio::sync::watch;
+
+use crate::auth::AuthStore;
+use crate::control::Snapshot;
+
+/// The daemon's side of the UI.
+pub struct WebBackend {
+    snapshot: watch::Receiver<Snapshot>,
+    auth: AuthStore,
+}
+
+impl Backend for WebBackend {
+    fn overview(&self) -> Overview {
+        let snap = self.snapshot.borrow();
+        let s = &snap.status;
+        let doc = snap.result.as_deref();
+        let r = s.last_reconcile.as_ref();
+        Overview {
+            phase: s.phase.clone().unwrap_or_else(|| "-".into()),
+            generation: s.generation,
+            last_reconcile: r.map_or_else(
+                || "none yet".into(),
+                |r| format!("{} by {}, {} ms", r.started, r.trigger, r.duration_ms),
+            ),
+            last_error: s.last_error.clone(),
+            drifted: r.map_or(0, |r| r.drifted),
+            blocked: r.map_or(0, |r| r.blocked),
+            orphans: r.map_or(0, |r| r.orphans),
+            candidates: doc.map_or(0, |d| d.adoption_candidates.len()),
+            operations: doc
+                .map(|d| {
+                    d.operations
+                        .iter()
+                        .take(20)
+                        .map(|o| OperationView {
+                            operation: o.operation.to_string(),
+                            artifact: format!("{}/{}", o.kind, o.name),
+                            result: o.result.to_string(),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            pending_confirm: s.pending_confirm.as_ref().map(|c| ConfirmView {
+                generation: c.generation,
+                previous: c.previous,
+                deadline: c.deadline.clone(),
+            }),
+        }
+    }
+
+    fn password_set(&self) -> bool {
+        self.auth.password_set()
+    }
+
+    fn verify_password(&self, password: &str) -> bool {
+        self.auth.verify_password(password)
+    }
+
+    fn verify_setup_token(&self, token: &str) -> bool {
+        self.auth.verify_setup_token(token)
+    }
+
+    fn set_password(&self, password: &str) -> Result<(), String> {
+        self.auth.set_password(password).map_err(|e| e.to_string())
+    }
+}
+
+/// Binds `addr` and serves the UI until the process stops.
+///
+/// Errors: `addr` is not loopback (no TLS yet), or the bind fails.
+pub async fn bind(
+    addr: SocketAddr,
+    snapshot: watch::Receiver<Snapshot>,
+    state_dir: &Path,
+) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+    if !addr.ip().is_loopback() {
+        anyhow::bail!(
+            "--listen {addr}: only loopback addresses are served for now (plain HTTP); \
+             TLS for other addresses comes with the rest of the web UI"
+        );
+    }
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let backend = Arc::new(WebBackend { snapshot, auth: AuthStore::new(state_dir) });
+    let app = routerd_webui::router(backend, Options { tls: false });
+    tracing::info!("web UI on http://{addr}/");
+    Ok(tokio::spawn(async move {
+        let service = app.into_make_service_with_connect_info::<SocketAddr>();
+        if let Err(e) = axum::serve(listener, service).await {
+            tracing::error!("web UI: {e}");
+        }
+    }))
+}

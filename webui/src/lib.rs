@@ -1,0 +1,343 @@
+//! routerd's onboard web UI: server-rendered askama pages with htmx, every asset embedded
+//! (`assets.rs`), behind a login.
+//!
+//! The UI never touches the engine or the host: it asks a [`Backend`] (the supervisor) for
+//! snapshots and credential checks. This first part has the login (no default password: a
+//! one-time setup token, then argon2id), sessions, CSRF tokens, login rate limiting, strict
+//! security headers and the overview page.
+//!
+//! ```text
+//! browser ──▶ security headers ──▶ /assets/* (hashed, immutable)
+//!                                 /login, /setup (no session)
+//!                                 /, POST /logout (session; POST needs its CSRF token)
+//! ```
+
+mod assets;
+mod auth;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use askama::Template;
+use axum::Router;
+use axum::extract::{ConnectInfo, Form, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+
+use crate::assets::Links;
+use crate::auth::{Attempts, Sessions};
+
+/// What the UI needs from the daemon.
+pub trait Backend: Send + Sync + 'static {
+    /// The overview's figures, from the daemon's latest snapshot.
+    fn overview(&self) -> Overview;
+    /// Whether an admin password is set (if not, the setup page is the way in).
+    fn password_set(&self) -> bool;
+    /// Whether `password` is the admin password (argon2id: slow on purpose).
+    fn verify_password(&self, password: &str) -> bool;
+    /// Whether `token` is the one-time setup token.
+    fn verify_setup_token(&self, token: &str) -> bool;
+    /// Sets the admin password; the error is shown to the operator.
+    fn set_password(&self, password: &str) -> Result<(), String>;
+}
+
+/// The overview page's figures.
+#[derive(Clone, Debug, Default)]
+pub struct Overview {
+    /// Phase of the last reconcile (`Healthy`, …), `-` before the first.
+    pub phase: String,
+    /// Applied generation.
+    pub generation: u64,
+    /// When and why the last reconcile ran, as a sentence.
+    pub last_reconcile: String,
+    /// Why the last reconcile could not run, if it could not.
+    pub last_error: Option<String>,
+    /// Resources still drifted after the last reconcile.
+    pub drifted: usize,
+    /// Resources blocked.
+    pub blocked: usize,
+    /// Orphans reported.
+    pub orphans: usize,
+    /// Adoption candidates.
+    pub candidates: usize,
+    /// The last reconcile's operations, at most 20.
+    pub operations: Vec<OperationView>,
+    /// An apply waiting for its confirm.
+    pub pending_confirm: Option<ConfirmView>,
+}
+
+/// One operation in the overview.
+#[derive(Clone, Debug)]
+pub struct OperationView {
+    /// `create`, `modify`, `delete`.
+    pub operation: String,
+    /// `kind/name`.
+    pub artifact: String,
+    /// `done`, `failed`, `skipped`, `blocked`.
+    pub result: String,
+}
+
+/// An apply waiting for its confirm.
+#[derive(Clone, Debug)]
+pub struct ConfirmView {
+    /// The generation that waits.
+    pub generation: u64,
+    /// The one restored at the deadline.
+    pub previous: u64,
+    /// RFC 3339.
+    pub deadline: String,
+}
+
+/// Options of the UI.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// Served over TLS: session cookies get `Secure`.
+    pub tls: bool,
+}
+
+struct AppState<B> {
+    backend: Arc<B>,
+    sessions: Sessions,
+    attempts: Attempts,
+    options: Options,
+}
+
+/// The UI's routes over `backend`. Serve with
+/// `into_make_service_with_connect_info::<SocketAddr>()` so login attempts are counted per
+/// client address.
+pub fn router<B: Backend>(backend: Arc<B>, options: Options) -> Router {
+    let state = Arc::new(AppState {
+        backend,
+        sessions: Sessions::default(),
+        attempts: Attempts::default(),
+        options,
+    });
+    Router::new()
+        .route("/", get(overview::<B>))
+        .route("/login", get(login_page::<B>).post(login::<B>))
+        .route("/setup", get(setup_page::<B>).post(setup::<B>))
+        .route("/logout", post(logout::<B>))
+        .route("/assets/{hashed}", get(assets::serve))
+        .with_state(state)
+        .layer(middleware::from_fn(security_headers))
+}
+
+/// Strict headers on every response: no inline script or style (CSP), no framing, no MIME
+/// sniffing, no referrer.
+async fn security_headers(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    let set = |headers: &mut HeaderMap, name: &'static str, value: &'static str| {
+        headers.insert(name, HeaderValue::from_static(value));
+    };
+    set(
+        headers,
+        "content-security-policy",
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+         connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    );
+    set(headers, "x-content-type-options", "nosniff");
+    set(headers, "x-frame-options", "DENY");
+    set(headers, "referrer-policy", "no-referrer");
+    response
+}
+
+#[derive(Template)]
+#[template(path = "login.html")]
+struct LoginPage {
+    assets: Links,
+    signed_in: bool,
+    csrf: String,
+    error: Option<String>,
+    needs_setup: bool,
+}
+
+#[derive(Template)]
+#[template(path = "setup.html")]
+struct SetupPage {
+    assets: Links,
+    signed_in: bool,
+    csrf: String,
+    error: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "overview.html")]
+struct OverviewPage {
+    assets: Links,
+    signed_in: bool,
+    csrf: String,
+    view: Overview,
+}
+
+fn render(page: &impl Template, status: StatusCode) -> Response {
+    match page.render() {
+        Ok(html) => (status, Html(html)).into_response(),
+        Err(e) => {
+            (StatusCode::INTERNAL_SERVER_ERROR, format!("rendering the page: {e}")).into_response()
+        }
+    }
+}
+
+/// The client's address (0.0.0.0 when the server was not set up to record it).
+struct ClientAddr(std::net::IpAddr);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for ClientAddr {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Self, Self::Rejection> {
+        let addr = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(a)| a.ip());
+        Ok(Self(addr.unwrap_or(std::net::IpAddr::from([0, 0, 0, 0]))))
+    }
+}
+
+async fn overview<B: Backend>(State(app): State<Arc<AppState<B>>>, headers: HeaderMap) -> Response {
+    let Some(session) = app.sessions.get(&headers) else {
+        return Redirect::to("/login").into_response();
+    };
+    let page = OverviewPage {
+        assets: Links::get(),
+        signed_in: true,
+        csrf: session.csrf,
+        view: app.backend.overview(),
+    };
+    render(&page, StatusCode::OK)
+}
+
+async fn login_page<B: Backend>(State(app): State<Arc<AppState<B>>>) -> Response {
+    let page = LoginPage {
+        assets: Links::get(),
+        signed_in: false,
+        csrf: String::new(),
+        error: None,
+        needs_setup: !app.backend.password_set(),
+    };
+    render(&page, StatusCode::OK)
+}
+
+#[derive(Deserialize)]
+struct LoginForm {
+    password: String,
+}
+
+async fn login<B: Backend>(
+    State(app): State<Arc<AppState<B>>>,
+    ClientAddr(from): ClientAddr,
+    Form(form): Form<LoginForm>,
+) -> Response {
+    let failed = |error: String, status: StatusCode| {
+        let page = LoginPage {
+            assets: Links::get(),
+            signed_in: false,
+            csrf: String::new(),
+            error: Some(error),
+            needs_setup: false,
+        };
+        render(&page, status)
+    };
+    if let Some(wait) = app.attempts.blocked(from) {
+        let message = format!("Too many failed logins; try again in {} s.", wait.as_secs() + 1);
+        return failed(message, StatusCode::TOO_MANY_REQUESTS);
+    }
+    let backend = Arc::clone(&app.backend);
+    let password = form.password;
+    let ok = tokio::task::spawn_blocking(move || backend.verify_password(&password))
+        .await
+        .unwrap_or(false);
+    if !ok {
+        app.attempts.failed(from);
+        return failed("Wrong password.".into(), StatusCode::UNAUTHORIZED);
+    }
+    app.attempts.succeeded(from);
+    let (id, _) = app.sessions.create();
+    let mut response = Redirect::to("/").into_response();
+    if let Ok(cookie) = HeaderValue::from_str(&auth::cookie(&id, app.options.tls)) {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    response
+}
+
+async fn setup_page<B: Backend>(State(app): State<Arc<AppState<B>>>) -> Response {
+    if app.backend.password_set() {
+        return Redirect::to("/login").into_response();
+    }
+    let page =
+        SetupPage { assets: Links::get(), signed_in: false, csrf: String::new(), error: None };
+    render(&page, StatusCode::OK)
+}
+
+#[derive(Deserialize)]
+struct SetupForm {
+    token: String,
+    password: String,
+    again: String,
+}
+
+async fn setup<B: Backend>(
+    State(app): State<Arc<AppState<B>>>,
+    ClientAddr(from): ClientAddr,
+    Form(form): Form<SetupForm>,
+) -> Response {
+    let failed = |error: &str, status: StatusCode| {
+        let page = SetupPage {
+            assets: Links::get(),
+            signed_in: false,
+            csrf: String::new(),
+            error: Some(error.to_string()),
+        };
+        render(&page, status)
+    };
+    if app.backend.password_set() {
+        return Redirect::to("/login").into_response();
+    }
+    if app.attempts.blocked(from).is_some() {
+        return failed("Too many failed attempts; try again later.", StatusCode::TOO_MANY_REQUESTS);
+    }
+    let backend = Arc::clone(&app.backend);
+    let token = form.token.trim().to_string();
+    let valid = tokio::task::spawn_blocking(move || backend.verify_setup_token(&token))
+        .await
+        .unwrap_or(false);
+    if !valid {
+        app.attempts.failed(from);
+        return failed("That is not the setup token.", StatusCode::UNAUTHORIZED);
+    }
+    if form.password != form.again {
+        return failed("The two passwords differ.", StatusCode::UNPROCESSABLE_ENTITY);
+    }
+    let backend = Arc::clone(&app.backend);
+    let password = form.password;
+    match tokio::task::spawn_blocking(move || backend.set_password(&password)).await {
+        Ok(Ok(())) => Redirect::to("/login").into_response(),
+        Ok(Err(e)) => failed(&e, StatusCode::UNPROCESSABLE_ENTITY),
+        Err(e) => failed(&e.to_string(), StatusCode::INTERNAL_SERVER_ERROR),
+    }
+}
+
+#[derive(Deserialize)]
+struct CsrfForm {
+    csrf: String,
+}
+
+async fn logout<B: Backend>(
+    State(app): State<Arc<AppState<B>>>,
+    headers: HeaderMap,
+    Form(form): Form<CsrfForm>,
+) -> Response {
+    let Some(session) = app.sessions.get(&headers) else {
+        return Redirect::to("/login").into_response();
+    };
+    if !auth::same(&session.csrf, &form.csrf) {
+        return (StatusCode::FORBIDDEN, "missing or wrong CSRF token").into_response();
+    }
+    app.sessions.remove(&headers);
+    let mut response = Redirect::to("/login").into_response();
+    response.headers_mut().insert(header::SET_COOKIE, HeaderValue::from_static(auth::CLEAR_COOKIE));
+    response
+}

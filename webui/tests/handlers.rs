@@ -1,0 +1,227 @@
+//! Handler tests: every route through the real router, with a test backend (the daemon's side
+//! of the `Backend` trait is tested with the daemon).
+
+use std::sync::{Arc, Mutex};
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use axum::response::Response;
+use routerd_webui::{Backend, OperationView, Options, Overview, router};
+use tower::ServiceExt;
+
+const TOKEN: &str = "0123456789abcdef0123456789abcdef";
+
+#[derive(Default)]
+struct TestBackend {
+    password: Mutex<Option<String>>,
+}
+
+impl Backend for TestBackend {
+    fn overview(&self) -> Overview {
+        Overview {
+            phase: "Drifted".into(),
+            generation: 7,
+            last_reconcile: "2026-11-21T03:00:00Z by address, 4 ms".into(),
+            drifted: 1,
+            operations: vec![OperationView {
+                operation: "create".into(),
+                artifact: "linux.ipv4.address/lan0/<b>x</b>".into(),
+                result: "failed".into(),
+            }],
+            ..Overview::default()
+        }
+    }
+    fn password_set(&self) -> bool {
+        self.password.lock().expect("lock").is_some()
+    }
+    fn verify_password(&self, password: &str) -> bool {
+        self.password.lock().expect("lock").as_deref() == Some(password)
+    }
+    fn verify_setup_token(&self, token: &str) -> bool {
+        !self.password_set() && token == TOKEN
+    }
+    fn set_password(&self, password: &str) -> Result<(), String> {
+        if password.len() < 8 {
+            return Err("the password must have at least 8 characters".into());
+        }
+        *self.password.lock().expect("lock") = Some(password.into());
+        Ok(())
+    }
+}
+
+struct Ui {
+    app: axum::Router,
+    backend: Arc<TestBackend>,
+}
+
+impl Ui {
+    fn new() -> Self {
+        let backend = Arc::new(TestBackend::default());
+        Self { app: router(Arc::clone(&backend), Options::default()), backend }
+    }
+
+    fn with_password() -> Self {
+        let ui = Self::new();
+        ui.backend.set_password("correct horse").expect("set");
+        ui
+    }
+
+    async fn send(&self, request: Request<Body>) -> Response {
+        self.app.clone().oneshot(request).await.expect("infallible")
+    }
+
+    async fn get(&self, path: &str, cookie: Option<&str>) -> Response {
+        let mut request = Request::get(path);
+        if let Some(c) = cookie {
+            request = request.header(header::COOKIE, c);
+        }
+        self.send(request.body(Body::empty()).expect("request")).await
+    }
+
+    async fn post(&self, path: &str, form: &str, cookie: Option<&str>) -> Response {
+        let mut request =
+            Request::post(path).header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
+        if let Some(c) = cookie {
+            request = request.header(header::COOKIE, c);
+        }
+        self.send(request.body(Body::from(form.to_string())).expect("request")).await
+    }
+
+    /// Logs in; the `name=value` of the session cookie.
+    async fn login(&self) -> String {
+        let response = self.post("/login", "password=correct+horse", None).await;
+        assert_eq!(response.status(), StatusCode::SEE_OTHER);
+        let set = response.headers()[header::SET_COOKIE].to_str().expect("ascii").to_string();
+        set.split(';').next().expect("name=value").to_string()
+    }
+}
+
+async fn body(response: Response) -> String {
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20).await.expect("body");
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+fn location(response: &Response) -> &str {
+    response.headers()[header::LOCATION].to_str().expect("ascii")
+}
+
+#[tokio::test]
+async fn pages_need_a_session_and_login_without_a_password_points_to_setup() {
+    let ui = Ui::new();
+    let overview = ui.get("/", None).await;
+    assert_eq!(overview.status(), StatusCode::SEE_OTHER);
+    assert_eq!(location(&overview), "/login");
+    let login = body(ui.get("/login", None).await).await;
+    assert!(
+        login.contains("No admin password is set yet") && login.contains("href=\"/setup\""),
+        "{login}"
+    );
+    assert!(!login.contains("name=\"password\""), "no password form without a password");
+}
+
+#[tokio::test]
+async fn setup_needs_the_token_and_matching_passwords_then_sets_the_password() {
+    let ui = Ui::new();
+    let wrong =
+        ui.post("/setup", "token=nope&password=correct+horse&again=correct+horse", None).await;
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    assert!(body(wrong).await.contains("not the setup token"));
+    assert!(!ui.backend.password_set(), "nothing changed");
+    let differ = ui
+        .post("/setup", &format!("token={TOKEN}&password=correct+horse&again=other+horse"), None)
+        .await;
+    assert_eq!(differ.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let short = ui.post("/setup", &format!("token={TOKEN}&password=short&again=short"), None).await;
+    assert_eq!(short.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(body(short).await.contains("at least 8 characters"));
+    let ok = ui
+        .post("/setup", &format!("token={TOKEN}&password=correct+horse&again=correct+horse"), None)
+        .await;
+    assert_eq!(ok.status(), StatusCode::SEE_OTHER);
+    assert!(ui.backend.verify_password("correct horse"));
+    // Once set, the setup page is closed.
+    let again = ui.get("/setup", None).await;
+    assert_eq!(location(&again), "/login");
+}
+
+#[tokio::test]
+async fn login_sets_a_strict_session_cookie_and_the_overview_escapes_what_it_shows() {
+    let ui = Ui::with_password();
+    let wrong = ui.post("/login", "password=wrong", None).await;
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    assert!(wrong.headers().get(header::SET_COOKIE).is_none());
+    let response = ui.post("/login", "password=correct+horse", None).await;
+    let set = response.headers()[header::SET_COOKIE].to_str().expect("ascii");
+    assert!(set.contains("HttpOnly") && set.contains("SameSite=Strict"), "{set}");
+    assert!(!set.contains("Secure"), "plain HTTP on loopback: no Secure flag");
+    let cookie = set.split(';').next().expect("cookie").to_string();
+    let page = ui.get("/", Some(&cookie)).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    let html = body(page).await;
+    assert!(html.contains("phase-Drifted") && html.contains(">7<"), "{html}");
+    assert!(html.contains("lan0/&#60;b&#62;x") && !html.contains("<b>x</b>"), "escaped: {html}");
+    assert!(html.contains("name=\"csrf\""), "the logout form carries the CSRF token");
+}
+
+#[tokio::test]
+async fn logout_needs_the_sessions_csrf_token() {
+    let ui = Ui::with_password();
+    let cookie = ui.login().await;
+    let html = body(ui.get("/", Some(&cookie)).await).await;
+    let csrf = html
+        .split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .expect("token");
+    let missing = ui.post("/logout", "", Some(&cookie)).await;
+    assert!(missing.status().is_client_error(), "{}", missing.status());
+    let wrong = ui.post("/logout", "csrf=00000000000000000000000000000000", Some(&cookie)).await;
+    assert_eq!(wrong.status(), StatusCode::FORBIDDEN);
+    assert_eq!(ui.get("/", Some(&cookie)).await.status(), StatusCode::OK, "still signed in");
+    let out = ui.post("/logout", &format!("csrf={csrf}"), Some(&cookie)).await;
+    assert_eq!(out.status(), StatusCode::SEE_OTHER);
+    assert_eq!(location(&ui.get("/", Some(&cookie)).await), "/login", "the session is gone");
+}
+
+#[tokio::test]
+async fn logins_are_rate_limited_per_client() {
+    let ui = Ui::with_password();
+    for _ in 0..5 {
+        assert_eq!(
+            ui.post("/login", "password=wrong", None).await.status(),
+            StatusCode::UNAUTHORIZED
+        );
+    }
+    let limited = ui.post("/login", "password=correct+horse", None).await;
+    assert_eq!(limited.status(), StatusCode::TOO_MANY_REQUESTS, "even the right password waits");
+    assert!(body(limited).await.contains("Too many failed logins"));
+}
+
+#[tokio::test]
+async fn every_response_has_strict_headers_and_assets_are_hashed_and_immutable() {
+    let ui = Ui::new();
+    let page = ui.get("/login", None).await;
+    let csp = page.headers()["content-security-policy"].to_str().expect("ascii").to_string();
+    assert!(csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"), "{csp}");
+    assert_eq!(page.headers()["x-frame-options"], "DENY");
+    assert_eq!(page.headers()["x-content-type-options"], "nosniff");
+    let html = body(page).await;
+    assert!(!html.contains("style=") && !html.contains("<script>"), "no inline style or script");
+    for prefix in ["/assets/routerd.", "/assets/htmx.min."] {
+        let url = html
+            .split(&format!("\"{prefix}"))
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .expect(prefix);
+        let asset = ui.get(&format!("{prefix}{url}"), None).await;
+        assert_eq!(asset.status(), StatusCode::OK, "{prefix}{url}");
+        assert!(
+            asset.headers()[header::CACHE_CONTROL].to_str().expect("ascii").contains("immutable")
+        );
+    }
+    assert_eq!(
+        ui.get("/assets/routerd.000000000000.css", None).await.status(),
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(ui.get("/assets/htmx.LICENSE", None).await.status(), StatusCode::NOT_FOUND);
+}
