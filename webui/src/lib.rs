@@ -14,7 +14,9 @@
 
 mod assets;
 mod auth;
+mod config;
 
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -42,6 +44,65 @@ pub trait Backend: Send + Sync + 'static {
     fn verify_setup_token(&self, token: &str) -> bool;
     /// Sets the admin password; the error is shown to the operator.
     fn set_password(&self, password: &str) -> Result<(), String>;
+    /// The applied config's text, as written.
+    fn config_text(&self) -> String;
+    /// Validates `yaml`: its resource count, or every problem with its location.
+    fn validate(&self, yaml: &str) -> Result<usize, Vec<ConfigProblem>>;
+    /// Applies a config (the daemon validates it again and records the generation).
+    fn apply(
+        &self,
+        request: ApplyRequest,
+    ) -> impl Future<Output = Result<ApplyView, Refused>> + Send;
+    /// Confirms the pending apply.
+    fn confirm(&self) -> impl Future<Output = Result<(), String>> + Send;
+    /// Rolls the pending apply back now.
+    fn rollback(&self) -> impl Future<Output = Result<(), String>> + Send;
+}
+
+/// A config problem with its place in the text.
+#[derive(Clone, Debug)]
+pub struct ConfigProblem {
+    /// 1-based line, 0 when unknown.
+    pub line: u32,
+    /// 1-based column, 0 when unknown.
+    pub column: u32,
+    /// The resource ID, when the problem is in one.
+    pub resource: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// An apply from the editor.
+#[derive(Clone, Debug)]
+pub struct ApplyRequest {
+    /// The YAML text.
+    pub yaml: String,
+    /// The confirm window in seconds; 0 applies without one.
+    pub confirm_seconds: u64,
+    /// The operator's comment.
+    pub comment: String,
+    /// The browser's address (for the lockout guard).
+    pub client: std::net::IpAddr,
+}
+
+/// What an apply did.
+#[derive(Clone, Debug, Default)]
+pub struct ApplyView {
+    /// The generation now applied.
+    pub generation: u64,
+    /// Its phase.
+    pub phase: String,
+    /// Lockout warnings.
+    pub warnings: Vec<String>,
+}
+
+/// Why the daemon refused an apply.
+#[derive(Clone, Debug)]
+pub enum Refused {
+    /// The config does not validate.
+    Invalid(Vec<ConfigProblem>),
+    /// Anything else, as a sentence (a confirm pending, the lockout guard, a failure).
+    Other(String),
 }
 
 /// The overview page's figures.
@@ -89,6 +150,8 @@ pub struct ConfirmView {
     pub previous: u64,
     /// RFC 3339.
     pub deadline: String,
+    /// The deadline in seconds since the Unix epoch.
+    pub deadline_unix: u64,
 }
 
 /// Options of the UI.
@@ -98,9 +161,9 @@ pub struct Options {
     pub tls: bool,
 }
 
-struct AppState<B> {
-    backend: Arc<B>,
-    sessions: Sessions,
+pub(crate) struct AppState<B> {
+    pub(crate) backend: Arc<B>,
+    pub(crate) sessions: Sessions,
     attempts: Attempts,
     options: Options,
 }
@@ -120,6 +183,12 @@ pub fn router<B: Backend>(backend: Arc<B>, options: Options) -> Router {
         .route("/login", get(login_page::<B>).post(login::<B>))
         .route("/setup", get(setup_page::<B>).post(setup::<B>))
         .route("/logout", post(logout::<B>))
+        .route("/config", get(config::editor::<B>))
+        .route("/config/validate", post(config::validate::<B>))
+        .route("/config/apply", post(config::apply::<B>))
+        .route("/confirm", post(config::confirm::<B>))
+        .route("/rollback", post(config::rollback::<B>))
+        .route("/confirm/countdown", get(config::countdown::<B>))
         .route("/assets/{hashed}", get(assets::serve))
         .with_state(state)
         .layer(middleware::from_fn(security_headers))
@@ -173,7 +242,7 @@ struct OverviewPage {
     view: Overview,
 }
 
-fn render(page: &impl Template, status: StatusCode) -> Response {
+pub(crate) fn render(page: &impl Template, status: StatusCode) -> Response {
     match page.render() {
         Ok(html) => (status, Html(html)).into_response(),
         Err(e) => {
@@ -183,7 +252,7 @@ fn render(page: &impl Template, status: StatusCode) -> Response {
 }
 
 /// The client's address (0.0.0.0 when the server was not set up to record it).
-struct ClientAddr(std::net::IpAddr);
+pub(crate) struct ClientAddr(pub(crate) std::net::IpAddr);
 
 impl<S: Send + Sync> axum::extract::FromRequestParts<S> for ClientAddr {
     type Rejection = std::convert::Infallible;

@@ -6,7 +6,10 @@ use std::sync::{Arc, Mutex};
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use axum::response::Response;
-use routerd_webui::{Backend, OperationView, Options, Overview, router};
+use routerd_webui::{
+    ApplyRequest, ApplyView, Backend, ConfigProblem, ConfirmView, OperationView, Options, Overview,
+    Refused, router,
+};
 use tower::ServiceExt;
 
 const TOKEN: &str = "0123456789abcdef0123456789abcdef";
@@ -14,6 +17,25 @@ const TOKEN: &str = "0123456789abcdef0123456789abcdef";
 #[derive(Default)]
 struct TestBackend {
     password: Mutex<Option<String>>,
+    applied: Mutex<Vec<ApplyRequest>>,
+    confirm: Mutex<Option<ConfirmView>>,
+    calls: Mutex<Vec<&'static str>>,
+}
+
+/// Valid when every line is `key: value` or blank; the test's stand-in for the daemon's parser.
+fn check(yaml: &str) -> Result<usize, Vec<ConfigProblem>> {
+    let problems: Vec<ConfigProblem> = yaml
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty() && !l.contains(": "))
+        .map(|(i, l)| ConfigProblem {
+            line: u32::try_from(i + 1).unwrap_or(0),
+            column: 1,
+            resource: Some("net.routerd.net/v1alpha1/Interface/lan".into()),
+            message: format!("not a mapping: {l}"),
+        })
+        .collect();
+    if problems.is_empty() { Ok(yaml.lines().count()) } else { Err(problems) }
 }
 
 impl Backend for TestBackend {
@@ -28,6 +50,7 @@ impl Backend for TestBackend {
                 artifact: "linux.ipv4.address/lan0/<b>x</b>".into(),
                 result: "failed".into(),
             }],
+            pending_confirm: self.confirm.lock().expect("lock").clone(),
             ..Overview::default()
         }
     }
@@ -46,6 +69,33 @@ impl Backend for TestBackend {
         }
         *self.password.lock().expect("lock") = Some(password.into());
         Ok(())
+    }
+    fn config_text(&self) -> String {
+        "name: lan\nifname: lan0\n".into()
+    }
+    fn validate(&self, yaml: &str) -> Result<usize, Vec<ConfigProblem>> {
+        check(yaml)
+    }
+    async fn apply(&self, request: ApplyRequest) -> Result<ApplyView, Refused> {
+        check(&request.yaml).map_err(Refused::Invalid)?;
+        if request.confirm_seconds > 0 {
+            *self.confirm.lock().expect("lock") = Some(ConfirmView {
+                generation: 2,
+                previous: 1,
+                deadline: "2099-01-01T00:00:00Z".into(),
+                deadline_unix: 4_070_908_800,
+            });
+        }
+        self.applied.lock().expect("lock").push(request);
+        Ok(ApplyView { generation: 2, phase: "Healthy".into(), warnings: Vec::new() })
+    }
+    async fn confirm(&self) -> Result<(), String> {
+        self.calls.lock().expect("lock").push("confirm");
+        self.confirm.lock().expect("lock").take().map(|_| ()).ok_or_else(|| "nothing waits".into())
+    }
+    async fn rollback(&self) -> Result<(), String> {
+        self.calls.lock().expect("lock").push("rollback");
+        self.confirm.lock().expect("lock").take().map(|_| ()).ok_or_else(|| "nothing waits".into())
     }
 }
 
@@ -224,4 +274,107 @@ async fn every_response_has_strict_headers_and_assets_are_hashed_and_immutable()
         StatusCode::NOT_FOUND
     );
     assert_eq!(ui.get("/assets/htmx.LICENSE", None).await.status(), StatusCode::NOT_FOUND);
+}
+
+/// The CSRF token in a page.
+fn csrf_of(html: &str) -> String {
+    html.split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .expect("a token")
+        .to_string()
+}
+
+fn urlencode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            b' ' => "+".to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_editor_validates_as_you_type_and_shows_problems_at_their_line() {
+    let ui = Ui::with_password();
+    let cookie = ui.login().await;
+    let editor = body(ui.get("/config", Some(&cookie)).await).await;
+    assert!(
+        editor.contains("ifname: lan0") && editor.contains("hx-post=\"/config/validate\""),
+        "{editor}"
+    );
+    let csrf = csrf_of(&editor);
+    let bad = format!("csrf={csrf}&yaml={}", urlencode("name: lan\nbroken line\n"));
+    let fragment = body(ui.post("/config/validate", &bad, Some(&cookie)).await).await;
+    assert!(
+        fragment.contains("line 2, column 1") && fragment.contains("not a mapping: broken line"),
+        "{fragment}"
+    );
+    let good = format!("csrf={csrf}&yaml={}", urlencode("name: lan\n"));
+    assert!(
+        body(ui.post("/config/validate", &good, Some(&cookie)).await)
+            .await
+            .contains("Valid: 1 resources")
+    );
+    let forged = ui
+        .post("/config/validate", &format!("csrf=x&yaml={}", urlencode("a: b")), Some(&cookie))
+        .await;
+    assert_eq!(forged.status(), StatusCode::FORBIDDEN);
+    assert_eq!(location(&ui.post("/config/validate", &good, None).await), "/login");
+}
+
+#[tokio::test]
+async fn apply_needs_csrf_refuses_invalid_text_and_opens_a_confirm_window() {
+    let ui = Ui::with_password();
+    let cookie = ui.login().await;
+    let csrf = csrf_of(&body(ui.get("/config", Some(&cookie)).await).await);
+    let forged = ui.post("/config/apply", "csrf=nope&yaml=a%3A+b&confirm=90", Some(&cookie)).await;
+    assert_eq!(forged.status(), StatusCode::FORBIDDEN);
+    let invalid = ui
+        .post(
+            "/config/apply",
+            &format!("csrf={csrf}&yaml={}&confirm=90", urlencode("oops\n")),
+            Some(&cookie),
+        )
+        .await;
+    assert_eq!(invalid.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let page = body(invalid).await;
+    assert!(page.contains("nothing was changed") && page.contains("line 1, column 1"), "{page}");
+    assert!(page.contains("oops"), "the operator's text is kept in the editor");
+    assert!(ui.backend.applied.lock().expect("lock").is_empty());
+
+    let form = format!("csrf={csrf}&yaml={}&confirm=90&comment=move+lan", urlencode("name: lan\n"));
+    let applied = ui.post("/config/apply", &form, Some(&cookie)).await;
+    assert_eq!(applied.status(), StatusCode::SEE_OTHER);
+    let recorded = ui.backend.applied.lock().expect("lock").clone();
+    assert_eq!(recorded.len(), 1);
+    assert_eq!((recorded[0].confirm_seconds, recorded[0].comment.as_str()), (90, "move lan"));
+
+    // The overview shows the countdown with Confirm and Roll back.
+    let overview = body(ui.get("/", Some(&cookie)).await).await;
+    assert!(
+        overview.contains("hx-get=\"/confirm/countdown\"")
+            && overview.contains("action=\"/confirm\""),
+        "{overview}"
+    );
+    let countdown = body(ui.get("/confirm/countdown", Some(&cookie)).await).await;
+    assert!(
+        countdown.contains("Generation 2 is rolled back in") && countdown.contains("every 1s"),
+        "{countdown}"
+    );
+    assert_eq!(
+        ui.post("/confirm", "csrf=wrong", Some(&cookie)).await.status(),
+        StatusCode::FORBIDDEN
+    );
+    let confirmed = ui.post("/confirm", &format!("csrf={csrf}"), Some(&cookie)).await;
+    assert_eq!(confirmed.status(), StatusCode::SEE_OTHER);
+    assert!(
+        body(ui.get("/confirm/countdown", Some(&cookie)).await).await.contains("Nothing waits")
+    );
+    assert_eq!(
+        ui.post("/rollback", &format!("csrf={csrf}"), Some(&cookie)).await.status(),
+        StatusCode::CONFLICT
+    );
+    assert_eq!(*ui.backend.calls.lock().expect("lock"), ["confirm", "rollback"]);
 }

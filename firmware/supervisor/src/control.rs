@@ -41,6 +41,8 @@ pub struct Snapshot {
     pub result: Option<Arc<ResultDocument>>,
     /// Per-resource statuses after the last reconcile, ordered by ID.
     pub resources: Arc<Vec<ResourceStatus>>,
+    /// The applied config's text.
+    pub yaml: Arc<str>,
 }
 
 /// Shared by every handler.

@@ -197,7 +197,7 @@ pub struct ServeOptions {
 
 /// The applied config.
 struct Applied {
-    yaml: String,
+    yaml: Arc<str>,
     input: ConfigInput,
     desired: Arc<Desired>,
     /// Spec digest per resource ID: a change is a new resource generation.
@@ -208,7 +208,7 @@ impl Applied {
     fn new(session: &Session, yaml: String, input: ConfigInput) -> Self {
         let desired = session.desired_for(&input.config);
         let digests = spec_digests(&input.config);
-        Self { yaml, input, desired, digests }
+        Self { yaml: Arc::from(yaml), input, desired, digests }
     }
 }
 
@@ -291,6 +291,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         status: status.clone(),
         result: None,
         resources: Arc::new(statuses.all()),
+        yaml: Arc::clone(&applied.yaml),
     });
     let (msg_tx, mut msgs) = mpsc::channel::<Msg>(64);
 
@@ -304,7 +305,9 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
     let socket_path = socket.path().to_path_buf();
     let metrics = Arc::new(Metrics::new());
     let web = match opts.listen {
-        Some(addr) => Some(crate::web::bind(addr, snapshot_rx.clone(), &opts.state_dir).await?),
+        Some(addr) => Some(
+            crate::web::bind(addr, snapshot_rx.clone(), msg_tx.clone(), &opts.state_dir).await?,
+        ),
         None => None,
     };
     let server = tokio::spawn(socket.serve(router(snapshot_rx, msg_tx, Arc::clone(&metrics))));
@@ -561,8 +564,10 @@ impl Daemon {
         });
         let status = self.status.clone();
         let resources = result.as_ref().map(|_| Arc::new(self.statuses.all()));
+        let yaml = Arc::clone(&self.applied.yaml);
         self.snapshot.send_modify(|s| {
             s.status = status;
+            s.yaml = yaml;
             if result.is_some() {
                 s.result = result;
             }
@@ -581,7 +586,7 @@ impl Daemon {
         }
         let record = GenerationRecord {
             generation,
-            yaml: self.applied.yaml.clone(),
+            yaml: self.applied.yaml.to_string(),
             digest: self.applied.input.digest.clone(),
             author: "routerd".into(),
             channel: Channel::Boot,
@@ -676,7 +681,7 @@ impl Daemon {
                 return;
             }
         };
-        if text == self.applied.yaml {
+        if *text == *self.applied.yaml {
             tracing::info!("SIGHUP: {} unchanged", self.config_path.display());
             return;
         }

@@ -9,16 +9,59 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 
-use routerd_webui::{Backend, ConfirmView, OperationView, Options, Overview};
-use tokio::sync::watch;
+use routerd_ledger::Channel;
+use routerd_webui::{
+    ApplyRequest, ApplyView, Backend, ConfigProblem, ConfirmView, OperationView, Options, Overview,
+    Refused,
+};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::auth::AuthStore;
 use crate::control::Snapshot;
+use crate::daemon::{ApplyOutcome, Msg, Refusal};
 
 /// The daemon's side of the UI.
 pub struct WebBackend {
     snapshot: watch::Receiver<Snapshot>,
+    loop_tx: mpsc::Sender<Msg>,
     auth: AuthStore,
+}
+
+fn problems(errors: &routerd_model::ConfigErrors) -> Vec<ConfigProblem> {
+    errors
+        .0
+        .iter()
+        .map(|e| ConfigProblem {
+            line: e.line,
+            column: e.column,
+            resource: e.resource.clone(),
+            message: if e.path.is_empty() {
+                e.message.clone()
+            } else {
+                format!("{}: {}", e.path, e.message)
+            },
+        })
+        .collect()
+}
+
+fn sentence(refusal: Refusal) -> String {
+    match refusal {
+        Refusal::Invalid(errors) => errors.to_string(),
+        Refusal::Conflict(m) | Refusal::NotFound(m) | Refusal::Failed(m) => m,
+    }
+}
+
+impl WebBackend {
+    /// Sends `make(reply)` to the daemon loop and waits for its answer.
+    async fn ask(
+        &self,
+        make: impl FnOnce(oneshot::Sender<Result<ApplyOutcome, Refusal>>) -> Msg,
+    ) -> Result<ApplyOutcome, Refusal> {
+        let (tx, rx) = oneshot::channel();
+        let stopping = || Refusal::Failed("the daemon is stopping".into());
+        self.loop_tx.send(make(tx)).await.map_err(|_| stopping())?;
+        rx.await.map_err(|_| stopping())?
+    }
 }
 
 impl Backend for WebBackend {
@@ -56,6 +99,7 @@ impl Backend for WebBackend {
                 generation: c.generation,
                 previous: c.previous,
                 deadline: c.deadline.clone(),
+                deadline_unix: c.deadline_unix,
             }),
         }
     }
@@ -75,6 +119,44 @@ impl Backend for WebBackend {
     fn set_password(&self, password: &str) -> Result<(), String> {
         self.auth.set_password(password).map_err(|e| e.to_string())
     }
+
+    fn config_text(&self) -> String {
+        self.snapshot.borrow().yaml.to_string()
+    }
+
+    fn validate(&self, yaml: &str) -> Result<usize, Vec<ConfigProblem>> {
+        routerd_model::parse_config(yaml, "editor")
+            .map(|c| c.spec.resources.len())
+            .map_err(|e| problems(&e))
+    }
+
+    async fn apply(&self, request: ApplyRequest) -> Result<ApplyView, Refused> {
+        let apply = crate::daemon::ApplyRequest {
+            yaml: request.yaml,
+            source: "editor".into(),
+            author: "admin".into(),
+            channel: Channel::Web,
+            comment: request.comment,
+            confirm: (request.confirm_seconds > 0)
+                .then(|| std::time::Duration::from_secs(request.confirm_seconds)),
+            client: Some(request.client),
+        };
+        match self.ask(|reply| Msg::Apply(apply, reply)).await {
+            Ok(o) => {
+                Ok(ApplyView { generation: o.generation, phase: o.phase, warnings: o.warnings })
+            }
+            Err(Refusal::Invalid(errors)) => Err(Refused::Invalid(problems(&errors))),
+            Err(other) => Err(Refused::Other(sentence(other))),
+        }
+    }
+
+    async fn confirm(&self) -> Result<(), String> {
+        self.ask(Msg::Confirm).await.map(|_| ()).map_err(sentence)
+    }
+
+    async fn rollback(&self) -> Result<(), String> {
+        self.ask(|reply| Msg::Rollback(None, reply)).await.map(|_| ()).map_err(sentence)
+    }
 }
 
 /// Binds `addr` and serves the UI until the process stops.
@@ -83,6 +165,7 @@ impl Backend for WebBackend {
 pub async fn bind(
     addr: SocketAddr,
     snapshot: watch::Receiver<Snapshot>,
+    loop_tx: mpsc::Sender<Msg>,
     state_dir: &Path,
 ) -> anyhow::Result<tokio::task::JoinHandle<()>> {
     if !addr.ip().is_loopback() {
@@ -92,7 +175,7 @@ pub async fn bind(
         );
     }
     let listener = tokio::net::TcpListener::bind(addr).await?;
-    let backend = Arc::new(WebBackend { snapshot, auth: AuthStore::new(state_dir) });
+    let backend = Arc::new(WebBackend { snapshot, loop_tx, auth: AuthStore::new(state_dir) });
     let app = routerd_webui::router(backend, Options { tls: false });
     tracing::info!("web UI on http://{addr}/");
     Ok(tokio::spawn(async move {

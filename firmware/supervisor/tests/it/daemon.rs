@@ -786,6 +786,47 @@ fn the_web_ui_sets_up_the_password_with_the_console_token_and_logs_in() {
     assert!(status_line.contains("200"), "{status_line}");
     assert!(body.contains("id=\"phase\">RequiresAdoption<"), "the daemon's phase: {body}");
     assert!(body.contains("Recent operations"), "{body}");
+
+    // The editor: the applied text, validation at the line, apply with a confirm window.
+    let (_, _, editor) = web(port, "GET", "/config", "", &cookie);
+    assert!(editor.contains("address: 10.9.0.1/24"), "{editor}");
+    let csrf = editor
+        .split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .expect("a CSRF token")
+        .to_string();
+    let broken = CONFIG.replace("10.9.0.1/24", "10.9.0.300/24");
+    let form = format!("csrf={csrf}&yaml={}", form_encode(&broken));
+    let (_, _, fragment) = web(port, "POST", "/config/validate", &form, &cookie);
+    assert!(fragment.contains("line 20, column"), "the bad address's line: {fragment}");
+    let form = format!("csrf={csrf}&confirm=60&comment=route&yaml={}", form_encode(&with_route()));
+    let (status_line, _, _) = web(port, "POST", "/config/apply", &form, &cookie);
+    assert!(status_line.contains("303"), "{status_line}");
+    let has_route = || {
+        let out = Command::new("ip")
+            .args(["-n", lab.name(), "-j", "route", "show", "table", "1000"])
+            .output()
+            .expect("ip");
+        String::from_utf8_lossy(&out.stdout).contains("100.64.0.0")
+    };
+    assert!(has_route(), "applied");
+    let (_, _, overview) = web(port, "GET", "/", "", &cookie);
+    assert!(overview.contains("action=\"/rollback\""), "the confirm panel: {overview}");
+    let (status_line, _, _) = web(port, "POST", "/rollback", &format!("csrf={csrf}"), &cookie);
+    assert!(status_line.contains("303"), "{status_line}");
+    assert!(!has_route(), "rolled back from the browser");
+}
+
+/// `application/x-www-form-urlencoded` of `text`.
+fn form_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            b' ' => "+".to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 #[test]

@@ -1,0 +1,230 @@
+//! The config editor (validate as you type, through htmx), apply with a confirm window, and the
+//! confirm countdown with its Confirm / Roll back buttons.
+//!
+//! Every POST here needs a session and its CSRF token; htmx requests send the token with the
+//! form (`hx-include`).
+
+use std::sync::Arc;
+
+use askama::Template;
+use axum::extract::{Form, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use serde::Deserialize;
+
+use crate::assets::Links;
+use crate::auth::{self, Session};
+use crate::{AppState, ApplyRequest, Backend, ClientAddr, ConfigProblem, Refused, render};
+
+#[derive(Template)]
+#[template(path = "config.html")]
+struct EditorPage {
+    assets: Links,
+    signed_in: bool,
+    csrf: String,
+    yaml: String,
+    problems: Vec<ConfigProblem>,
+    error: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "problems.html")]
+struct ProblemsFragment {
+    resources: Option<usize>,
+    problems: Vec<ConfigProblem>,
+}
+
+#[derive(Template)]
+#[template(path = "countdown.html")]
+struct CountdownFragment {
+    confirm: Option<(u64, u64, String)>,
+}
+
+/// Why a request was turned away before its handler ran.
+enum Denied {
+    /// No session: to the login page.
+    Login,
+    /// The CSRF token is missing or wrong: 403.
+    Forbidden,
+}
+
+impl IntoResponse for Denied {
+    fn into_response(self) -> Response {
+        match self {
+            Denied::Login => Redirect::to("/login").into_response(),
+            Denied::Forbidden => {
+                (StatusCode::FORBIDDEN, "missing or wrong CSRF token").into_response()
+            }
+        }
+    }
+}
+
+/// The session of the request.
+fn session<B>(app: &AppState<B>, headers: &HeaderMap) -> Result<Session, Denied> {
+    app.sessions.get(headers).ok_or(Denied::Login)
+}
+
+/// The session when `csrf` is its token.
+fn checked<B>(app: &AppState<B>, headers: &HeaderMap, csrf: &str) -> Result<Session, Denied> {
+    let session = session(app, headers)?;
+    if auth::same(&session.csrf, csrf) { Ok(session) } else { Err(Denied::Forbidden) }
+}
+
+/// `GET /config`: the editor with the applied text.
+pub(crate) async fn editor<B: Backend>(
+    State(app): State<Arc<AppState<B>>>,
+    headers: HeaderMap,
+) -> Response {
+    let session = match session(&app, &headers) {
+        Ok(s) => s,
+        Err(denied) => return denied.into_response(),
+    };
+    let page = EditorPage {
+        assets: Links::get(),
+        signed_in: true,
+        csrf: session.csrf,
+        yaml: app.backend.config_text(),
+        problems: Vec::new(),
+        error: None,
+    };
+    render(&page, StatusCode::OK)
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ValidateForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    yaml: String,
+}
+
+/// `POST /config/validate`: the problems fragment (htmx swaps it under the editor).
+pub(crate) async fn validate<B: Backend>(
+    State(app): State<Arc<AppState<B>>>,
+    headers: HeaderMap,
+    Form(form): Form<ValidateForm>,
+) -> Response {
+    if let Err(denied) = checked(&app, &headers, &form.csrf) {
+        return denied.into_response();
+    }
+    let fragment = match app.backend.validate(&form.yaml) {
+        Ok(n) => ProblemsFragment { resources: Some(n), problems: Vec::new() },
+        Err(problems) => ProblemsFragment { resources: None, problems },
+    };
+    match fragment.render() {
+        Ok(html) => Html(html).into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ApplyForm {
+    #[serde(default)]
+    csrf: String,
+    yaml: String,
+    #[serde(default)]
+    comment: String,
+    /// Seconds; 0: no confirm window.
+    confirm: u64,
+}
+
+/// `POST /config/apply`: applies, then the overview (with the countdown); the editor again
+/// with the problems or the refusal otherwise.
+pub(crate) async fn apply<B: Backend>(
+    State(app): State<Arc<AppState<B>>>,
+    headers: HeaderMap,
+    ClientAddr(client): ClientAddr,
+    Form(form): Form<ApplyForm>,
+) -> Response {
+    let session = match checked(&app, &headers, &form.csrf) {
+        Ok(s) => s,
+        Err(denied) => return denied.into_response(),
+    };
+    let request = ApplyRequest {
+        yaml: form.yaml.clone(),
+        confirm_seconds: form.confirm,
+        comment: form.comment,
+        client,
+    };
+    let (problems, error, status) = match app.backend.apply(request).await {
+        Ok(_) => return Redirect::to("/").into_response(),
+        Err(Refused::Invalid(problems)) => (
+            problems,
+            Some("The config is invalid; nothing was changed.".to_string()),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        Err(Refused::Other(message)) => (Vec::new(), Some(message), StatusCode::CONFLICT),
+    };
+    let page = EditorPage {
+        assets: Links::get(),
+        signed_in: true,
+        csrf: session.csrf,
+        yaml: form.yaml,
+        problems,
+        error,
+    };
+    render(&page, status)
+}
+
+#[derive(Deserialize)]
+pub(crate) struct CsrfOnly {
+    #[serde(default)]
+    csrf: String,
+}
+
+/// `POST /confirm`.
+pub(crate) async fn confirm<B: Backend>(
+    State(app): State<Arc<AppState<B>>>,
+    headers: HeaderMap,
+    Form(form): Form<CsrfOnly>,
+) -> Response {
+    if let Err(denied) = checked(&app, &headers, &form.csrf) {
+        return denied.into_response();
+    }
+    settled(app.backend.confirm().await)
+}
+
+/// `POST /rollback`: rolls the pending apply back now.
+pub(crate) async fn rollback<B: Backend>(
+    State(app): State<Arc<AppState<B>>>,
+    headers: HeaderMap,
+    Form(form): Form<CsrfOnly>,
+) -> Response {
+    if let Err(denied) = checked(&app, &headers, &form.csrf) {
+        return denied.into_response();
+    }
+    settled(app.backend.rollback().await)
+}
+
+/// Back to the overview, or 409 with the daemon's reason.
+fn settled(outcome: Result<(), String>) -> Response {
+    match outcome {
+        Ok(()) => Redirect::to("/").into_response(),
+        Err(e) => (StatusCode::CONFLICT, e).into_response(),
+    }
+}
+
+/// `GET /confirm/countdown`: the seconds left (htmx polls it every second).
+pub(crate) async fn countdown<B: Backend>(
+    State(app): State<Arc<AppState<B>>>,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(denied) = session(&app, &headers) {
+        return denied.into_response();
+    }
+    let confirm = app.backend.overview().pending_confirm.map(|c| {
+        let left = c.deadline_unix.saturating_sub(now_unix());
+        (c.generation, left, c.deadline)
+    });
+    match (CountdownFragment { confirm }).render() {
+        Ok(html) => Html(html).into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
+}
+
+fn now_unix() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
