@@ -14,7 +14,9 @@ use serde::Deserialize;
 
 use crate::assets::Links;
 use crate::auth::{self, Session};
-use crate::{AppState, ApplyRequest, Backend, ClientAddr, ConfigProblem, Refused, render};
+use crate::{
+    AppState, ApplyRequest, Backend, ClientAddr, ConfigProblem, PlanView, Refused, render,
+};
 
 #[derive(Template)]
 #[template(path = "config.html")]
@@ -25,6 +27,16 @@ struct EditorPage {
     yaml: String,
     problems: Vec<ConfigProblem>,
     error: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "plan.html")]
+struct PlanPage {
+    assets: Links,
+    signed_in: bool,
+    csrf: String,
+    yaml: String,
+    plan: PlanView,
 }
 
 #[derive(Template)]
@@ -227,4 +239,53 @@ fn now_unix() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
+}
+
+#[derive(Deserialize)]
+pub(crate) struct PlanForm {
+    #[serde(default)]
+    csrf: String,
+    yaml: String,
+}
+
+/// `POST /config/plan`: the plan diff of the editor's text (changes nothing), with an Apply
+/// form carrying the same text; the editor with the problems when it does not validate.
+pub(crate) async fn plan<B: Backend>(
+    State(app): State<Arc<AppState<B>>>,
+    headers: HeaderMap,
+    Form(form): Form<PlanForm>,
+) -> Response {
+    let session = match checked(&app, &headers, &form.csrf) {
+        Ok(s) => s,
+        Err(denied) => return denied.into_response(),
+    };
+    match app.backend.plan(form.yaml.clone()).await {
+        Ok(plan) => {
+            let page = PlanPage {
+                assets: Links::get(),
+                signed_in: true,
+                csrf: session.csrf,
+                yaml: form.yaml,
+                plan,
+            };
+            render(&page, StatusCode::OK)
+        }
+        Err(refused) => {
+            let (problems, error) = match refused {
+                Refused::Invalid(p) => {
+                    (p, "The config is invalid; nothing was planned.".to_string())
+                }
+                Refused::Other(m) => (Vec::new(), m),
+            };
+            let page = EditorPage {
+                assets: Links::get(),
+                signed_in: true,
+                csrf: session.csrf,
+                yaml: form.yaml,
+                problems,
+                error: Some(error),
+            };
+            render(&page, StatusCode::UNPROCESSABLE_ENTITY)
+        }
+    }
 }

@@ -57,6 +57,71 @@ pub trait Backend: Send + Sync + 'static {
     fn confirm(&self) -> impl Future<Output = Result<(), String>> + Send;
     /// Rolls the pending apply back now.
     fn rollback(&self) -> impl Future<Output = Result<(), String>> + Send;
+    /// What applying `yaml` would do; changes nothing.
+    fn plan(&self, yaml: String) -> impl Future<Output = Result<PlanView, Refused>> + Send;
+}
+
+/// The plan diff of a candidate config.
+#[derive(Clone, Debug, Default)]
+pub struct PlanView {
+    /// The phase the plan reports.
+    pub phase: String,
+    /// Operations in execution order (a delete and a create of one artifact are a recreate).
+    pub operations: Vec<PlanOp>,
+    /// Orphans, with what happens to them.
+    pub orphans: Vec<OrphanView>,
+    /// Existing artifacts the config declares but routerd does not own yet.
+    pub candidates: Vec<CandidateView>,
+}
+
+/// One planned operation.
+#[derive(Clone, Debug)]
+pub struct PlanOp {
+    /// `create`, `modify`, `delete`.
+    pub operation: String,
+    /// `kind/name`.
+    pub artifact: String,
+    /// The resource it belongs to (empty for orphans).
+    pub owner: String,
+    /// Why.
+    pub reason: String,
+    /// For a modify: attribute, before (on the host), after (desired).
+    pub diff: Vec<AttributeChange>,
+}
+
+/// One attribute that changes.
+#[derive(Clone, Debug)]
+pub struct AttributeChange {
+    /// The attribute (`mtu`, `chains.forward.rules`).
+    pub attribute: String,
+    /// On the host now (JSON).
+    pub before: String,
+    /// Desired (JSON).
+    pub after: String,
+}
+
+/// An orphan in a plan.
+#[derive(Clone, Debug)]
+pub struct OrphanView {
+    /// `kind/name`.
+    pub artifact: String,
+    /// `delete` (reconcile removes it) or `keep`.
+    pub cleanup: String,
+    /// Why.
+    pub reason: String,
+    /// What happens or what the operator can do.
+    pub remediation: String,
+}
+
+/// An adoption candidate in a plan.
+#[derive(Clone, Debug)]
+pub struct CandidateView {
+    /// `kind/name`.
+    pub artifact: String,
+    /// Matches the config (can be adopted as it is).
+    pub adoptable: bool,
+    /// The attributes that differ, for a drifted candidate.
+    pub differs: Vec<AttributeChange>,
 }
 
 /// A config problem with its place in the text.
@@ -186,6 +251,7 @@ pub fn router<B: Backend>(backend: Arc<B>, options: Options) -> Router {
         .route("/config", get(config::editor::<B>))
         .route("/config/validate", post(config::validate::<B>))
         .route("/config/apply", post(config::apply::<B>))
+        .route("/config/plan", post(config::plan::<B>))
         .route("/confirm", post(config::confirm::<B>))
         .route("/rollback", post(config::rollback::<B>))
         .route("/confirm/countdown", get(config::countdown::<B>))

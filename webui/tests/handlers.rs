@@ -7,8 +7,8 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use axum::response::Response;
 use routerd_webui::{
-    ApplyRequest, ApplyView, Backend, ConfigProblem, ConfirmView, OperationView, Options, Overview,
-    Refused, router,
+    ApplyRequest, ApplyView, AttributeChange, Backend, CandidateView, ConfigProblem, ConfirmView,
+    OperationView, Options, OrphanView, Overview, PlanOp, PlanView, Refused, router,
 };
 use tower::ServiceExt;
 
@@ -92,6 +92,38 @@ impl Backend for TestBackend {
     async fn confirm(&self) -> Result<(), String> {
         self.calls.lock().expect("lock").push("confirm");
         self.confirm.lock().expect("lock").take().map(|_| ()).ok_or_else(|| "nothing waits".into())
+    }
+    async fn plan(&self, yaml: String) -> Result<PlanView, Refused> {
+        check(&yaml).map_err(Refused::Invalid)?;
+        Ok(PlanView {
+            phase: "Healthy".into(),
+            operations: vec![PlanOp {
+                operation: "modify".into(),
+                artifact: "linux.link/lan0".into(),
+                owner: "net.routerd.net/v1alpha1/Interface/lan".into(),
+                reason: "attributes differ".into(),
+                diff: vec![AttributeChange {
+                    attribute: "adminUp".into(),
+                    before: "false".into(),
+                    after: "<script>true</script>".into(),
+                }],
+            }],
+            orphans: vec![OrphanView {
+                artifact: "linux.ipv4.address/lan0/10.0.0.1/24".into(),
+                cleanup: "keep".into(),
+                reason: "addresses are never deleted".into(),
+                remediation: "remove it by hand".into(),
+            }],
+            candidates: vec![CandidateView {
+                artifact: "linux.link/wan0".into(),
+                adoptable: false,
+                differs: vec![AttributeChange {
+                    attribute: "mtu".into(),
+                    before: "1500".into(),
+                    after: "1492".into(),
+                }],
+            }],
+        })
     }
     async fn rollback(&self) -> Result<(), String> {
         self.calls.lock().expect("lock").push("rollback");
@@ -377,4 +409,32 @@ async fn apply_needs_csrf_refuses_invalid_text_and_opens_a_confirm_window() {
         StatusCode::CONFLICT
     );
     assert_eq!(*ui.backend.calls.lock().expect("lock"), ["confirm", "rollback"]);
+}
+
+#[tokio::test]
+async fn the_plan_diff_shows_operations_with_their_attributes_orphans_and_candidates() {
+    let ui = Ui::with_password();
+    let cookie = ui.login().await;
+    let csrf = csrf_of(&body(ui.get("/config", Some(&cookie)).await).await);
+    let form = format!("csrf={csrf}&yaml={}", urlencode("name: lan\n"));
+    let page = ui.post("/config/plan", &form, Some(&cookie)).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    let html = body(page).await;
+    assert!(html.contains("linux.link&#47;lan0") || html.contains("linux.link/lan0"), "{html}");
+    assert!(html.contains("<code>adminUp</code>") && html.contains("<del>false</del>"), "{html}");
+    assert!(html.contains("&#60;script&#62;true") && !html.contains("<script>true"), "escaped");
+    assert!(
+        html.contains("remove it by hand")
+            && html.contains("<code>mtu</code>: 1500 on the host, 1492 desired")
+    );
+    assert!(
+        html.contains("name=\"yaml\" value=\"name: lan"),
+        "the Apply form carries the same text"
+    );
+    assert!(ui.backend.applied.lock().expect("lock").is_empty(), "planning applies nothing");
+    let invalid = ui.post("/config/plan", &format!("csrf={csrf}&yaml=oops"), Some(&cookie)).await;
+    assert_eq!(invalid.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(body(invalid).await.contains("nothing was planned"));
+    let forged = ui.post("/config/plan", "csrf=x&yaml=a%3A+b", Some(&cookie)).await;
+    assert_eq!(forged.status(), StatusCode::FORBIDDEN);
 }

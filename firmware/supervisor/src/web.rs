@@ -11,14 +11,14 @@ use std::sync::Arc;
 
 use routerd_ledger::Channel;
 use routerd_webui::{
-    ApplyRequest, ApplyView, Backend, ConfigProblem, ConfirmView, OperationView, Options, Overview,
-    Refused,
+    ApplyRequest, ApplyView, AttributeChange, Backend, CandidateView, ConfigProblem, ConfirmView,
+    OperationView, Options, OrphanView, Overview, PlanOp, PlanView, Refused,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::auth::AuthStore;
 use crate::control::Snapshot;
-use crate::daemon::{ApplyOutcome, Msg, Refusal};
+use crate::daemon::{ApplyOutcome, EngineAnswer, EngineQuery, Msg, Refusal};
 
 /// The daemon's side of the UI.
 pub struct WebBackend {
@@ -152,6 +152,57 @@ impl Backend for WebBackend {
 
     async fn confirm(&self) -> Result<(), String> {
         self.ask(Msg::Confirm).await.map(|_| ()).map_err(sentence)
+    }
+
+    async fn plan(&self, yaml: String) -> Result<PlanView, Refused> {
+        let (tx, rx) = oneshot::channel();
+        let stopping = || Refused::Other("the daemon is stopping".into());
+        let query = Msg::Engine(EngineQuery::Plan(Some(yaml)), tx);
+        self.loop_tx.send(query).await.map_err(|_| stopping())?;
+        let doc = match rx.await.map_err(|_| stopping())? {
+            Ok(EngineAnswer::Document(doc)) => doc,
+            Ok(_) => return Err(Refused::Other("unexpected engine answer".into())),
+            Err(Refusal::Invalid(errors)) => return Err(Refused::Invalid(problems(&errors))),
+            Err(other) => return Err(Refused::Other(sentence(other))),
+        };
+        let change = |d: &routerd_host::AttributeDiff| AttributeChange {
+            attribute: d.attribute.clone(),
+            before: d.observed.to_string(),
+            after: d.desired.to_string(),
+        };
+        Ok(PlanView {
+            phase: doc.phase.as_str().to_string(),
+            operations: doc
+                .operations
+                .iter()
+                .map(|o| PlanOp {
+                    operation: o.operation.to_string(),
+                    artifact: format!("{}/{}", o.kind, o.name),
+                    owner: o.owner.to_string(),
+                    reason: o.reason.clone(),
+                    diff: o.diff.iter().map(change).collect(),
+                })
+                .collect(),
+            orphans: doc
+                .orphans
+                .iter()
+                .map(|o| OrphanView {
+                    artifact: format!("{}/{}", o.kind, o.name),
+                    cleanup: o.cleanup.clone(),
+                    reason: o.reason.clone(),
+                    remediation: o.remediation.clone(),
+                })
+                .collect(),
+            candidates: doc
+                .adoption_candidates
+                .iter()
+                .map(|c| CandidateView {
+                    artifact: format!("{}/{}", c.kind, c.name),
+                    adoptable: c.adoptable,
+                    differs: c.diff.iter().map(change).collect(),
+                })
+                .collect(),
+        })
     }
 
     async fn rollback(&self) -> Result<(), String> {

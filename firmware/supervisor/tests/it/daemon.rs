@@ -800,6 +800,12 @@ fn the_web_ui_sets_up_the_password_with_the_console_token_and_logs_in() {
     let form = format!("csrf={csrf}&yaml={}", form_encode(&broken));
     let (_, _, fragment) = web(port, "POST", "/config/validate", &form, &cookie);
     assert!(fragment.contains("line 20, column"), "the bad address's line: {fragment}");
+    // The plan diff first: what the route would do, with nothing done.
+    let form = format!("csrf={csrf}&yaml={}", form_encode(&with_route()));
+    let (status_line, _, plan) = web(port, "POST", "/config/plan", &form, &cookie);
+    assert!(status_line.contains("200"), "{status_line}");
+    assert!(plan.contains("linux.ipv4.route") && plan.contains("100.64.0.0"), "{plan}");
+    assert!(plan.contains(">create<"), "{plan}");
     let form = format!("csrf={csrf}&confirm=60&comment=route&yaml={}", form_encode(&with_route()));
     let (status_line, _, _) = web(port, "POST", "/config/apply", &form, &cookie);
     assert!(status_line.contains("303"), "{status_line}");
