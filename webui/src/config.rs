@@ -53,7 +53,7 @@ struct CountdownFragment {
 }
 
 /// Why a request was turned away before its handler ran.
-enum Denied {
+pub(crate) enum Denied {
     /// No session: to the login page.
     Login,
     /// The CSRF token is missing or wrong: 403.
@@ -71,13 +71,31 @@ impl IntoResponse for Denied {
     }
 }
 
+/// A request with a live session (otherwise: to the login page).
+pub(crate) struct SignedIn(pub(crate) Session);
+
+impl<B: Backend> axum::extract::FromRequestParts<Arc<AppState<B>>> for SignedIn {
+    type Rejection = Denied;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        app: &Arc<AppState<B>>,
+    ) -> Result<Self, Denied> {
+        session(app, &parts.headers).map(SignedIn)
+    }
+}
+
 /// The session of the request.
-fn session<B>(app: &AppState<B>, headers: &HeaderMap) -> Result<Session, Denied> {
+pub(crate) fn session<B>(app: &AppState<B>, headers: &HeaderMap) -> Result<Session, Denied> {
     app.sessions.get(headers).ok_or(Denied::Login)
 }
 
 /// The session when `csrf` is its token.
-fn checked<B>(app: &AppState<B>, headers: &HeaderMap, csrf: &str) -> Result<Session, Denied> {
+pub(crate) fn checked<B>(
+    app: &AppState<B>,
+    headers: &HeaderMap,
+    csrf: &str,
+) -> Result<Session, Denied> {
     let session = session(app, headers)?;
     if auth::same(&session.csrf, csrf) { Ok(session) } else { Err(Denied::Forbidden) }
 }
@@ -85,12 +103,8 @@ fn checked<B>(app: &AppState<B>, headers: &HeaderMap, csrf: &str) -> Result<Sess
 /// `GET /config`: the editor with the applied text.
 pub(crate) async fn editor<B: Backend>(
     State(app): State<Arc<AppState<B>>>,
-    headers: HeaderMap,
+    SignedIn(session): SignedIn,
 ) -> Response {
-    let session = match session(&app, &headers) {
-        Ok(s) => s,
-        Err(denied) => return denied.into_response(),
-    };
     let page = EditorPage {
         assets: Links::get(),
         signed_in: true,
@@ -181,7 +195,7 @@ pub(crate) async fn apply<B: Backend>(
 #[derive(Deserialize)]
 pub(crate) struct CsrfOnly {
     #[serde(default)]
-    csrf: String,
+    pub(crate) csrf: String,
 }
 
 /// `POST /confirm`.
@@ -209,7 +223,7 @@ pub(crate) async fn rollback<B: Backend>(
 }
 
 /// Back to the overview, or 409 with the daemon's reason.
-fn settled(outcome: Result<(), String>) -> Response {
+pub(crate) fn settled(outcome: Result<(), String>) -> Response {
     match outcome {
         Ok(()) => Redirect::to("/").into_response(),
         Err(e) => (StatusCode::CONFLICT, e).into_response(),
@@ -219,11 +233,8 @@ fn settled(outcome: Result<(), String>) -> Response {
 /// `GET /confirm/countdown`: the seconds left (htmx polls it every second).
 pub(crate) async fn countdown<B: Backend>(
     State(app): State<Arc<AppState<B>>>,
-    headers: HeaderMap,
+    _: SignedIn,
 ) -> Response {
-    if let Err(denied) = session(&app, &headers) {
-        return denied.into_response();
-    }
     let confirm = app.backend.overview().pending_confirm.map(|c| {
         let left = c.deadline_unix.saturating_sub(now_unix());
         (c.generation, left, c.deadline)

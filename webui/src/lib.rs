@@ -15,6 +15,7 @@
 mod assets;
 mod auth;
 mod config;
+mod history;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -59,6 +60,27 @@ pub trait Backend: Send + Sync + 'static {
     fn rollback(&self) -> impl Future<Output = Result<(), String>> + Send;
     /// What applying `yaml` would do; changes nothing.
     fn plan(&self, yaml: String) -> impl Future<Output = Result<PlanView, Refused>> + Send;
+    /// Every recorded generation, oldest first.
+    fn generations(&self) -> impl Future<Output = Result<Vec<GenerationView>, String>> + Send;
+    /// The unified diff of two generations' texts.
+    fn diff(&self, from: u64, to: u64) -> impl Future<Output = Result<String, String>> + Send;
+    /// Applies generation `generation`'s text again (a new generation).
+    fn rollback_to(&self, generation: u64) -> impl Future<Output = Result<(), String>> + Send;
+}
+
+/// One generation in the history.
+#[derive(Clone, Debug)]
+pub struct GenerationView {
+    /// Its number.
+    pub generation: u64,
+    /// RFC 3339.
+    pub applied_at: String,
+    /// `applied`, `pendingConfirm`, `degraded`, `rolledBack`.
+    pub result: String,
+    /// `web/admin`, `cli/root`, `boot/routerd`.
+    pub by: String,
+    /// The operator's comment.
+    pub comment: String,
 }
 
 /// The plan diff of a candidate config.
@@ -255,6 +277,9 @@ pub fn router<B: Backend>(backend: Arc<B>, options: Options) -> Router {
         .route("/confirm", post(config::confirm::<B>))
         .route("/rollback", post(config::rollback::<B>))
         .route("/confirm/countdown", get(config::countdown::<B>))
+        .route("/history", get(history::list::<B>))
+        .route("/history/diff", get(history::diff::<B>))
+        .route("/history/rollback", post(history::rollback::<B>))
         .route("/assets/{hashed}", get(assets::serve))
         .with_state(state)
         .layer(middleware::from_fn(security_headers))
@@ -332,10 +357,10 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for ClientAddr {
     }
 }
 
-async fn overview<B: Backend>(State(app): State<Arc<AppState<B>>>, headers: HeaderMap) -> Response {
-    let Some(session) = app.sessions.get(&headers) else {
-        return Redirect::to("/login").into_response();
-    };
+async fn overview<B: Backend>(
+    State(app): State<Arc<AppState<B>>>,
+    config::SignedIn(session): config::SignedIn,
+) -> Response {
     let page = OverviewPage {
         assets: Links::get(),
         signed_in: true,

@@ -8,7 +8,8 @@ use axum::http::{Request, StatusCode, header};
 use axum::response::Response;
 use routerd_webui::{
     ApplyRequest, ApplyView, AttributeChange, Backend, CandidateView, ConfigProblem, ConfirmView,
-    OperationView, Options, OrphanView, Overview, PlanOp, PlanView, Refused, router,
+    GenerationView, OperationView, Options, OrphanView, Overview, PlanOp, PlanView, Refused,
+    router,
 };
 use tower::ServiceExt;
 
@@ -124,6 +125,31 @@ impl Backend for TestBackend {
                 }],
             }],
         })
+    }
+    async fn generations(&self) -> Result<Vec<GenerationView>, String> {
+        Ok((1..=3)
+            .map(|g| GenerationView {
+                generation: g,
+                applied_at: format!("2026-11-21T03:0{g}:00Z"),
+                result: "applied".into(),
+                by: "web/admin".into(),
+                comment: format!("change <{g}>"),
+            })
+            .collect())
+    }
+    async fn diff(&self, from: u64, to: u64) -> Result<String, String> {
+        if to > 3 {
+            return Err(format!("no generation {to}"));
+        }
+        Ok(format!("--- generation {from}\n+++ generation {to}\n@@ -1 +1 @@\n-a: 1\n+a: 2\n"))
+    }
+    async fn rollback_to(&self, generation: u64) -> Result<(), String> {
+        self.calls.lock().expect("lock").push(if generation == 1 {
+            "rollback-1"
+        } else {
+            "rollback-n"
+        });
+        Ok(())
     }
     async fn rollback(&self) -> Result<(), String> {
         self.calls.lock().expect("lock").push("rollback");
@@ -437,4 +463,35 @@ async fn the_plan_diff_shows_operations_with_their_attributes_orphans_and_candid
     assert!(body(invalid).await.contains("nothing was planned"));
     let forged = ui.post("/config/plan", "csrf=x&yaml=a%3A+b", Some(&cookie)).await;
     assert_eq!(forged.status(), StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn history_lists_generations_newest_first_diffs_and_rolls_back() {
+    let ui = Ui::with_password();
+    let cookie = ui.login().await;
+    let html = body(ui.get("/history", Some(&cookie)).await).await;
+    let (three, one) = (html.find("<td>3</td>").expect("3"), html.find("<td>1</td>").expect("1"));
+    assert!(three < one, "newest first");
+    assert!(html.contains("change &#60;2&#62;"), "comments escaped: {html}");
+    assert!(html.contains("/history/diff?from=2&amp;to=3"), "{html}");
+    let diff = body(ui.get("/history/diff?from=2&to=3", Some(&cookie)).await).await;
+    assert!(
+        diff.contains("<span class=\"del\">-a: 1</span>")
+            && diff.contains("<span class=\"add\">+a: 2</span>"),
+        "{diff}"
+    );
+    assert_eq!(
+        ui.get("/history/diff?from=2&to=9", Some(&cookie)).await.status(),
+        StatusCode::NOT_FOUND
+    );
+    let csrf = csrf_of(&html);
+    assert_eq!(
+        ui.post("/history/rollback", "csrf=x&generation=1", Some(&cookie)).await.status(),
+        StatusCode::FORBIDDEN
+    );
+    let back =
+        ui.post("/history/rollback", &format!("csrf={csrf}&generation=1"), Some(&cookie)).await;
+    assert_eq!(back.status(), StatusCode::SEE_OTHER);
+    assert_eq!(*ui.backend.calls.lock().expect("lock"), ["rollback-1"]);
+    assert_eq!(location(&ui.get("/history", None).await), "/login");
 }

@@ -339,12 +339,17 @@ async fn diff(
         Ok(mut records) => records.pop().map(|r| r.yaml).unwrap_or_default(),
         Err(response) => return response,
     };
-    let diff = similar::TextDiff::from_lines(&old, &new)
+    let diff = unified_diff(from, &old, to, &new);
+    Json(serde_json::json!({"from": from, "to": to, "diff": diff})).into_response()
+}
+
+/// The unified diff (3 lines of context) from generation `from`'s text to `to`'s.
+pub fn unified_diff(from: u64, old: &str, to: u64, new: &str) -> String {
+    similar::TextDiff::from_lines(old, new)
         .unified_diff()
         .context_radius(3)
         .header(&format!("generation {from}"), &format!("generation {to}"))
-        .to_string();
-    Json(serde_json::json!({"from": from, "to": to, "diff": diff})).into_response()
+        .to_string()
 }
 
 /// Query of `GET /v1/doctor`.

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use routerd_ledger::Channel;
 use routerd_webui::{
     ApplyRequest, ApplyView, AttributeChange, Backend, CandidateView, ConfigProblem, ConfirmView,
-    OperationView, Options, OrphanView, Overview, PlanOp, PlanView, Refused,
+    GenerationView, OperationView, Options, OrphanView, Overview, PlanOp, PlanView, Refused,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -52,6 +52,17 @@ fn sentence(refusal: Refusal) -> String {
 }
 
 impl WebBackend {
+    /// Recorded generations (all without text, or one with it) from the daemon loop.
+    async fn history(
+        &self,
+        which: Option<u64>,
+    ) -> Result<Vec<routerd_ledger::GenerationRecord>, String> {
+        let (tx, rx) = oneshot::channel();
+        let stopping = || "the daemon is stopping".to_string();
+        self.loop_tx.send(Msg::Generations(which, tx)).await.map_err(|_| stopping())?;
+        rx.await.map_err(|_| stopping())?.map_err(sentence)
+    }
+
     /// Sends `make(reply)` to the daemon loop and waits for its answer.
     async fn ask(
         &self,
@@ -203,6 +214,43 @@ impl Backend for WebBackend {
                 })
                 .collect(),
         })
+    }
+
+    async fn generations(&self) -> Result<Vec<GenerationView>, String> {
+        let records = self.history(None).await?;
+        Ok(records
+            .into_iter()
+            .map(|r| GenerationView {
+                generation: r.generation,
+                applied_at: humantime::format_rfc3339_seconds(
+                    std::time::UNIX_EPOCH + std::time::Duration::from_secs(r.applied_at),
+                )
+                .to_string(),
+                result: serde_json::to_value(r.result)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                by: format!(
+                    "{}/{}",
+                    serde_json::to_value(r.channel)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_owned))
+                        .unwrap_or_default(),
+                    r.author
+                ),
+                comment: r.comment,
+            })
+            .collect())
+    }
+
+    async fn diff(&self, from: u64, to: u64) -> Result<String, String> {
+        let old = self.history(Some(from)).await?.pop().map(|r| r.yaml).unwrap_or_default();
+        let new = self.history(Some(to)).await?.pop().map(|r| r.yaml).unwrap_or_default();
+        Ok(crate::control::unified_diff(from, &old, to, &new))
+    }
+
+    async fn rollback_to(&self, generation: u64) -> Result<(), String> {
+        self.ask(|reply| Msg::Rollback(Some(generation), reply)).await.map(|_| ()).map_err(sentence)
     }
 
     async fn rollback(&self) -> Result<(), String> {

@@ -822,6 +822,13 @@ fn the_web_ui_sets_up_the_password_with_the_console_token_and_logs_in() {
     let (status_line, _, _) = web(port, "POST", "/rollback", &format!("csrf={csrf}"), &cookie);
     assert!(status_line.contains("303"), "{status_line}");
     assert!(!has_route(), "rolled back from the browser");
+    let (_, _, history) = web(port, "GET", "/history", "", &cookie);
+    assert!(
+        history.contains("rolledBack") && history.contains("/history/diff?from=1&amp;to=2"),
+        "{history}"
+    );
+    let (_, _, diff) = web(port, "GET", "/history/diff?from=1&to=2", "", &cookie);
+    assert!(diff.contains("class=\"add\">+        via: 10.9.0.254"), "{diff}");
 }
 
 /// `application/x-www-form-urlencoded` of `text`.
