@@ -12,6 +12,7 @@
 //!                                 /, POST /logout (session; POST needs its CSRF token)
 //! ```
 
+mod adopt;
 mod assets;
 mod auth;
 mod config;
@@ -66,6 +67,13 @@ pub trait Backend: Send + Sync + 'static {
     fn diff(&self, from: u64, to: u64) -> impl Future<Output = Result<String, String>> + Send;
     /// Applies generation `generation`'s text again (a new generation).
     fn rollback_to(&self, generation: u64) -> impl Future<Output = Result<(), String>> + Send;
+    /// The adoption candidates of the applied config.
+    fn candidates(&self) -> impl Future<Output = Result<Vec<CandidateView>, String>> + Send;
+    /// Records the named candidates (`kind/name`) as owned; returns those recorded.
+    fn adopt(
+        &self,
+        artifacts: Vec<String>,
+    ) -> impl Future<Output = Result<Vec<String>, String>> + Send;
 }
 
 /// One generation in the history.
@@ -280,6 +288,7 @@ pub fn router<B: Backend>(backend: Arc<B>, options: Options) -> Router {
         .route("/history", get(history::list::<B>))
         .route("/history/diff", get(history::diff::<B>))
         .route("/history/rollback", post(history::rollback::<B>))
+        .route("/adopt", get(adopt::page::<B>).post(adopt::approve::<B>))
         .route("/assets/{hashed}", get(assets::serve))
         .with_state(state)
         .layer(middleware::from_fn(security_headers))

@@ -143,6 +143,24 @@ impl Backend for TestBackend {
         }
         Ok(format!("--- generation {from}\n+++ generation {to}\n@@ -1 +1 @@\n-a: 1\n+a: 2\n"))
     }
+    async fn candidates(&self) -> Result<Vec<CandidateView>, String> {
+        Ok(vec![
+            CandidateView { artifact: "linux.link/lan0".into(), adoptable: true, differs: vec![] },
+            CandidateView {
+                artifact: "linux.link/wan0".into(),
+                adoptable: false,
+                differs: vec![AttributeChange {
+                    attribute: "mtu".into(),
+                    before: "1500".into(),
+                    after: "1492".into(),
+                }],
+            },
+        ])
+    }
+    async fn adopt(&self, artifacts: Vec<String>) -> Result<Vec<String>, String> {
+        self.calls.lock().expect("lock").push("adopt");
+        Ok(artifacts.into_iter().filter(|a| a == "linux.link/lan0").collect())
+    }
     async fn rollback_to(&self, generation: u64) -> Result<(), String> {
         self.calls.lock().expect("lock").push(if generation == 1 {
             "rollback-1"
@@ -494,4 +512,35 @@ async fn history_lists_generations_newest_first_diffs_and_rolls_back() {
     assert_eq!(back.status(), StatusCode::SEE_OTHER);
     assert_eq!(*ui.backend.calls.lock().expect("lock"), ["rollback-1"]);
     assert_eq!(location(&ui.get("/history", None).await), "/login");
+}
+
+#[tokio::test]
+async fn adoption_lists_candidates_disables_drifted_ones_and_owns_the_selected() {
+    let ui = Ui::with_password();
+    let cookie = ui.login().await;
+    let html = body(ui.get("/adopt", Some(&cookie)).await).await;
+    assert!(
+        html.contains("name=\"a0\" value=\"linux.link&#47;lan0\"")
+            || html.contains("name=\"a0\" value=\"linux.link/lan0\""),
+        "{html}"
+    );
+    let wan = html
+        .split("name=\"a1\"")
+        .nth(1)
+        .and_then(|r| r.split('>').next())
+        .expect("the wan0 checkbox");
+    assert!(wan.contains("disabled"), "a drifted candidate cannot be selected: {wan}");
+    assert!(html.contains("<code>mtu</code> is 1500 on the host, 1492 in the config"), "{html}");
+    let csrf = csrf_of(&html);
+    assert_eq!(
+        ui.post("/adopt", "csrf=x&a0=linux.link%2Flan0", Some(&cookie)).await.status(),
+        StatusCode::FORBIDDEN
+    );
+    let none = body(ui.post("/adopt", &format!("csrf={csrf}"), Some(&cookie)).await).await;
+    assert!(none.contains("Select at least one candidate"), "{none}");
+    let owned =
+        body(ui.post("/adopt", &format!("csrf={csrf}&a0=linux.link%2Flan0"), Some(&cookie)).await)
+            .await;
+    assert!(owned.contains("Now owned: linux.link"), "{owned}");
+    assert_eq!(*ui.backend.calls.lock().expect("lock"), ["adopt"]);
 }

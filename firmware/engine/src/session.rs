@@ -299,6 +299,20 @@ impl Session {
         now: SystemTime,
         apply: bool,
     ) -> Result<ResultDocument, EngineError> {
+        self.adopt_only(input, now, apply, None).await
+    }
+
+    /// [`Session::adopt`], recording only the candidates named in `only` (`kind/name`, as the
+    /// Result document lists them) when given. Drifted candidates are refused either way.
+    ///
+    /// Errors: as [`Session::adopt`].
+    pub async fn adopt_only(
+        &self,
+        input: &ConfigInput,
+        now: SystemTime,
+        apply: bool,
+        only: Option<&BTreeSet<String>>,
+    ) -> Result<ResultDocument, EngineError> {
         let desired = self.desired(&input.config);
         let snap = self.snapshot(&desired).await?;
         let plan = self.plan_of(&desired, &snap)?;
@@ -309,7 +323,12 @@ impl Session {
         let generation = self.ledger.applied_generation()?.generation;
         let mut changes = Vec::new();
         let mut adopted = Vec::new();
-        for c in plan.candidates.iter().filter(|c| c.diff.is_empty()) {
+        let chosen = |c: &&crate::plan::Candidate| {
+            only.is_none_or(|only| {
+                only.contains(&format!("{}/{}", c.intent.kind(), c.intent.key().name))
+            })
+        };
+        for c in plan.candidates.iter().filter(|c| c.diff.is_empty()).filter(chosen) {
             changes.push(LedgerChange::Put(LedgerEntry {
                 kind: c.intent.kind().as_str().into(),
                 name: c.intent.key().name.clone(),

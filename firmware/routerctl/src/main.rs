@@ -60,6 +60,9 @@ enum Command {
         /// Record every candidate whose attributes match (ledger only; the host is untouched).
         #[arg(long)]
         apply: bool,
+        /// With --apply: only these candidates (`kind/name`, as --candidates lists them).
+        #[arg(requires = "apply", value_name = "ID")]
+        artifacts: Vec<String>,
     },
     /// The ownership ledger: what routerd created or adopted.
     Ledger,
@@ -233,9 +236,10 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
             let path = if json { "/v1/plan" } else { "/v1/plan?format=table" };
             print_line(call(&cli.socket, Method::POST, path, request).await?);
         }
-        Command::Adopt { apply, .. } => {
+        Command::Adopt { apply, artifacts, .. } => {
             let path = if json { "/v1/adopt" } else { "/v1/adopt?format=table" };
-            let request = serde_json::json!({ "apply": apply });
+            let only = (!artifacts.is_empty()).then_some(artifacts);
+            let request = serde_json::json!({ "apply": apply, "artifacts": only });
             print_line(call(&cli.socket, Method::POST, path, Some(request)).await?);
         }
         Command::Ledger => {

@@ -448,6 +448,8 @@ async fn plan(
 struct AdoptBody {
     #[serde(default)]
     apply: bool,
+    /// Only these candidates (`kind/name`); every matching one when absent.
+    artifacts: Option<Vec<String>>,
 }
 
 /// Adoption candidates; with `{"apply": true}` the matching ones become owned (ledger only).
@@ -460,7 +462,7 @@ async fn adopt(
         Ok(b) => b,
         Err(message) => return error(StatusCode::BAD_REQUEST, &message),
     };
-    match engine(&state, EngineQuery::Adopt { apply: body.apply }).await {
+    match engine(&state, EngineQuery::Adopt { apply: body.apply, only: body.artifacts }).await {
         Ok(answer) => document(answer, &format),
         Err(response) => response,
     }

@@ -157,6 +157,8 @@ pub enum EngineQuery {
     Adopt {
         /// Record them.
         apply: bool,
+        /// Only these (`kind/name`); all matching ones when `None`.
+        only: Option<Vec<String>>,
     },
     /// Every ledger entry.
     Ledger,
@@ -483,9 +485,13 @@ impl Daemon {
                     self.session.plan(&self.applied.input, now, false).await.map_err(failed)?;
                 Ok(EngineAnswer::Document(Box::new(doc)))
             }
-            EngineQuery::Adopt { apply } => {
-                let doc =
-                    self.session.adopt(&self.applied.input, now, apply).await.map_err(failed)?;
+            EngineQuery::Adopt { apply, only } => {
+                let only: Option<BTreeSet<String>> = only.map(|o| o.into_iter().collect());
+                let doc = self
+                    .session
+                    .adopt_only(&self.applied.input, now, apply, only.as_ref())
+                    .await
+                    .map_err(failed)?;
                 if apply {
                     // Ownership changed: the next reconcile reports it.
                     let _ = self.reconcile(&BTreeSet::from([Trigger::Api])).await;

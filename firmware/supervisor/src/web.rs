@@ -51,7 +51,45 @@ fn sentence(refusal: Refusal) -> String {
     }
 }
 
+/// An attribute difference as the UI shows it.
+fn change(d: &routerd_host::AttributeDiff) -> AttributeChange {
+    AttributeChange {
+        attribute: d.attribute.clone(),
+        before: d.observed.to_string(),
+        after: d.desired.to_string(),
+    }
+}
+
+/// A Result document's adoption candidates as the UI shows them.
+fn candidate_views(doc: &routerd_engine::ResultDocument) -> Vec<CandidateView> {
+    doc.adoption_candidates
+        .iter()
+        .map(|c| CandidateView {
+            artifact: format!("{}/{}", c.kind, c.name),
+            adoptable: c.adoptable,
+            differs: c.diff.iter().map(change).collect(),
+        })
+        .collect()
+}
+
 impl WebBackend {
+    /// The adopt Result document (recording the `only` candidates when `apply`).
+    async fn adoption(
+        &self,
+        apply: bool,
+        only: Option<Vec<String>>,
+    ) -> Result<Box<routerd_engine::ResultDocument>, String> {
+        let (tx, rx) = oneshot::channel();
+        let stopping = || "the daemon is stopping".to_string();
+        let query = Msg::Engine(EngineQuery::Adopt { apply, only }, tx);
+        self.loop_tx.send(query).await.map_err(|_| stopping())?;
+        match rx.await.map_err(|_| stopping())? {
+            Ok(EngineAnswer::Document(doc)) => Ok(doc),
+            Ok(_) => Err("unexpected engine answer".into()),
+            Err(refusal) => Err(sentence(refusal)),
+        }
+    }
+
     /// Recorded generations (all without text, or one with it) from the daemon loop.
     async fn history(
         &self,
@@ -176,11 +214,6 @@ impl Backend for WebBackend {
             Err(Refusal::Invalid(errors)) => return Err(Refused::Invalid(problems(&errors))),
             Err(other) => return Err(Refused::Other(sentence(other))),
         };
-        let change = |d: &routerd_host::AttributeDiff| AttributeChange {
-            attribute: d.attribute.clone(),
-            before: d.observed.to_string(),
-            after: d.desired.to_string(),
-        };
         Ok(PlanView {
             phase: doc.phase.as_str().to_string(),
             operations: doc
@@ -204,15 +237,7 @@ impl Backend for WebBackend {
                     remediation: o.remediation.clone(),
                 })
                 .collect(),
-            candidates: doc
-                .adoption_candidates
-                .iter()
-                .map(|c| CandidateView {
-                    artifact: format!("{}/{}", c.kind, c.name),
-                    adoptable: c.adoptable,
-                    differs: c.diff.iter().map(change).collect(),
-                })
-                .collect(),
+            candidates: candidate_views(&doc),
         })
     }
 
@@ -247,6 +272,15 @@ impl Backend for WebBackend {
         let old = self.history(Some(from)).await?.pop().map(|r| r.yaml).unwrap_or_default();
         let new = self.history(Some(to)).await?.pop().map(|r| r.yaml).unwrap_or_default();
         Ok(crate::control::unified_diff(from, &old, to, &new))
+    }
+
+    async fn candidates(&self) -> Result<Vec<CandidateView>, String> {
+        Ok(candidate_views(&*self.adoption(false, None).await?))
+    }
+
+    async fn adopt(&self, artifacts: Vec<String>) -> Result<Vec<String>, String> {
+        let doc = self.adoption(true, Some(artifacts)).await?;
+        Ok(doc.adopted_artifacts.iter().map(|a| format!("{}/{}", a.kind, a.name)).collect())
     }
 
     async fn rollback_to(&self, generation: u64) -> Result<(), String> {

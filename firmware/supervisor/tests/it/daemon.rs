@@ -829,6 +829,21 @@ fn the_web_ui_sets_up_the_password_with_the_console_token_and_logs_in() {
     );
     let (_, _, diff) = web(port, "GET", "/history/diff?from=1&to=2", "", &cookie);
     assert!(diff.contains("class=\"add\">+        via: 10.9.0.254"), "{diff}");
+
+    // Adoption: the pre-existing link is a candidate until owned from the browser.
+    let (_, _, adopt) = web(port, "GET", "/adopt", "", &cookie);
+    assert!(adopt.contains("name=\"a0\"") && adopt.contains("lan0"), "{adopt}");
+    let form = format!("csrf={csrf}&a0={}", form_encode("linux.link/lan0"));
+    let (_, _, owned) = web(port, "POST", "/adopt", &form, &cookie);
+    assert!(owned.contains("Now owned: linux.link"), "{owned}");
+    let ledger = Command::new(routerctl())
+        .args(["--socket", &socket.to_string_lossy(), "-o", "json", "ledger"])
+        .output()
+        .expect("routerctl");
+    assert!(
+        String::from_utf8_lossy(&ledger.stdout).contains("\"adopted\""),
+        "the ledger records it"
+    );
 }
 
 /// `application/x-www-form-urlencoded` of `text`.
@@ -854,4 +869,29 @@ fn a_web_ui_on_a_non_loopback_address_is_refused_without_tls() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("only loopback addresses"), "{err}");
+}
+
+#[test]
+fn adopt_apply_records_only_the_named_candidates() {
+    let two = CONFIG.to_string()
+        + "    - apiVersion: net.routerd.net/v1alpha1
+      kind: Interface
+      metadata:
+        name: peer
+      spec:
+        ifname: peer0
+        managed: true
+";
+    let mut s = Served::start("adopt-some", &two);
+    let out = s.ctl(&["-o", "json", "adopt", "--apply", "linux.link/peer0"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let ledger = s.ctl(&["-o", "json", "ledger"]);
+    let entries: Vec<serde_json::Value> = serde_json::from_slice(&ledger.stdout).expect("JSON");
+    let adopted: Vec<&str> = entries
+        .iter()
+        .filter(|e| e["origin"] == "adopted")
+        .filter_map(|e| e["name"].as_str())
+        .collect();
+    assert_eq!(adopted, ["peer0"], "only the named candidate: {entries:?}");
+    s.stop();
 }
