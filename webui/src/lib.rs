@@ -17,6 +17,7 @@ mod assets;
 mod auth;
 mod config;
 mod history;
+mod ledger;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -74,6 +75,25 @@ pub trait Backend: Send + Sync + 'static {
         &self,
         artifacts: Vec<String>,
     ) -> impl Future<Output = Result<Vec<String>, String>> + Send;
+    /// Every ledger entry, ordered by kind and name.
+    fn ledger(&self) -> impl Future<Output = Result<Vec<LedgerRow>, String>> + Send;
+}
+
+/// One ledger entry in the browser.
+#[derive(Clone, Debug)]
+pub struct LedgerRow {
+    /// Artifact kind (`linux.ipv4.route`).
+    pub kind: String,
+    /// Artifact name.
+    pub name: String,
+    /// Owner resource ID.
+    pub owner: String,
+    /// `created` or `adopted`.
+    pub origin: String,
+    /// `owned` or `pending`.
+    pub state: String,
+    /// Generation that recorded it.
+    pub generation: u64,
 }
 
 /// One generation in the history.
@@ -289,6 +309,7 @@ pub fn router<B: Backend>(backend: Arc<B>, options: Options) -> Router {
         .route("/history/diff", get(history::diff::<B>))
         .route("/history/rollback", post(history::rollback::<B>))
         .route("/adopt", get(adopt::page::<B>).post(adopt::approve::<B>))
+        .route("/ledger", get(ledger::page::<B>))
         .route("/assets/{hashed}", get(assets::serve))
         .with_state(state)
         .layer(middleware::from_fn(security_headers))

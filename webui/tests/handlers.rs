@@ -8,8 +8,8 @@ use axum::http::{Request, StatusCode, header};
 use axum::response::Response;
 use routerd_webui::{
     ApplyRequest, ApplyView, AttributeChange, Backend, CandidateView, ConfigProblem, ConfirmView,
-    GenerationView, OperationView, Options, OrphanView, Overview, PlanOp, PlanView, Refused,
-    router,
+    GenerationView, LedgerRow, OperationView, Options, OrphanView, Overview, PlanOp, PlanView,
+    Refused, router,
 };
 use tower::ServiceExt;
 
@@ -160,6 +160,21 @@ impl Backend for TestBackend {
     async fn adopt(&self, artifacts: Vec<String>) -> Result<Vec<String>, String> {
         self.calls.lock().expect("lock").push("adopt");
         Ok(artifacts.into_iter().filter(|a| a == "linux.link/lan0").collect())
+    }
+    async fn ledger(&self) -> Result<Vec<LedgerRow>, String> {
+        let row = |kind: &str, name: &str, state: &str| LedgerRow {
+            kind: kind.into(),
+            name: name.into(),
+            owner: format!("net.routerd.net/v1alpha1/Owner/{name}"),
+            origin: "created".into(),
+            state: state.into(),
+            generation: 1,
+        };
+        Ok(vec![
+            row("linux.ipv4.route", "1000:100.64.0.0/24:0", "owned"),
+            row("linux.ipv4.route", "1000:100.64.1.0/24:0", "pending"),
+            row("nft.table", "inet/routerd_filter", "owned"),
+        ])
     }
     async fn rollback_to(&self, generation: u64) -> Result<(), String> {
         self.calls.lock().expect("lock").push(if generation == 1 {
@@ -543,4 +558,22 @@ async fn adoption_lists_candidates_disables_drifted_ones_and_owns_the_selected()
             .await;
     assert!(owned.contains("Now owned: linux.link"), "{owned}");
     assert_eq!(*ui.backend.calls.lock().expect("lock"), ["adopt"]);
+}
+
+#[tokio::test]
+async fn the_ledger_browser_filters_by_kind_state_and_text() {
+    let ui = Ui::with_password();
+    let cookie = ui.login().await;
+    let all = body(ui.get("/ledger", Some(&cookie)).await).await;
+    assert!(all.contains("3 of 3 entries") && all.contains("<option value=\"nft.table\""), "{all}");
+    let routes = body(ui.get("/ledger?kind=linux.ipv4.route", Some(&cookie)).await).await;
+    assert!(
+        routes.contains("2 of 3 entries") && !routes.contains("<td>nft.table</td>"),
+        "{routes}"
+    );
+    let pending = body(ui.get("/ledger?state=pending", Some(&cookie)).await).await;
+    assert!(pending.contains("1 of 3 entries") && pending.contains("100.64.1.0"), "{pending}");
+    let text = body(ui.get("/ledger?text=routerd_filter", Some(&cookie)).await).await;
+    assert!(text.contains("1 of 3 entries") && text.contains("<td>nft.table</td>"), "{text}");
+    assert_eq!(location(&ui.get("/ledger", None).await), "/login");
 }

@@ -12,7 +12,8 @@ use std::sync::Arc;
 use routerd_ledger::Channel;
 use routerd_webui::{
     ApplyRequest, ApplyView, AttributeChange, Backend, CandidateView, ConfigProblem, ConfirmView,
-    GenerationView, OperationView, Options, OrphanView, Overview, PlanOp, PlanView, Refused,
+    GenerationView, LedgerRow, OperationView, Options, OrphanView, Overview, PlanOp, PlanView,
+    Refused,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -281,6 +282,31 @@ impl Backend for WebBackend {
     async fn adopt(&self, artifacts: Vec<String>) -> Result<Vec<String>, String> {
         let doc = self.adoption(true, Some(artifacts)).await?;
         Ok(doc.adopted_artifacts.iter().map(|a| format!("{}/{}", a.kind, a.name)).collect())
+    }
+
+    async fn ledger(&self) -> Result<Vec<LedgerRow>, String> {
+        let (tx, rx) = oneshot::channel();
+        let stopping = || "the daemon is stopping".to_string();
+        self.loop_tx.send(Msg::Engine(EngineQuery::Ledger, tx)).await.map_err(|_| stopping())?;
+        let entries = match rx.await.map_err(|_| stopping())? {
+            Ok(EngineAnswer::Entries(entries)) => entries,
+            Ok(_) => return Err("unexpected engine answer".into()),
+            Err(refusal) => return Err(sentence(refusal)),
+        };
+        let word = |v: serde_json::Result<serde_json::Value>| {
+            v.ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+        };
+        Ok(entries
+            .into_iter()
+            .map(|e| LedgerRow {
+                origin: word(serde_json::to_value(e.origin)),
+                state: word(serde_json::to_value(e.state)),
+                kind: e.kind,
+                name: e.name,
+                owner: e.owner,
+                generation: e.generation,
+            })
+            .collect())
     }
 
     async fn rollback_to(&self, generation: u64) -> Result<(), String> {

@@ -844,6 +844,8 @@ fn the_web_ui_sets_up_the_password_with_the_console_token_and_logs_in() {
         String::from_utf8_lossy(&ledger.stdout).contains("\"adopted\""),
         "the ledger records it"
     );
+    let (_, _, browser) = web(port, "GET", "/ledger?kind=linux.link", "", &cookie);
+    assert!(browser.contains("<td>adopted</td>") && browser.contains("1 of "), "{browser}");
 }
 
 /// `application/x-www-form-urlencoded` of `text`.
