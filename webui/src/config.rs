@@ -29,6 +29,18 @@ struct EditorPage {
     error: Option<String>,
 }
 
+/// The editor holding `yaml`, with the problems or the refusal of the last attempt.
+fn editor_page(
+    csrf: String,
+    yaml: String,
+    problems: Vec<ConfigProblem>,
+    error: Option<String>,
+    status: StatusCode,
+) -> Response {
+    let page = EditorPage { assets: Links::get(), signed_in: true, csrf, yaml, problems, error };
+    render(&page, status)
+}
+
 #[derive(Template)]
 #[template(path = "plan.html")]
 struct PlanPage {
@@ -105,15 +117,7 @@ pub(crate) async fn editor<B: Backend>(
     State(app): State<Arc<AppState<B>>>,
     SignedIn(session): SignedIn,
 ) -> Response {
-    let page = EditorPage {
-        assets: Links::get(),
-        signed_in: true,
-        csrf: session.csrf,
-        yaml: app.backend.config_text(),
-        problems: Vec::new(),
-        error: None,
-    };
-    render(&page, StatusCode::OK)
+    editor_page(session.csrf, app.backend.config_text(), Vec::new(), None, StatusCode::OK)
 }
 
 #[derive(Deserialize)]
@@ -181,15 +185,7 @@ pub(crate) async fn apply<B: Backend>(
         ),
         Err(Refused::Other(message)) => (Vec::new(), Some(message), StatusCode::CONFLICT),
     };
-    let page = EditorPage {
-        assets: Links::get(),
-        signed_in: true,
-        csrf: session.csrf,
-        yaml: form.yaml,
-        problems,
-        error,
-    };
-    render(&page, status)
+    editor_page(session.csrf, form.yaml, problems, error, status)
 }
 
 #[derive(Deserialize)]
@@ -288,15 +284,8 @@ pub(crate) async fn plan<B: Backend>(
                 }
                 Refused::Other(m) => (Vec::new(), m),
             };
-            let page = EditorPage {
-                assets: Links::get(),
-                signed_in: true,
-                csrf: session.csrf,
-                yaml: form.yaml,
-                problems,
-                error: Some(error),
-            };
-            render(&page, StatusCode::UNPROCESSABLE_ENTITY)
+            let status = StatusCode::UNPROCESSABLE_ENTITY;
+            editor_page(session.csrf, form.yaml, problems, Some(error), status)
         }
     }
 }
