@@ -72,17 +72,19 @@ pub async fn serve(Path(hashed): Path<String>) -> Response {
     }
 }
 
-/// The URLs the base template links.
+/// The URLs the templates link.
 pub struct Links {
     /// The stylesheet.
     pub css: String,
     /// htmx.
     pub htmx: String,
+    /// Our live-panel script.
+    pub js: String,
 }
 
 impl Links {
     /// The current URLs.
     pub fn get() -> Self {
-        Self { css: url("routerd.css"), htmx: url("htmx.min.js") }
+        Self { css: url("routerd.css"), htmx: url("htmx.min.js"), js: url("routerd.js") }
     }
 }

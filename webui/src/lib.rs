@@ -16,6 +16,7 @@ mod adopt;
 mod assets;
 mod auth;
 mod config;
+mod doctor;
 mod history;
 mod ledger;
 
@@ -77,6 +78,25 @@ pub trait Backend: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Vec<String>, String>> + Send;
     /// Every ledger entry, ordered by kind and name.
     fn ledger(&self) -> impl Future<Output = Result<Vec<LedgerRow>, String>> + Send;
+    /// The doctor's checks, run now.
+    fn doctor(&self) -> impl Future<Output = Result<Vec<CheckView>, String>> + Send;
+}
+
+/// One doctor check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckView {
+    /// `reconcile`, `ledger`, `routes`, …
+    pub area: String,
+    /// Stable code (`R002`).
+    pub code: String,
+    /// What is checked.
+    pub name: String,
+    /// `pass`, `warn`, `fail`, `skip`.
+    pub status: String,
+    /// What was found.
+    pub detail: String,
+    /// What to do (warn and fail).
+    pub remedy: String,
 }
 
 /// One ledger entry in the browser.
@@ -310,6 +330,8 @@ pub fn router<B: Backend>(backend: Arc<B>, options: Options) -> Router {
         .route("/history/rollback", post(history::rollback::<B>))
         .route("/adopt", get(adopt::page::<B>).post(adopt::approve::<B>))
         .route("/ledger", get(ledger::page::<B>))
+        .route("/doctor", get(doctor::page::<B>))
+        .route("/doctor/events", get(doctor::events::<B>))
         .route("/assets/{hashed}", get(assets::serve))
         .with_state(state)
         .layer(middleware::from_fn(security_headers))

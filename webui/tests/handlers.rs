@@ -7,9 +7,9 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use axum::response::Response;
 use routerd_webui::{
-    ApplyRequest, ApplyView, AttributeChange, Backend, CandidateView, ConfigProblem, ConfirmView,
-    GenerationView, LedgerRow, OperationView, Options, OrphanView, Overview, PlanOp, PlanView,
-    Refused, router,
+    ApplyRequest, ApplyView, AttributeChange, Backend, CandidateView, CheckView, ConfigProblem,
+    ConfirmView, GenerationView, LedgerRow, OperationView, Options, OrphanView, Overview, PlanOp,
+    PlanView, Refused, router,
 };
 use tower::ServiceExt;
 
@@ -17,6 +17,8 @@ const TOKEN: &str = "0123456789abcdef0123456789abcdef";
 
 #[derive(Default)]
 struct TestBackend {
+    /// The routes check fails (a hand-made change broke a route).
+    route_broken: std::sync::atomic::AtomicBool,
     password: Mutex<Option<String>>,
     applied: Mutex<Vec<ApplyRequest>>,
     confirm: Mutex<Option<ConfirmView>>,
@@ -175,6 +177,18 @@ impl Backend for TestBackend {
             row("linux.ipv4.route", "1000:100.64.1.0/24:0", "pending"),
             row("nft.table", "inet/routerd_filter", "owned"),
         ])
+    }
+    async fn doctor(&self) -> Result<Vec<CheckView>, String> {
+        let broken = self.route_broken.load(std::sync::atomic::Ordering::SeqCst);
+        Ok(vec![CheckView {
+            area: "routes".into(),
+            code: "T001".into(),
+            name: "routes in place".into(),
+            status: if broken { "fail" } else { "pass" }.into(),
+            detail: if broken { "linux.ipv4.route/1000:0.0.0.0/0:0 missing" } else { "1 declared" }
+                .into(),
+            remedy: if broken { "routerctl reconcile repairs them" } else { "" }.into(),
+        }])
     }
     async fn rollback_to(&self, generation: u64) -> Result<(), String> {
         self.calls.lock().expect("lock").push(if generation == 1 {
@@ -576,4 +590,39 @@ async fn the_ledger_browser_filters_by_kind_state_and_text() {
     let text = body(ui.get("/ledger?text=routerd_filter", Some(&cookie)).await).await;
     assert!(text.contains("1 of 3 entries") && text.contains("<td>nft.table</td>"), "{text}");
     assert_eq!(location(&ui.get("/ledger", None).await), "/login");
+}
+
+#[tokio::test]
+async fn the_doctor_page_streams_a_failure_as_it_appears() {
+    use http_body_util::BodyExt;
+    let ui = Ui::with_password();
+    let cookie = ui.login().await;
+    let page = body(ui.get("/doctor", Some(&cookie)).await).await;
+    assert!(
+        page.contains("data-events=\"/doctor/events\"") && page.contains("check-pass"),
+        "{page}"
+    );
+    assert!(page.contains("/assets/routerd."), "the live-panel script is linked");
+
+    let events = ui.get("/doctor/events", Some(&cookie)).await;
+    assert_eq!(events.headers()[header::CONTENT_TYPE], "text/event-stream");
+    let mut stream = events.into_body();
+    let mut next_event = async || -> String {
+        let deadline = std::time::Duration::from_secs(10);
+        loop {
+            let frame =
+                tokio::time::timeout(deadline, stream.frame()).await.expect("an event in time");
+            let data = frame.expect("stream open").expect("frame").into_data().unwrap_or_default();
+            let text = String::from_utf8_lossy(&data).into_owned();
+            if text.contains("event: checks") {
+                return text;
+            }
+        }
+    };
+    let first = next_event().await;
+    assert!(first.contains("check-pass"), "{first}");
+    ui.backend.route_broken.store(true, std::sync::atomic::Ordering::SeqCst);
+    let second = next_event().await;
+    assert!(second.contains("check-fail") && second.contains("missing"), "{second}");
+    assert_eq!(location(&ui.get("/doctor/events", None).await), "/login");
 }

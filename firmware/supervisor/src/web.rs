@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use routerd_ledger::Channel;
 use routerd_webui::{
-    ApplyRequest, ApplyView, AttributeChange, Backend, CandidateView, ConfigProblem, ConfirmView,
-    GenerationView, LedgerRow, OperationView, Options, OrphanView, Overview, PlanOp, PlanView,
-    Refused,
+    ApplyRequest, ApplyView, AttributeChange, Backend, CandidateView, CheckView, ConfigProblem,
+    ConfirmView, GenerationView, LedgerRow, OperationView, Options, OrphanView, Overview, PlanOp,
+    PlanView, Refused,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -305,6 +305,24 @@ impl Backend for WebBackend {
                 name: e.name,
                 owner: e.owner,
                 generation: e.generation,
+            })
+            .collect())
+    }
+
+    async fn doctor(&self) -> Result<Vec<CheckView>, String> {
+        let (tx, rx) = oneshot::channel();
+        let stopping = || "the daemon is stopping".to_string();
+        self.loop_tx.send(Msg::Doctor(tx)).await.map_err(|_| stopping())?;
+        let checks = rx.await.map_err(|_| stopping())?;
+        Ok(checks
+            .into_iter()
+            .map(|c| CheckView {
+                status: c.status.as_str().to_string(),
+                area: c.area,
+                code: c.code,
+                name: c.name,
+                detail: c.detail,
+                remedy: c.remedy,
             })
             .collect())
     }

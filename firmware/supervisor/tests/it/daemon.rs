@@ -846,6 +846,8 @@ fn the_web_ui_sets_up_the_password_with_the_console_token_and_logs_in() {
     );
     let (_, _, browser) = web(port, "GET", "/ledger?kind=linux.link", "", &cookie);
     assert!(browser.contains("<td>adopted</td>") && browser.contains("1 of "), "{browser}");
+    let (_, _, doctor) = web(port, "GET", "/doctor", "", &cookie);
+    assert!(doctor.contains(">R001<") && doctor.contains("data-events"), "{doctor}");
 }
 
 /// `application/x-www-form-urlencoded` of `text`.
