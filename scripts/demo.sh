@@ -4,6 +4,9 @@
 #   scripts/demo.sh [ROUTERD]     (just demo)
 #
 # KEEP_LAB=1 leaves the namespaces up afterwards (remove them with `just clean-lab`).
+# Then, on a terminal (or with SERVE=1; SERVE=0 skips it), the daemon: `routerd serve` on the
+# same lab with the web UI on http://127.0.0.1:8080, printing the one-time setup link, until
+# Ctrl-C.
 set -euo pipefail
 routerd=${1:-target/debug/routerd}
 cd "$(dirname "$0")/.."
@@ -13,13 +16,17 @@ state=$(mktemp -d /tmp/routerd-demo.XXXXXX)
 ledger="$state/routerd.redb"
 common=(--config "$config" --netns "$prefix-router" --ledger "$ledger")
 web_pid=""
+daemon_pid=""
 
 cleanup() {
   [[ -n "$web_pid" ]] && kill "$web_pid" 2>/dev/null || true
+  if [[ -n "$daemon_pid" ]]; then kill "$daemon_pid" 2>/dev/null || true; wait "$daemon_pid" 2>/dev/null || true; fi
   if [[ "${KEEP_LAB:-0}" != 1 ]]; then scripts/lab.sh down "$prefix"; fi
   rm -rf "$state"
 }
 trap cleanup EXIT
+# Ctrl-C during `routerd serve`: leave through the EXIT trap (daemon stopped, lab removed).
+trap 'exit 130' INT TERM
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
@@ -76,4 +83,24 @@ step "done"
 echo "The lab router works: NAT, DNAT, firewall and policy routing were reconciled by routerd."
 if [[ "${KEEP_LAB:-0}" == 1 ]]; then
   echo "Lab kept: ip netns exec $prefix-router nft list ruleset; just clean-lab"
+fi
+
+serve=${SERVE:-auto}
+if [[ "$serve" == auto ]]; then [[ -t 1 ]] && serve=1 || serve=0; fi
+if [[ "$serve" == 1 ]]; then
+  step "routerd serve: the daemon with the web UI (Ctrl-C stops it and removes the lab)"
+  cp "$config" "$state/router.yaml"
+  "$routerd" serve --config "$state/router.yaml" --netns "$prefix-router" --ledger "$ledger" \
+    --state-dir "$state/state" --control-socket "$state/control.sock" \
+    --listen 127.0.0.1:8080 2>"$state/daemon.log" &
+  daemon_pid=$!
+  for _ in $(seq 100); do
+    grep -q "setup token: " "$state/daemon.log" 2>/dev/null && break
+    kill -0 "$daemon_pid" 2>/dev/null || { cat "$state/daemon.log" >&2; exit 1; }
+    sleep 0.1
+  done
+  token=$(sed -n 's/.*one-time setup token: \([0-9a-f]*\).*/\1/p' "$state/daemon.log" | head -1)
+  echo "Set the admin password: http://127.0.0.1:8080/setup?token=$token"
+  echo "Then log in at http://127.0.0.1:8080/ (console: ${routerd%/routerd}/routerctl --socket $state/control.sock status)"
+  wait "$daemon_pid" || true
 fi

@@ -374,6 +374,7 @@ struct SetupPage {
     signed_in: bool,
     csrf: String,
     error: Option<String>,
+    token: String,
 }
 
 #[derive(Template)]
@@ -475,12 +476,27 @@ async fn login<B: Backend>(
     response
 }
 
-async fn setup_page<B: Backend>(State(app): State<Arc<AppState<B>>>) -> Response {
+/// `?token=` prefills the setup form (the link the demo prints).
+#[derive(Deserialize, Default)]
+struct SetupQuery {
+    #[serde(default)]
+    token: String,
+}
+
+async fn setup_page<B: Backend>(
+    State(app): State<Arc<AppState<B>>>,
+    axum::extract::Query(query): axum::extract::Query<SetupQuery>,
+) -> Response {
     if app.backend.password_set() {
         return Redirect::to("/login").into_response();
     }
-    let page =
-        SetupPage { assets: Links::get(), signed_in: false, csrf: String::new(), error: None };
+    let page = SetupPage {
+        assets: Links::get(),
+        signed_in: false,
+        csrf: String::new(),
+        error: None,
+        token: query.token,
+    };
     render(&page, StatusCode::OK)
 }
 
@@ -502,6 +518,7 @@ async fn setup<B: Backend>(
             signed_in: false,
             csrf: String::new(),
             error: Some(error.to_string()),
+            token: String::new(),
         };
         render(&page, status)
     };

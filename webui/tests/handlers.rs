@@ -626,3 +626,10 @@ async fn the_doctor_page_streams_a_failure_as_it_appears() {
     assert!(second.contains("check-fail") && second.contains("missing"), "{second}");
     assert_eq!(location(&ui.get("/doctor/events", None).await), "/login");
 }
+
+#[tokio::test]
+async fn the_setup_link_prefills_the_token() {
+    let ui = Ui::new();
+    let html = body(ui.get(&format!("/setup?token={TOKEN}"), None).await).await;
+    assert!(html.contains(&format!("name=\"token\" value=\"{TOKEN}\"")), "{html}");
+}
