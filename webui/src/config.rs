@@ -120,8 +120,9 @@ pub(crate) async fn editor<B: Backend>(
     editor_page(session.csrf, app.backend.config_text(), Vec::new(), None, StatusCode::OK)
 }
 
+/// A form carrying the editor's text (validate, plan).
 #[derive(Deserialize)]
-pub(crate) struct ValidateForm {
+pub(crate) struct YamlForm {
     #[serde(default)]
     csrf: String,
     #[serde(default)]
@@ -132,7 +133,7 @@ pub(crate) struct ValidateForm {
 pub(crate) async fn validate<B: Backend>(
     State(app): State<Arc<AppState<B>>>,
     headers: HeaderMap,
-    Form(form): Form<ValidateForm>,
+    Form(form): Form<YamlForm>,
 ) -> Response {
     if let Err(denied) = checked(&app, &headers, &form.csrf) {
         return denied.into_response();
@@ -248,19 +249,12 @@ fn now_unix() -> u64 {
         .unwrap_or(0)
 }
 
-#[derive(Deserialize)]
-pub(crate) struct PlanForm {
-    #[serde(default)]
-    csrf: String,
-    yaml: String,
-}
-
 /// `POST /config/plan`: the plan diff of the editor's text (changes nothing), with an Apply
 /// form carrying the same text; the editor with the problems when it does not validate.
 pub(crate) async fn plan<B: Backend>(
     State(app): State<Arc<AppState<B>>>,
     headers: HeaderMap,
-    Form(form): Form<PlanForm>,
+    Form(form): Form<YamlForm>,
 ) -> Response {
     let session = match checked(&app, &headers, &form.csrf) {
         Ok(s) => s,

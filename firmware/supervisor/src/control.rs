@@ -23,7 +23,10 @@ use serde::{Deserialize, Serialize};
 use tokio::net::UnixListener;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::daemon::{ApplyOutcome, ApplyRequest, EngineAnswer, EngineQuery, Msg, Refusal, Trigger};
+use crate::daemon::{
+    ApplyOutcome, ApplyRequest, EngineAnswer, EngineQuery, Msg, Refusal, STOPPING, Stopping,
+    Trigger, request,
+};
 use crate::metrics::Metrics;
 
 /// Default confirm window of `POST /v1/apply`.
@@ -141,14 +144,26 @@ async fn ask(
     state: &ControlState,
     make: impl FnOnce(oneshot::Sender<Result<ApplyOutcome, Refusal>>) -> Msg,
 ) -> Response {
-    let (tx, rx) = oneshot::channel();
-    if state.loop_tx.send(make(tx)).await.is_err() {
-        return error(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping");
+    match call(state, make).await {
+        Ok(outcome) => Json(outcome).into_response(),
+        Err(response) => response,
     }
-    match rx.await {
-        Ok(Ok(outcome)) => Json(outcome).into_response(),
-        Ok(Err(refusal)) => refused(refusal),
-        Err(_) => error(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping"),
+}
+
+/// 503: the loop is gone.
+fn stopping() -> Response {
+    error(StatusCode::SERVICE_UNAVAILABLE, STOPPING)
+}
+
+/// The loop's answer to `make`; its refusal, or the loop being gone, as the error response.
+async fn call<T>(
+    state: &ControlState,
+    make: impl FnOnce(oneshot::Sender<Result<T, Refusal>>) -> Msg,
+) -> Result<T, Response> {
+    match request(&state.loop_tx, make).await {
+        Ok(Ok(answer)) => Ok(answer),
+        Ok(Err(refusal)) => Err(refused(refusal)),
+        Err(Stopping) => Err(stopping()),
     }
 }
 
@@ -202,15 +217,7 @@ async fn history(
     state: &ControlState,
     which: Option<u64>,
 ) -> Result<Vec<GenerationRecord>, Response> {
-    let (tx, rx) = oneshot::channel();
-    if state.loop_tx.send(Msg::Generations(which, tx)).await.is_err() {
-        return Err(error(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping"));
-    }
-    match rx.await {
-        Ok(Ok(records)) => Ok(records),
-        Ok(Err(refusal)) => Err(refused(refusal)),
-        Err(_) => Err(error(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping")),
-    }
+    call(state, |tx| Msg::Generations(which, tx)).await
 }
 
 /// Every generation, oldest first, without its text.
@@ -269,9 +276,7 @@ async fn reconcile(State(state): State<ControlState>) -> Response {
         Ok(()) | Err(mpsc::error::TrySendError::Full(_)) => {
             (StatusCode::ACCEPTED, Json(serde_json::json!({"accepted": true}))).into_response()
         }
-        Err(mpsc::error::TrySendError::Closed(_)) => {
-            error(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping")
-        }
+        Err(mpsc::error::TrySendError::Closed(_)) => stopping(),
     }
 }
 
@@ -361,12 +366,8 @@ struct DoctorQuery {
 
 /// The doctor's checks (of one area with `?area=`), with counts per status.
 async fn doctor(State(state): State<ControlState>, query: Query<DoctorQuery>) -> Response {
-    let (tx, rx) = oneshot::channel();
-    if state.loop_tx.send(Msg::Doctor(tx)).await.is_err() {
-        return error(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping");
-    }
-    let Ok(mut checks) = rx.await else {
-        return error(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping");
+    let Ok(mut checks) = request(&state.loop_tx, Msg::Doctor).await else {
+        return stopping();
     };
     if let Some(area) = &query.area {
         checks.retain(|c| &c.area == area);
@@ -398,15 +399,7 @@ impl Format {
 }
 
 async fn engine(state: &ControlState, query: EngineQuery) -> Result<EngineAnswer, Response> {
-    let (tx, rx) = oneshot::channel();
-    if state.loop_tx.send(Msg::Engine(query, tx)).await.is_err() {
-        return Err(error(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping"));
-    }
-    match rx.await {
-        Ok(Ok(answer)) => Ok(answer),
-        Ok(Err(refusal)) => Err(refused(refusal)),
-        Err(_) => Err(error(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping")),
-    }
+    call(state, |tx| Msg::Engine(query, tx)).await
 }
 
 fn document(answer: EngineAnswer, format: &Format) -> Response {
@@ -530,13 +523,8 @@ async fn passwd(State(state): State<ControlState>, body: axum::body::Bytes) -> R
         Ok(b) => b,
         Err(e) => return error(StatusCode::BAD_REQUEST, &format!("request body: {e}")),
     };
-    let (tx, rx) = oneshot::channel();
-    if state.loop_tx.send(Msg::Passwd(body.password, tx)).await.is_err() {
-        return error(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping");
-    }
-    match rx.await {
-        Ok(Ok(())) => StatusCode::NO_CONTENT.into_response(),
-        Ok(Err(refusal)) => refused(refusal),
-        Err(_) => error(StatusCode::SERVICE_UNAVAILABLE, "the daemon is stopping"),
+    match call(&state, |tx| Msg::Passwd(body.password, tx)).await {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(response) => response,
     }
 }

@@ -177,6 +177,25 @@ pub enum EngineAnswer {
     Dot(String),
 }
 
+/// The daemon loop is gone: it is stopping.
+#[derive(Debug)]
+pub struct Stopping;
+
+/// What the control API and the web UI say when the loop is gone.
+pub const STOPPING: &str = "the daemon is stopping";
+
+/// Sends the message `make` builds around a reply channel to the loop, and waits for the reply.
+///
+/// Errors: [`Stopping`] when the loop no longer takes messages or dropped the reply.
+pub async fn request<T>(
+    loop_tx: &mpsc::Sender<Msg>,
+    make: impl FnOnce(oneshot::Sender<T>) -> Msg,
+) -> Result<T, Stopping> {
+    let (tx, rx) = oneshot::channel();
+    loop_tx.send(make(tx)).await.map_err(|_| Stopping)?;
+    rx.await.map_err(|_| Stopping)
+}
+
 /// Options of `routerd serve`.
 pub struct ServeOptions {
     /// The config file.

@@ -19,7 +19,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::auth::AuthStore;
 use crate::control::Snapshot;
-use crate::daemon::{ApplyOutcome, EngineAnswer, EngineQuery, Msg, Refusal};
+use crate::daemon::{EngineAnswer, EngineQuery, Msg, Refusal, STOPPING, Stopping, request};
 
 /// The daemon's side of the UI.
 pub struct WebBackend {
@@ -80,11 +80,7 @@ impl WebBackend {
         apply: bool,
         only: Option<Vec<String>>,
     ) -> Result<Box<routerd_engine::ResultDocument>, String> {
-        let (tx, rx) = oneshot::channel();
-        let stopping = || "the daemon is stopping".to_string();
-        let query = Msg::Engine(EngineQuery::Adopt { apply, only }, tx);
-        self.loop_tx.send(query).await.map_err(|_| stopping())?;
-        match rx.await.map_err(|_| stopping())? {
+        match self.engine(EngineQuery::Adopt { apply, only }).await {
             Ok(EngineAnswer::Document(doc)) => Ok(doc),
             Ok(_) => Err("unexpected engine answer".into()),
             Err(refusal) => Err(sentence(refusal)),
@@ -96,21 +92,22 @@ impl WebBackend {
         &self,
         which: Option<u64>,
     ) -> Result<Vec<routerd_ledger::GenerationRecord>, String> {
-        let (tx, rx) = oneshot::channel();
-        let stopping = || "the daemon is stopping".to_string();
-        self.loop_tx.send(Msg::Generations(which, tx)).await.map_err(|_| stopping())?;
-        rx.await.map_err(|_| stopping())?.map_err(sentence)
+        self.call(|tx| Msg::Generations(which, tx)).await.map_err(sentence)
     }
 
-    /// Sends `make(reply)` to the daemon loop and waits for its answer.
-    async fn ask(
+    /// The loop's answer to `make`; the loop being gone is a refusal like the others.
+    async fn call<T>(
         &self,
-        make: impl FnOnce(oneshot::Sender<Result<ApplyOutcome, Refusal>>) -> Msg,
-    ) -> Result<ApplyOutcome, Refusal> {
-        let (tx, rx) = oneshot::channel();
-        let stopping = || Refusal::Failed("the daemon is stopping".into());
-        self.loop_tx.send(make(tx)).await.map_err(|_| stopping())?;
-        rx.await.map_err(|_| stopping())?
+        make: impl FnOnce(oneshot::Sender<Result<T, Refusal>>) -> Msg,
+    ) -> Result<T, Refusal> {
+        request(&self.loop_tx, make)
+            .await
+            .unwrap_or_else(|Stopping| Err(Refusal::Failed(STOPPING.into())))
+    }
+
+    /// An engine query's answer.
+    async fn engine(&self, query: EngineQuery) -> Result<EngineAnswer, Refusal> {
+        self.call(|tx| Msg::Engine(query, tx)).await
     }
 }
 
@@ -191,7 +188,7 @@ impl Backend for WebBackend {
                 .then(|| std::time::Duration::from_secs(request.confirm_seconds)),
             client: Some(request.client),
         };
-        match self.ask(|reply| Msg::Apply(apply, reply)).await {
+        match self.call(|reply| Msg::Apply(apply, reply)).await {
             Ok(o) => {
                 Ok(ApplyView { generation: o.generation, phase: o.phase, warnings: o.warnings })
             }
@@ -201,15 +198,11 @@ impl Backend for WebBackend {
     }
 
     async fn confirm(&self) -> Result<(), String> {
-        self.ask(Msg::Confirm).await.map(|_| ()).map_err(sentence)
+        self.call(Msg::Confirm).await.map(|_| ()).map_err(sentence)
     }
 
     async fn plan(&self, yaml: String) -> Result<PlanView, Refused> {
-        let (tx, rx) = oneshot::channel();
-        let stopping = || Refused::Other("the daemon is stopping".into());
-        let query = Msg::Engine(EngineQuery::Plan(Some(yaml)), tx);
-        self.loop_tx.send(query).await.map_err(|_| stopping())?;
-        let doc = match rx.await.map_err(|_| stopping())? {
+        let doc = match self.engine(EngineQuery::Plan(Some(yaml))).await {
             Ok(EngineAnswer::Document(doc)) => doc,
             Ok(_) => return Err(Refused::Other("unexpected engine answer".into())),
             Err(Refusal::Invalid(errors)) => return Err(Refused::Invalid(problems(&errors))),
@@ -285,10 +278,7 @@ impl Backend for WebBackend {
     }
 
     async fn ledger(&self) -> Result<Vec<LedgerRow>, String> {
-        let (tx, rx) = oneshot::channel();
-        let stopping = || "the daemon is stopping".to_string();
-        self.loop_tx.send(Msg::Engine(EngineQuery::Ledger, tx)).await.map_err(|_| stopping())?;
-        let entries = match rx.await.map_err(|_| stopping())? {
+        let entries = match self.engine(EngineQuery::Ledger).await {
             Ok(EngineAnswer::Entries(entries)) => entries,
             Ok(_) => return Err("unexpected engine answer".into()),
             Err(refusal) => return Err(sentence(refusal)),
@@ -310,10 +300,8 @@ impl Backend for WebBackend {
     }
 
     async fn doctor(&self) -> Result<Vec<CheckView>, String> {
-        let (tx, rx) = oneshot::channel();
-        let stopping = || "the daemon is stopping".to_string();
-        self.loop_tx.send(Msg::Doctor(tx)).await.map_err(|_| stopping())?;
-        let checks = rx.await.map_err(|_| stopping())?;
+        let checks =
+            request(&self.loop_tx, Msg::Doctor).await.map_err(|Stopping| STOPPING.to_string())?;
         Ok(checks
             .into_iter()
             .map(|c| CheckView {
@@ -328,11 +316,14 @@ impl Backend for WebBackend {
     }
 
     async fn rollback_to(&self, generation: u64) -> Result<(), String> {
-        self.ask(|reply| Msg::Rollback(Some(generation), reply)).await.map(|_| ()).map_err(sentence)
+        self.call(|reply| Msg::Rollback(Some(generation), reply))
+            .await
+            .map(|_| ())
+            .map_err(sentence)
     }
 
     async fn rollback(&self) -> Result<(), String> {
-        self.ask(|reply| Msg::Rollback(None, reply)).await.map(|_| ()).map_err(sentence)
+        self.call(|reply| Msg::Rollback(None, reply)).await.map(|_| ()).map_err(sentence)
     }
 }
 
