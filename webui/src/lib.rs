@@ -13,10 +13,12 @@
 //! ```
 
 mod adopt;
+mod artifacts;
 mod assets;
 mod auth;
 mod config;
 mod doctor;
+mod graph;
 mod history;
 mod ledger;
 
@@ -33,6 +35,9 @@ use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use serde::Deserialize;
 
+pub use crate::artifacts::{ArtifactRow, ArtifactStatus};
+pub use crate::graph::{DRAW_UP_TO, GraphSvg, render_svg};
+
 use crate::assets::Links;
 use crate::auth::{Attempts, Sessions};
 
@@ -40,6 +45,9 @@ use crate::auth::{Attempts, Sessions};
 pub trait Backend: Send + Sync + 'static {
     /// The overview's figures, from the daemon's latest snapshot.
     fn overview(&self) -> Overview;
+    /// Prometheus metrics in the OpenMetrics text format (served without a session, for a
+    /// scraper, like the control socket's `/metrics`).
+    fn metrics(&self) -> String;
     /// Whether an admin password is set (if not, the setup page is the way in).
     fn password_set(&self) -> bool;
     /// Whether `password` is the admin password (argon2id: slow on purpose).
@@ -78,6 +86,12 @@ pub trait Backend: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Vec<String>, String>> + Send;
     /// Every ledger entry, ordered by kind and name.
     fn ledger(&self) -> impl Future<Output = Result<Vec<LedgerRow>, String>> + Send;
+    /// Every declared artifact as the last reconcile found it, then the orphans it reported.
+    fn artifacts(&self) -> Vec<ArtifactRow>;
+    /// The planned transition of the applied config as Graphviz DOT.
+    fn graph_dot(&self) -> impl Future<Output = Result<String, String>> + Send;
+    /// That graph drawn ([`render_svg`], run where a layout panic is contained).
+    fn graph_svg(&self) -> impl Future<Output = Result<GraphSvg, String>> + Send;
     /// The doctor's checks, run now.
     fn doctor(&self) -> impl Future<Output = Result<Vec<CheckView>, String>> + Send;
 }
@@ -330,9 +344,14 @@ pub fn router<B: Backend>(backend: Arc<B>, options: Options) -> Router {
         .route("/history/rollback", post(history::rollback::<B>))
         .route("/adopt", get(adopt::page::<B>).post(adopt::approve::<B>))
         .route("/ledger", get(ledger::page::<B>))
+        .route("/artifacts", get(artifacts::page::<B>))
+        .route("/graph", get(graph::page::<B>))
+        .route("/graph.svg", get(graph::svg::<B>))
+        .route("/graph.dot", get(graph::dot::<B>))
         .route("/doctor", get(doctor::page::<B>))
         .route("/doctor/events", get(doctor::events::<B>))
         .route("/assets/{hashed}", get(assets::serve))
+        .route("/metrics", get(metrics::<B>))
         .with_state(state)
         .layer(middleware::from_fn(security_headers))
 }
@@ -345,16 +364,26 @@ async fn security_headers(request: Request, next: Next) -> Response {
     let set = |headers: &mut HeaderMap, name: &'static str, value: &'static str| {
         headers.insert(name, HeaderValue::from_static(value));
     };
-    set(
-        headers,
-        "content-security-policy",
-        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
-         connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
-    );
+    // A handler may have set a narrower policy of its own (the graph's SVG).
+    if !headers.contains_key("content-security-policy") {
+        set(
+            headers,
+            "content-security-policy",
+            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+             connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+        );
+    }
     set(headers, "x-content-type-options", "nosniff");
     set(headers, "x-frame-options", "DENY");
     set(headers, "referrer-policy", "no-referrer");
     response
+}
+
+/// `GET /metrics`: no session needed (a Prometheus scraper has none); counts and timings only,
+/// nothing an operator would keep secret.
+async fn metrics<B: Backend>(State(app): State<Arc<AppState<B>>>) -> Response {
+    let content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+    ([(header::CONTENT_TYPE, content_type)], app.backend.metrics()).into_response()
 }
 
 #[derive(Template)]

@@ -7,11 +7,14 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use axum::response::Response;
 use routerd_webui::{
-    ApplyRequest, ApplyView, AttributeChange, Backend, CandidateView, CheckView, ConfigProblem,
-    ConfirmView, GenerationView, LedgerRow, OperationView, Options, OrphanView, Overview, PlanOp,
-    PlanView, Refused, router,
+    ApplyRequest, ApplyView, ArtifactRow, ArtifactStatus, AttributeChange, Backend, CandidateView,
+    CheckView, ConfigProblem, ConfirmView, GenerationView, GraphSvg, LedgerRow, OperationView,
+    Options, OrphanView, Overview, PlanOp, PlanView, Refused, router,
 };
 use tower::ServiceExt;
+
+/// A plan graph as the engine exports it.
+const GRAPH: &str = "digraph \"t\" {\n  rankdir=BT;\n  \"linux.link/lan0\" [label=\"link lan0\\ncreate\", color=darkgreen];\n  \"a\" [label=\"address <10.0.0.1>\"];\n  \"a\" -> \"linux.link/lan0\" [tooltip=\"on\"];\n}\n";
 
 const TOKEN: &str = "0123456789abcdef0123456789abcdef";
 
@@ -56,6 +59,31 @@ impl Backend for TestBackend {
             pending_confirm: self.confirm.lock().expect("lock").clone(),
             ..Overview::default()
         }
+    }
+    fn metrics(&self) -> String {
+        "# TYPE routerd_orphans gauge\nrouterd_orphans 2\n# EOF\n".into()
+    }
+    fn artifacts(&self) -> Vec<ArtifactRow> {
+        let row = |kind: &str, name: &str, status, detail: &str| ArtifactRow {
+            kind: kind.into(),
+            name: name.into(),
+            owner: "net.routerd.net/v1alpha1/Interface/lan".into(),
+            status,
+            apply_with: "rtnetlink".into(),
+            detail: detail.into(),
+        };
+        vec![
+            row("linux.link", "lan0", ArtifactStatus::InSync, ""),
+            row("linux.link", "wan0", ArtifactStatus::Unowned, "differs: mtu"),
+            row("linux.ipv4.address", "lan0/<i>10.0.0.1</i>/24", ArtifactStatus::Missing, ""),
+            row("nft.table", "inet/old", ArtifactStatus::Orphan, "delete: in the ledger"),
+        ]
+    }
+    async fn graph_dot(&self) -> Result<String, String> {
+        Ok(GRAPH.into())
+    }
+    async fn graph_svg(&self) -> Result<GraphSvg, String> {
+        routerd_webui::render_svg(GRAPH)
     }
     fn password_set(&self) -> bool {
         self.password.lock().expect("lock").is_some()
@@ -632,4 +660,52 @@ async fn the_setup_link_prefills_the_token() {
     let ui = Ui::new();
     let html = body(ui.get(&format!("/setup?token={TOKEN}"), None).await).await;
     assert!(html.contains(&format!("name=\"token\" value=\"{TOKEN}\"")), "{html}");
+}
+
+#[tokio::test]
+async fn metrics_are_served_without_a_session() {
+    let ui = Ui::new();
+    let response = ui.get("/metrics", None).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let kind = response.headers()[header::CONTENT_TYPE].to_str().expect("ascii");
+    assert!(kind.starts_with("application/openmetrics-text"), "{kind}");
+    assert!(body(response).await.contains("routerd_orphans 2"));
+}
+
+#[tokio::test]
+async fn the_artifacts_browser_filters_by_status_kind_and_text_and_escapes() {
+    let ui = Ui::with_password();
+    assert_eq!(location(&ui.get("/artifacts", None).await), "/login");
+    let cookie = ui.login().await;
+    let all = body(ui.get("/artifacts", Some(&cookie)).await).await;
+    assert!(all.contains("4 of 4 artifacts"), "{all}");
+    assert!(all.contains("&#60;i&#62;10.0.0.1") && !all.contains("<i>10"), "escaped: {all}");
+    let orphans = body(ui.get("/artifacts?status=orphan", Some(&cookie)).await).await;
+    assert!(orphans.contains("1 of 4") && orphans.contains("inet/old"), "{orphans}");
+    assert!(!orphans.contains("<td>wan0</td>"), "{orphans}");
+    let links = body(ui.get("/artifacts?kind=linux.link&text=wan", Some(&cookie)).await).await;
+    assert!(links.contains("1 of 4") && links.contains("differs: mtu"), "{links}");
+}
+
+#[tokio::test]
+async fn the_graph_page_draws_the_plan_as_svg_and_offers_the_dot() {
+    let ui = Ui::with_password();
+    for path in ["/graph", "/graph.svg", "/graph.dot"] {
+        assert_eq!(location(&ui.get(path, None).await), "/login", "{path}");
+    }
+    let cookie = ui.login().await;
+    let page = body(ui.get("/graph", Some(&cookie)).await).await;
+    assert!(page.contains("2 nodes") && page.contains("<img src=\"/graph.svg\""), "{page}");
+    let svg = ui.get("/graph.svg", Some(&cookie)).await;
+    assert_eq!(svg.headers()[header::CONTENT_TYPE], "image/svg+xml");
+    let csp = svg.headers()["content-security-policy"].to_str().expect("ascii").to_string();
+    assert!(csp.starts_with("default-src 'none'"), "its own policy: {csp}");
+    assert!(!csp.contains("script"), "{csp}");
+    let svg = body(svg).await;
+    assert!(svg.contains("<svg") && svg.contains("link lan0"), "{svg}");
+    assert!(svg.contains("&lt;10.0.0.1&gt;") && !svg.contains("<10.0.0.1>"), "{svg}");
+    let dot = ui.get("/graph.dot", Some(&cookie)).await;
+    let disposition = dot.headers()[header::CONTENT_DISPOSITION].to_str().expect("ascii");
+    assert!(disposition.starts_with("attachment"), "{disposition}");
+    assert_eq!(body(dot).await, GRAPH);
 }

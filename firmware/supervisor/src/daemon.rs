@@ -327,7 +327,14 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
     let metrics = Arc::new(Metrics::new());
     let web = match opts.listen {
         Some(addr) => Some(
-            crate::web::bind(addr, snapshot_rx.clone(), msg_tx.clone(), &opts.state_dir).await?,
+            crate::web::bind(crate::web::WebOptions {
+                addr,
+                snapshot: snapshot_rx.clone(),
+                loop_tx: msg_tx.clone(),
+                metrics: Arc::clone(&metrics),
+                state_dir: opts.state_dir.clone(),
+            })
+            .await?,
         ),
         None => None,
     };

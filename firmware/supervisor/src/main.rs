@@ -10,6 +10,7 @@ mod lockout;
 mod metrics;
 mod service;
 mod status;
+mod tls;
 mod web;
 
 use std::path::PathBuf;
@@ -58,10 +59,15 @@ enum Command {
         /// Where the daemon keeps its credentials (admin password hash, setup token).
         #[arg(long, value_name = "DIR", default_value = "/var/lib/routerd")]
         state_dir: PathBuf,
-        /// Serve the web UI on this address (loopback only for now: plain HTTP).
+        /// Serve the web UI on this address: plain HTTP on loopback, HTTPS with a certificate
+        /// made on first start (STATE_DIR/tls) on any other address.
         #[arg(long, value_name = "ADDR:PORT")]
         listen: Option<std::net::SocketAddr>,
     },
+    /// Lay out Graphviz DOT from stdin and write the SVG to stdout (the daemon runs this as a
+    /// child process for the web UI's graph page, so a layout failure cannot stop the daemon).
+    #[command(hide = true)]
+    RenderGraph,
     /// Parse and validate the config; print every error with file:line:column.
     Validate {
         /// The router.yaml to check.
@@ -170,6 +176,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 listen,
             }))
         }
+        Command::RenderGraph => web::render_graph_child(),
         Command::Validate { config } => Ok(validate(&config)),
         Command::Observe(args) => runtime.block_on(engine_command(args, Mode::Observe)),
         Command::Plan(args) => runtime.block_on(engine_command(args, Mode::Plan)),

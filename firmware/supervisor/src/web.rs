@@ -1,31 +1,36 @@
 //! The web UI's listener (`--listen ADDR:PORT`): the `routerd-webui` pages over the daemon's
 //! snapshots and credentials.
 //!
-//! Plain HTTP is only served on a loopback address; TLS for other addresses (a certificate
-//! generated on first boot) comes with the rest of the web UI, so until then a non-loopback
-//! `--listen` is refused rather than served in the clear.
+//! Plain HTTP is only served on a loopback address (reached over an SSH tunnel or from the box
+//! itself); any other address is served over TLS with a certificate made on first start
+//! ([`crate::tls`]), and the session cookie is then `Secure`.
 
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::Arc;
+
+use anyhow::Context;
+use axum::serve::ListenerExt;
 
 use routerd_ledger::Channel;
 use routerd_webui::{
-    ApplyRequest, ApplyView, AttributeChange, Backend, CandidateView, CheckView, ConfigProblem,
-    ConfirmView, GenerationView, LedgerRow, OperationView, Options, OrphanView, Overview, PlanOp,
-    PlanView, Refused,
+    ApplyRequest, ApplyView, ArtifactRow, ArtifactStatus, AttributeChange, Backend, CandidateView,
+    CheckView, ConfigProblem, ConfirmView, GenerationView, GraphSvg, LedgerRow, OperationView,
+    Options, OrphanView, Overview, PlanOp, PlanView, Refused,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::auth::AuthStore;
 use crate::control::Snapshot;
 use crate::daemon::{EngineAnswer, EngineQuery, Msg, Refusal, STOPPING, Stopping, request};
+use crate::metrics::Metrics;
 
 /// The daemon's side of the UI.
 pub struct WebBackend {
     snapshot: watch::Receiver<Snapshot>,
     loop_tx: mpsc::Sender<Msg>,
     auth: AuthStore,
+    metrics: Arc<Metrics>,
 }
 
 fn problems(errors: &routerd_model::ConfigErrors) -> Vec<ConfigProblem> {
@@ -149,6 +154,10 @@ impl Backend for WebBackend {
                 deadline_unix: c.deadline_unix,
             }),
         }
+    }
+
+    fn metrics(&self) -> String {
+        self.metrics.encode()
     }
 
     fn password_set(&self) -> bool {
@@ -299,6 +308,24 @@ impl Backend for WebBackend {
             .collect())
     }
 
+    fn artifacts(&self) -> Vec<ArtifactRow> {
+        let snap = self.snapshot.borrow();
+        snap.result.as_deref().map(artifact_rows).unwrap_or_default()
+    }
+
+    async fn graph_dot(&self) -> Result<String, String> {
+        match self.engine(EngineQuery::Graph).await {
+            Ok(EngineAnswer::Dot(dot)) => Ok(dot),
+            Ok(_) => Err("unexpected engine answer".into()),
+            Err(refusal) => Err(sentence(refusal)),
+        }
+    }
+
+    async fn graph_svg(&self) -> Result<GraphSvg, String> {
+        let dot = self.graph_dot().await?;
+        render_graph(&dot).await
+    }
+
     async fn doctor(&self) -> Result<Vec<CheckView>, String> {
         let checks =
             request(&self.loop_tx, Msg::Doctor).await.map_err(|Stopping| STOPPING.to_string())?;
@@ -327,29 +354,174 @@ impl Backend for WebBackend {
     }
 }
 
-/// Binds `addr` and serves the UI until the process stops.
-///
-/// Errors: `addr` is not loopback (no TLS yet), or the bind fails.
-pub async fn bind(
-    addr: SocketAddr,
-    snapshot: watch::Receiver<Snapshot>,
-    loop_tx: mpsc::Sender<Msg>,
-    state_dir: &Path,
-) -> anyhow::Result<tokio::task::JoinHandle<()>> {
-    if !addr.ip().is_loopback() {
-        anyhow::bail!(
-            "--listen {addr}: only loopback addresses are served for now (plain HTTP); \
-             TLS for other addresses comes with the rest of the web UI"
-        );
-    }
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    let backend = Arc::new(WebBackend { snapshot, loop_tx, auth: AuthStore::new(state_dir) });
-    let app = routerd_webui::router(backend, Options { tls: false });
-    tracing::info!("web UI on http://{addr}/");
-    Ok(tokio::spawn(async move {
-        let service = app.into_make_service_with_connect_info::<SocketAddr>();
-        if let Err(e) = axum::serve(listener, service).await {
-            tracing::error!("web UI: {e}");
+/// A Result document's artifacts as the browser lists them: each resource's intents joined
+/// with what was observed, then the orphans.
+fn artifact_rows(doc: &routerd_engine::ResultDocument) -> Vec<ArtifactRow> {
+    use std::collections::HashMap;
+    let mut rows = Vec::new();
+    for resource in &doc.resources {
+        let observed: HashMap<(&str, &str), &routerd_engine::result::ObservedArtifact> =
+            resource.observed.iter().map(|o| ((o.kind.as_ref(), o.name.as_str()), o)).collect();
+        for intent in &resource.artifacts {
+            let seen = observed.get(&(intent.kind.as_ref(), intent.name.as_str()));
+            let (status, detail) = match seen {
+                None => (ArtifactStatus::Unobserved, String::new()),
+                Some(o) if !o.present => (ArtifactStatus::Missing, String::new()),
+                Some(o) if !o.owned => (ArtifactStatus::Unowned, differing(&o.drift)),
+                Some(o) if !o.drift.is_empty() => (ArtifactStatus::Drifted, differing(&o.drift)),
+                Some(_) => (ArtifactStatus::InSync, String::new()),
+            };
+            rows.push(ArtifactRow {
+                kind: intent.kind.to_string(),
+                name: intent.name.clone(),
+                owner: resource.id.clone(),
+                status,
+                apply_with: intent.apply_with.as_str().to_string(),
+                detail,
+            });
         }
-    }))
+    }
+    rows.extend(doc.orphans.iter().map(|o| ArtifactRow {
+        kind: o.kind.clone(),
+        name: o.name.clone(),
+        owner: o.owner.clone(),
+        status: ArtifactStatus::Orphan,
+        apply_with: String::new(),
+        detail: format!("{}: {}", o.cleanup, o.reason),
+    }));
+    rows
+}
+
+/// `differs: mtu, adminUp` for drifted attributes.
+fn differing(drift: &[routerd_host::AttributeDiff]) -> String {
+    if drift.is_empty() {
+        return String::new();
+    }
+    let names: Vec<&str> = drift.iter().map(|d| d.attribute.as_str()).collect();
+    format!("differs: {}", names.join(", "))
+}
+
+/// How long a graph layout may take before its child is killed.
+const RENDER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Draws `dot` in a child process (`routerd render-graph`): layout-rs can panic, and a release
+/// build aborts on panic, so the daemon never runs it itself.
+async fn render_graph(dot: &str) -> Result<GraphSvg, String> {
+    use tokio::io::AsyncWriteExt;
+    let exe = std::env::current_exe().map_err(|e| format!("finding routerd's binary: {e}"))?;
+    let mut child = tokio::process::Command::new(exe)
+        .arg("render-graph")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("starting the graph layout: {e}"))?;
+    let mut stdin = child.stdin.take().ok_or("the layout's stdin")?;
+    let text = dot.to_string();
+    let feed = tokio::spawn(async move {
+        let _ = stdin.write_all(text.as_bytes()).await;
+    });
+    let out = tokio::time::timeout(RENDER_TIMEOUT, child.wait_with_output())
+        .await
+        .map_err(|_| format!("the graph layout took longer than {RENDER_TIMEOUT:?}"))?
+        .map_err(|e| format!("the graph layout: {e}"))?;
+    let _ = feed.await;
+    if !out.status.success() {
+        let why = String::from_utf8_lossy(&out.stderr);
+        return Err(format!("the graph layout failed ({}): {}", out.status, why.trim()));
+    }
+    let text = String::from_utf8(out.stdout).map_err(|_| "the layout wrote non-UTF-8")?;
+    let (count, svg) = text.split_once('\n').unwrap_or((&text, ""));
+    let nodes = count.trim().parse().map_err(|_| format!("the layout wrote {count:?}"))?;
+    Ok(GraphSvg { nodes, svg: (!svg.is_empty()).then(|| svg.to_string()) })
+}
+
+/// `routerd render-graph`: DOT on stdin; the node count on the first line of stdout, then the
+/// SVG (nothing when the graph is too big to draw). Exit 1 when the DOT does not parse.
+pub fn render_graph_child() -> anyhow::Result<u8> {
+    use std::io::{Read, Write};
+    let mut dot = String::new();
+    std::io::stdin().read_to_string(&mut dot).context("reading DOT from stdin")?;
+    match routerd_webui::render_svg(&dot) {
+        Ok(drawn) => {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{}", drawn.nodes)?;
+            out.write_all(drawn.svg.unwrap_or_default().as_bytes())?;
+            Ok(0)
+        }
+        Err(e) => {
+            eprintln!("the graph does not parse: {e}");
+            Ok(1)
+        }
+    }
+}
+
+/// What the web listener needs from the daemon.
+pub struct WebOptions {
+    /// `--listen`.
+    pub addr: SocketAddr,
+    /// The daemon's snapshots.
+    pub snapshot: watch::Receiver<Snapshot>,
+    /// The daemon loop.
+    pub loop_tx: mpsc::Sender<Msg>,
+    /// The daemon's metrics (`/metrics` on this listener too).
+    pub metrics: Arc<Metrics>,
+    /// `--state-dir`: credentials and the TLS certificate.
+    pub state_dir: PathBuf,
+}
+
+/// Binds `addr` and serves the UI until the process stops: plain HTTP on a loopback address,
+/// HTTPS (see [`crate::tls`]) on any other.
+///
+/// Errors: the bind fails; the certificate cannot be loaded or made.
+pub async fn bind(opts: WebOptions) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+    let addr = opts.addr;
+    let tls = !addr.ip().is_loopback();
+    let identity = if tls {
+        let identity = crate::tls::load_or_create(&opts.state_dir, addr.ip())
+            .context("the web UI's TLS certificate")?;
+        if identity.created {
+            tracing::info!(
+                "made a self-signed certificate for the web UI in {}",
+                opts.state_dir.join("tls").display()
+            );
+        }
+        Some(identity)
+    } else {
+        None
+    };
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let backend = Arc::new(WebBackend {
+        snapshot: opts.snapshot,
+        loop_tx: opts.loop_tx,
+        auth: AuthStore::new(&opts.state_dir),
+        metrics: opts.metrics,
+    });
+    let app = routerd_webui::router(backend, Options { tls });
+    let service = app.into_make_service_with_connect_info::<SocketAddr>();
+    Ok(match identity {
+        None => {
+            tracing::info!("web UI on http://{addr}/");
+            tokio::spawn(async move {
+                if let Err(e) = axum::serve(listener, service).await {
+                    tracing::error!("web UI: {e}");
+                }
+            })
+        }
+        Some(identity) => {
+            tracing::info!(
+                "web UI on https://{addr}/ (certificate SHA-256 fingerprint {})",
+                identity.fingerprint
+            );
+            let listener = crate::tls::TlsListener::new(listener, identity.config)?;
+            tokio::spawn(async move {
+                // `tap_io` gives axum the peer address for `ConnectInfo` (login rate limit,
+                // lockout guard).
+                if let Err(e) = axum::serve(listener.tap_io(|_| {}), service).await {
+                    tracing::error!("web UI: {e}");
+                }
+            })
+        }
+    })
 }

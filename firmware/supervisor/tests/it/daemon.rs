@@ -2,6 +2,7 @@
 //! repaired through the netlink notification (the resync interval is an hour, so nothing else
 //! can repair it), the control API through `routerctl`, and a clean stop on SIGTERM.
 
+use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
@@ -721,8 +722,18 @@ fn a_setup_token_is_announced_until_routerctl_passwd_sets_a_password() {
 
 /// A raw HTTP/1.1 exchange with the web listener: (status line, headers, body).
 fn web(port: u16, method: &str, path: &str, form: &str, cookie: &str) -> (String, String, String) {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    let stream = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    exchange(stream, method, path, form, cookie)
+}
+
+/// One HTTP/1.1 request on `stream` (closed after): status line, headers, body.
+fn exchange(
+    mut stream: impl std::io::Read + std::io::Write,
+    method: &str,
+    path: &str,
+    form: &str,
+    cookie: &str,
+) -> (String, String, String) {
     let cookie = if cookie.is_empty() { String::new() } else { format!("Cookie: {cookie}\r\n") };
     write!(
         stream,
@@ -731,8 +742,13 @@ fn web(port: u16, method: &str, path: &str, form: &str, cookie: &str) -> (String
         form.len()
     )
     .expect("send");
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).expect("read");
+    let mut bytes = Vec::new();
+    // A TLS peer may close without close_notify after `Connection: close`; what came is the
+    // answer.
+    if let Err(e) = stream.read_to_end(&mut bytes) {
+        assert_eq!(e.kind(), std::io::ErrorKind::UnexpectedEof, "read: {e}");
+    }
+    let answer = String::from_utf8_lossy(&bytes).into_owned();
     let (head, body) = answer.split_once("\r\n\r\n").expect("an HTTP answer");
     let (status, headers) = head.split_once("\r\n").unwrap_or((head, ""));
     (status.to_string(), headers.to_string(), body.to_string())
@@ -848,6 +864,22 @@ fn the_web_ui_sets_up_the_password_with_the_console_token_and_logs_in() {
     assert!(browser.contains("<td>adopted</td>") && browser.contains("1 of "), "{browser}");
     let (_, _, doctor) = web(port, "GET", "/doctor", "", &cookie);
     assert!(doctor.contains(">R001<") && doctor.contains("data-events"), "{doctor}");
+
+    // The artifacts browser lists what the last reconcile found; the graph is drawn by a
+    // child process.
+    let (_, _, artifacts) = web(port, "GET", "/artifacts?kind=linux.ipv4.address", "", &cookie);
+    assert!(
+        artifacts.contains("<td>in-sync</td><td>linux.ipv4.address</td><td>lan0/10.9.0.1/24"),
+        "{artifacts}"
+    );
+    let (_, _, graph) = web(port, "GET", "/graph", "", &cookie);
+    assert!(graph.contains("<img src=\"/graph.svg\""), "{graph}");
+    let (status_line, headers, svg) = web(port, "GET", "/graph.svg", "", &cookie);
+    assert!(status_line.contains("200"), "{status_line}: {svg}");
+    assert!(headers.contains("image/svg+xml") && svg.contains("<svg"), "{headers}");
+    assert!(svg.contains("10.9.0.1/24"), "the address's node: {svg}");
+    let (_, _, metrics) = web(port, "GET", "/metrics", "", "");
+    assert!(metrics.contains("routerd_reconciles_total"), "no session needed: {metrics}");
 }
 
 /// `application/x-www-form-urlencoded` of `text`.
@@ -862,17 +894,81 @@ fn form_encode(text: &str) -> String {
 }
 
 #[test]
-fn a_web_ui_on_a_non_loopback_address_is_refused_without_tls() {
+fn a_web_ui_on_a_non_loopback_address_is_served_over_tls_with_a_certificate_made_on_first_start() {
     let lab = Lab::new("web-tls");
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("router.yaml"), CONFIG).expect("config");
-    let out = serve_command(&lab, dir.path())
-        .args(["--listen", "0.0.0.0:8443"])
-        .output()
-        .expect("routerd");
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("only loopback addresses"), "{err}");
+    let port = std::net::TcpListener::bind("0.0.0.0:0")
+        .expect("a free port")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let log = dir.path().join("daemon.log");
+    let child = serve_command(&lab, dir.path())
+        .args(["--listen", &format!("0.0.0.0:{port}")])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).expect("log"))
+        .spawn()
+        .expect("routerd serve starts");
+    let _daemon = Daemon(child);
+    let socket = dir.path().join("control.sock");
+    wait_for("the first reconcile", Duration::from_secs(20), || {
+        status(&socket).is_some_and(|s| s["reconciles"].as_u64() >= Some(1))
+    });
+    let text = std::fs::read_to_string(&log).expect("log");
+    assert!(text.contains(&format!("web UI on https://0.0.0.0:{port}/")), "{text}");
+    assert!(text.contains("certificate SHA-256 fingerprint"), "{text}");
+    let token = text
+        .split("one-time setup token: ")
+        .nth(1)
+        .map(|rest| rest.chars().take(32).collect::<String>())
+        .expect("the token on the console");
+
+    // Trust exactly the certificate the daemon made, as an operator who checked the
+    // fingerprint would.
+    let pem = std::fs::read(dir.path().join("state/tls/cert.pem")).expect("the certificate");
+    let mut roots = rustls::RootCertStore::empty();
+    use rustls::pki_types::pem::PemObject;
+    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(&pem) {
+        roots.add(cert.expect("PEM")).expect("a CA-usable certificate");
+    }
+    let config = std::sync::Arc::new(
+        rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth(),
+    );
+    let https = |method: &str, path: &str, form: &str, cookie: &str| {
+        let name = rustls::pki_types::ServerName::try_from("localhost").expect("name");
+        let conn = rustls::ClientConnection::new(config.clone(), name).expect("client");
+        let tcp = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        exchange(rustls::StreamOwned::new(conn, tcp), method, path, form, cookie)
+    };
+    let (status_line, _, body) = https("GET", "/login", "", "");
+    assert!(status_line.contains("200") && body.contains("No admin password"), "{body}");
+    let form = format!("token={token}&password=correct+horse&again=correct+horse");
+    assert!(https("POST", "/setup", &form, "").0.contains("303"));
+    let (_, headers, _) = https("POST", "/login", "password=correct+horse", "");
+    let set_cookie = headers
+        .lines()
+        .find_map(|l| l.strip_prefix("set-cookie: "))
+        .expect("a session cookie")
+        .to_string();
+    assert!(set_cookie.contains("; Secure"), "Secure under TLS: {set_cookie}");
+    let cookie = set_cookie.split(';').next().expect("name=value");
+    let (status_line, _, page) = https("GET", "/", "", cookie);
+    assert!(status_line.contains("200") && page.contains("id=\"phase\""), "{page}");
+
+    // Plain HTTP on the TLS port gets no page.
+    let mut plain = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    plain.set_read_timeout(Some(Duration::from_secs(15))).expect("timeout");
+    let _ = write!(plain, "GET /login HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    let mut answer = Vec::new();
+    let _ = plain.read_to_end(&mut answer);
+    assert!(!String::from_utf8_lossy(&answer).contains("<html"), "no page in the clear");
 }
 
 #[test]
