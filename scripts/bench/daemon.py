@@ -11,19 +11,28 @@ reconciles, and measures:
   - idle RSS: VmRSS of the daemon 2 s after its first reconcile (and its peak, VmHWM);
   - notification to repair: --repeat times, delete the LAN address by hand and time until it is
     back on the host (polled every 2 ms with `ip -j addr`), wall clock;
-  - binary size: the stripped release `routerd` and `routerctl`, and their sum.
+  - binary size: the stripped release `routerd` and `routerctl`, and their sum;
+  - plan diff page: a second daemon, with the web UI on loopback, serves a 1,000-resource config
+    (the lab's 15 plus 985 IPv4StaticRoute on the LAN); logged in with the setup token it
+    prints, the benchmark posts --repeat times the same config with every added route's metric
+    changed (985 modify operations, each with its attribute before and after) to
+    /config/plan and reads the handler's Server-Timing header: `plan` (the daemon's engine
+    plan, with host inventory) and `render` (the page); server-side = both.
 
 Prints a table (median, min, max, target, result) and with --markdown the same as Markdown.
 Exit code 1 when the measurement itself fails (no repair within 10 s, daemon gone)."""
 
 import argparse
+import http.client
 import json
 import os
 import statistics
 import subprocess
 import sys
+import socket as socketlib
 import tempfile
 import time
+import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -32,6 +41,8 @@ MIB = 1024 * 1024
 IDLE_RSS_MAX_MIB = 30
 REPAIR_MAX_S = 1.0
 BINARY_MAX_MIB = 20
+PLAN_PAGE_MAX_MS = 50
+PLAN_PAGE_RESOURCES = 1000
 
 
 def ip(ns, *args):
@@ -63,6 +74,108 @@ def status(routerctl, socket):
     out = subprocess.run([routerctl, "--socket", socket, "-o", "json", "status"],
                          capture_output=True, text=True)
     return json.loads(out.stdout) if out.returncode == 0 else None
+
+
+def big_config(base, metric):
+    """`base` plus IPv4StaticRoute resources up to PLAN_PAGE_RESOURCES, all with `metric`."""
+    with open(base) as f:
+        text = f.read().rstrip("\n") + "\n"
+    extra = PLAN_PAGE_RESOURCES - text.count("\n      kind: ")
+    for i in range(extra):
+        text += f"""
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4StaticRoute
+      metadata:
+        name: bench-{i}
+      spec:
+        interface: lan
+        destination: 10.{100 + i // 256}.{i % 256}.0/24
+        via: 192.168.50.254
+        metric: {metric}
+"""
+    return text
+
+
+class Web:
+    """A logged-in session on the web UI at 127.0.0.1:`port`."""
+
+    def __init__(self, port):
+        self.port = port
+        self.cookie = ""
+
+    def request(self, method, path, form=None):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        headers = {"Cookie": self.cookie} if self.cookie else {}
+        body = None
+        if form is not None:
+            body = urllib.parse.urlencode(form)
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        conn.request(method, path, body=body, headers=headers)
+        response = conn.getresponse()
+        text = response.read().decode()
+        conn.close()
+        return response, text
+
+
+def plan_page(args, routerd, prefix):
+    """Server-side timings (ms) of the plan diff page: (plan, render, total) per repeat."""
+    router_ns = f"{prefix}-router"
+    work = tempfile.mkdtemp(prefix="rdbp-")
+    config = os.path.join(work, "router.yaml")
+    with open(config, "w") as f:
+        f.write(big_config(os.path.join(REPO, "examples", "lab-router.yaml"), 100))
+    with socketlib.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log_path = os.path.join(work, "daemon.log")
+    log = open(log_path, "w")
+    daemon = subprocess.Popen(
+        [routerd, "serve", "--config", config, "--netns", router_ns,
+         "--ledger", os.path.join(work, "l.redb"), "--control-socket", os.path.join(work, "c.sock"),
+         "--state-dir", os.path.join(work, "state"), "--resync", "1h",
+         "--listen", f"127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL, stderr=log)
+    try:
+        token = []
+
+        def announced():
+            with open(log_path) as f:
+                text = f.read()
+            if "one-time setup token: " in text:
+                token.append(text.split("one-time setup token: ", 1)[1][:32])
+            return bool(token)
+        wait_for("the setup token", 60, announced, step=0.05)
+        wait_for("the first reconcile", 120,
+                 lambda: (status(os.path.join(args.target, "routerctl"), os.path.join(work, "c.sock"))
+                          or {}).get("reconciles", 0) >= 1, step=0.1)
+        web = Web(port)
+        web.request("POST", "/setup", {"token": token[0], "password": "bench-password",
+                                       "again": "bench-password"})
+        response, _ = web.request("POST", "/login", {"password": "bench-password"})
+        web.cookie = response.getheader("Set-Cookie").split(";")[0]
+        _, editor = web.request("GET", "/config")
+        csrf = editor.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+        changed = big_config(os.path.join(REPO, "examples", "lab-router.yaml"), 200)
+        samples = []
+        for _ in range(args.repeat):
+            response, page = web.request("POST", "/config/plan", {"csrf": csrf, "yaml": changed})
+            ops = page.count('<tr class="op-')
+            if response.status != 200 or ops < PLAN_PAGE_RESOURCES - 20:
+                with open(os.path.join(work, "plan.html"), "w") as f:
+                    f.write(page)
+                raise RuntimeError(f"the plan page: {response.status}, {ops} operations "
+                                   f"(page in {work}/plan.html)")
+            timing = dict(part.split(";")[0:2] for part in
+                          (p.strip() for p in response.getheader("Server-Timing").split(",")))
+            plan_ms = float(timing["plan"].removeprefix("dur="))
+            render_ms = float(timing["render"].removeprefix("dur="))
+            samples.append((plan_ms, render_ms, plan_ms + render_ms))
+        mix = {op: page.count(f'<tr class="op-{op}"') for op in ("create", "modify", "delete")}
+        return samples, len(page), mix
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=30)
+        log.close()
 
 
 def measure(args):
@@ -97,13 +210,17 @@ def measure(args):
             repairs.append(time.monotonic() - start)
             time.sleep(0.3)  # let the follow-up no-op reconcile finish
         peak_rss = proc_kib(daemon.pid, "VmHWM")
+        daemon.terminate()
+        daemon.wait(timeout=30)
+        daemon = None
+        plan_samples, page_bytes, mix = plan_page(args, routerd, prefix)
     finally:
         if daemon is not None:
             daemon.terminate()
             daemon.wait(timeout=30)
         subprocess.run([lab, "down", prefix], check=False)
     sizes = {name: os.path.getsize(os.path.join(args.target, name)) for name in ("routerd", "routerctl")}
-    return idle_rss, peak_rss, repairs, sizes
+    return idle_rss, peak_rss, repairs, sizes, plan_samples, page_bytes, mix
 
 
 def main():
@@ -113,7 +230,7 @@ def main():
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args()
     try:
-        idle_rss, peak_rss, repairs, sizes = measure(args)
+        idle_rss, peak_rss, repairs, sizes, plan_samples, page_bytes, mix = measure(args)
     except (RuntimeError, subprocess.CalledProcessError) as e:
         print(f"daemon.py: {e}", file=sys.stderr)
         return 1
@@ -126,6 +243,17 @@ def main():
         (f"notification to repaired drift ({len(repairs)} repairs)", ms(statistics.median(repairs)),
          ms(min(repairs)), ms(max(repairs)), f"< {REPAIR_MAX_S:.0f} s",
          "PASS" if max(repairs) < REPAIR_MAX_S else "FAIL"),
+        *[(f"plan diff page, 1,000 resources, {label} ({len(plan_samples)} posts)",
+           f"{statistics.median(col):.1f} ms", f"{min(col):.1f} ms", f"{max(col):.1f} ms",
+           target, verdict(col))
+          for label, col, target, verdict in [
+              ("engine plan", [p for p, _, _ in plan_samples], "", lambda c: ""),
+              (f"page render ({page_bytes // 1024} KiB: "
+               + ", ".join(f"{n} {op}" for op, n in mix.items() if n) + ")", [r for _, r, _ in plan_samples],
+               f"< {PLAN_PAGE_MAX_MS} ms",
+               lambda c: "PASS" if statistics.median(c) < PLAN_PAGE_MAX_MS else "FAIL"),
+              ("server-side total", [t for _, _, t in plan_samples], "", lambda c: ""),
+          ]],
         ("routerd, stripped release", f"{sizes['routerd'] / MIB:.1f} MiB", "", "", "", ""),
         ("routerctl, stripped release", f"{sizes['routerctl'] / MIB:.1f} MiB", "", "", "", ""),
         ("routerd + routerctl", f"{total / MIB:.1f} MiB", "", "", f"< {BINARY_MAX_MIB} MiB",

@@ -260,8 +260,10 @@ pub(crate) async fn plan<B: Backend>(
         Ok(s) => s,
         Err(denied) => return denied.into_response(),
     };
+    let asked = std::time::Instant::now();
     match app.backend.plan(form.yaml.clone()).await {
         Ok(plan) => {
+            let planned = asked.elapsed();
             let page = PlanPage {
                 assets: Links::get(),
                 signed_in: true,
@@ -269,7 +271,19 @@ pub(crate) async fn plan<B: Backend>(
                 yaml: form.yaml,
                 plan,
             };
-            render(&page, StatusCode::OK)
+            let mut response = render(&page, StatusCode::OK);
+            // W3C Server Timing: the browser's developer tools (and the benchmark) read where
+            // the time went.
+            let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+            let timing = format!(
+                "plan;dur={:.1};desc=\"engine plan\", render;dur={:.1};desc=\"page render\"",
+                ms(planned),
+                ms(asked.elapsed() - planned)
+            );
+            if let Ok(value) = axum::http::HeaderValue::from_str(&timing) {
+                response.headers_mut().insert("server-timing", value);
+            }
+            response
         }
         Err(refused) => {
             let (problems, error) = match refused {

@@ -520,6 +520,8 @@ async fn the_plan_diff_shows_operations_with_their_attributes_orphans_and_candid
     let form = format!("csrf={csrf}&yaml={}", urlencode("name: lan\n"));
     let page = ui.post("/config/plan", &form, Some(&cookie)).await;
     assert_eq!(page.status(), StatusCode::OK);
+    let timing = page.headers()["server-timing"].to_str().expect("ascii").to_string();
+    assert!(timing.starts_with("plan;dur=") && timing.contains(", render;dur="), "{timing}");
     let html = body(page).await;
     assert!(html.contains("linux.link&#47;lan0") || html.contains("linux.link/lan0"), "{html}");
     assert!(html.contains("<code>adminUp</code>") && html.contains("<del>false</del>"), "{html}");
