@@ -7,6 +7,7 @@ apt_packages=(
   nftables libnftnl-dev libmnl-dev pkg-config  # nftables userspace (tests read back), libnftnl
   iproute2 iputils-ping                         # lab set-up and independent read-back
   python3 time                                  # benchmark generator and peak RSS, demo web server
+  chromium chromium-driver                      # the web UI's browser test (headless, WebDriver)
 )
 
 missing=()

@@ -125,9 +125,21 @@ pub(crate) async fn editor<B: Backend>(
 pub(crate) struct YamlForm {
     #[serde(default)]
     csrf: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "unix_lines")]
     yaml: String,
 }
+
+/// A textarea's text with the CRLF line breaks browsers send (HTML's form submission rules)
+/// made LF again, so the stored config and the history's diffs keep the file's own breaks.
+fn unix_lines<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let text = String::deserialize(d)?;
+    Ok(if text.contains('\r') { text.replace("\r\n", "\n") } else { text })
+}
+
+/// Shortest confirm window the editor accepts: less is no time to check and confirm.
+const MIN_CONFIRM_SECONDS: u64 = 10;
+/// Longest: a day.
+const MAX_CONFIRM_SECONDS: u64 = 86_400;
 
 /// `POST /config/validate`: the problems fragment (htmx swaps it under the editor).
 pub(crate) async fn validate<B: Backend>(
@@ -152,6 +164,7 @@ pub(crate) async fn validate<B: Backend>(
 pub(crate) struct ApplyForm {
     #[serde(default)]
     csrf: String,
+    #[serde(deserialize_with = "unix_lines")]
     yaml: String,
     #[serde(default)]
     comment: String,
@@ -171,6 +184,19 @@ pub(crate) async fn apply<B: Backend>(
         Ok(s) => s,
         Err(denied) => return denied.into_response(),
     };
+    if form.confirm != 0 && !(MIN_CONFIRM_SECONDS..=MAX_CONFIRM_SECONDS).contains(&form.confirm) {
+        let error = format!(
+            "The confirm window must be 0 (none) or {MIN_CONFIRM_SECONDS} to \
+             {MAX_CONFIRM_SECONDS} seconds; nothing was changed."
+        );
+        return editor_page(
+            session.csrf,
+            form.yaml,
+            Vec::new(),
+            Some(error),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        );
+    }
     let request = ApplyRequest {
         yaml: form.yaml.clone(),
         confirm_seconds: form.confirm,
@@ -201,10 +227,11 @@ pub(crate) async fn confirm<B: Backend>(
     headers: HeaderMap,
     Form(form): Form<CsrfOnly>,
 ) -> Response {
-    if let Err(denied) = checked(&app, &headers, &form.csrf) {
-        return denied.into_response();
-    }
-    settled(app.backend.confirm().await)
+    let session = match checked(&app, &headers, &form.csrf) {
+        Ok(s) => s,
+        Err(denied) => return denied.into_response(),
+    };
+    settled(&app, session, app.backend.confirm().await)
 }
 
 /// `POST /rollback`: rolls the pending apply back now.
@@ -213,17 +240,23 @@ pub(crate) async fn rollback<B: Backend>(
     headers: HeaderMap,
     Form(form): Form<CsrfOnly>,
 ) -> Response {
-    if let Err(denied) = checked(&app, &headers, &form.csrf) {
-        return denied.into_response();
-    }
-    settled(app.backend.rollback().await)
+    let session = match checked(&app, &headers, &form.csrf) {
+        Ok(s) => s,
+        Err(denied) => return denied.into_response(),
+    };
+    settled(&app, session, app.backend.rollback().await)
 }
 
-/// Back to the overview, or 409 with the daemon's reason.
-pub(crate) fn settled(outcome: Result<(), String>) -> Response {
+/// Back to the overview; refused (the confirm already settled, say), the overview as it is now
+/// with the daemon's reason, 409.
+pub(crate) fn settled<B: Backend>(
+    app: &AppState<B>,
+    session: Session,
+    outcome: Result<(), String>,
+) -> Response {
     match outcome {
         Ok(()) => Redirect::to("/").into_response(),
-        Err(e) => (StatusCode::CONFLICT, e).into_response(),
+        Err(e) => crate::overview_page(app, session.csrf, Some(e), StatusCode::CONFLICT),
     }
 }
 
@@ -236,7 +269,11 @@ pub(crate) async fn countdown<B: Backend>(
         let left = c.deadline_unix.saturating_sub(now_unix());
         (c.generation, left, c.deadline)
     });
+    let settled = confirm.is_none();
     match (CountdownFragment { confirm }).render() {
+        // Confirmed or rolled back meanwhile: htmx reloads the page, whose figures (generation,
+        // operations, the Confirm buttons) are those of before.
+        Ok(html) if settled => ([("hx-refresh", "true")], Html(html)).into_response(),
         Ok(html) => Html(html).into_response(),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
     }

@@ -111,8 +111,9 @@ pub(crate) async fn rollback<B: Backend>(
     headers: HeaderMap,
     Form(form): Form<RollbackForm>,
 ) -> Response {
-    if let Err(denied) = checked(&app, &headers, &form.csrf) {
-        return denied.into_response();
-    }
-    settled(app.backend.rollback_to(form.generation).await)
+    let session = match checked(&app, &headers, &form.csrf) {
+        Ok(s) => s,
+        Err(denied) => return denied.into_response(),
+    };
+    settled(&app, session, app.backend.rollback_to(form.generation).await)
 }

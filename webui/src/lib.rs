@@ -412,6 +412,7 @@ struct OverviewPage {
     assets: Links,
     signed_in: bool,
     csrf: String,
+    notice: Option<String>,
     view: Overview,
 }
 
@@ -443,13 +444,24 @@ async fn overview<B: Backend>(
     State(app): State<Arc<AppState<B>>>,
     config::SignedIn(session): config::SignedIn,
 ) -> Response {
+    overview_page(&app, session.csrf, None, StatusCode::OK)
+}
+
+/// The overview, with `notice` (why the last request did nothing) on top.
+pub(crate) fn overview_page<B: Backend>(
+    app: &AppState<B>,
+    csrf: String,
+    notice: Option<String>,
+    status: StatusCode,
+) -> Response {
     let page = OverviewPage {
         assets: Links::get(),
         signed_in: true,
-        csrf: session.csrf,
+        csrf,
+        notice,
         view: app.backend.overview(),
     };
-    render(&page, StatusCode::OK)
+    render(&page, status)
 }
 
 async fn login_page<B: Backend>(State(app): State<Arc<AppState<B>>>) -> Response {

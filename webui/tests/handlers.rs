@@ -477,12 +477,23 @@ async fn apply_needs_csrf_refuses_invalid_text_and_opens_a_confirm_window() {
     assert!(page.contains("oops"), "the operator's text is kept in the editor");
     assert!(ui.backend.applied.lock().expect("lock").is_empty());
 
-    let form = format!("csrf={csrf}&yaml={}&confirm=90&comment=move+lan", urlencode("name: lan\n"));
+    let short = format!("csrf={csrf}&yaml={}&confirm=5", urlencode("name: lan\n"));
+    let short = ui.post("/config/apply", &short, Some(&cookie)).await;
+    assert_eq!(short.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(body(short).await.contains("0 (none) or 10 to 86400 seconds"));
+    assert!(ui.backend.applied.lock().expect("lock").is_empty());
+
+    // A browser sends the textarea with CRLF breaks; the daemon gets the file's LF.
+    let form = format!(
+        "csrf={csrf}&yaml={}&confirm=90&comment=move+lan",
+        urlencode("name: lan\r\nifname: lan0\r\n")
+    );
     let applied = ui.post("/config/apply", &form, Some(&cookie)).await;
     assert_eq!(applied.status(), StatusCode::SEE_OTHER);
     let recorded = ui.backend.applied.lock().expect("lock").clone();
     assert_eq!(recorded.len(), 1);
     assert_eq!((recorded[0].confirm_seconds, recorded[0].comment.as_str()), (90, "move lan"));
+    assert_eq!(recorded[0].yaml, "name: lan\nifname: lan0\n");
 
     // The overview shows the countdown with Confirm and Roll back.
     let overview = body(ui.get("/", Some(&cookie)).await).await;
@@ -502,13 +513,14 @@ async fn apply_needs_csrf_refuses_invalid_text_and_opens_a_confirm_window() {
     );
     let confirmed = ui.post("/confirm", &format!("csrf={csrf}"), Some(&cookie)).await;
     assert_eq!(confirmed.status(), StatusCode::SEE_OTHER);
-    assert!(
-        body(ui.get("/confirm/countdown", Some(&cookie)).await).await.contains("Nothing waits")
-    );
-    assert_eq!(
-        ui.post("/rollback", &format!("csrf={csrf}"), Some(&cookie)).await.status(),
-        StatusCode::CONFLICT
-    );
+    // Settled: the countdown tells htmx to reload the page (its figures are stale).
+    let settled = ui.get("/confirm/countdown", Some(&cookie)).await;
+    assert_eq!(settled.headers()["hx-refresh"], "true");
+    assert!(body(settled).await.contains("Nothing waits"));
+    let late = ui.post("/rollback", &format!("csrf={csrf}"), Some(&cookie)).await;
+    assert_eq!(late.status(), StatusCode::CONFLICT);
+    let late = body(late).await;
+    assert!(late.contains("Nothing was done: nothing waits") && late.contains("id=\"phase\""));
     assert_eq!(*ui.backend.calls.lock().expect("lock"), ["confirm", "rollback"]);
 }
 

@@ -2,6 +2,7 @@
 //! (`routerd serve`) with `routerctl`. The namespace tests need root and make their own
 //! namespace, removed on drop.
 
+mod browser;
 mod cli;
 mod daemon;
 mod support;

@@ -1,0 +1,567 @@
+//! Browser end-to-end: the web UI in headless Chromium (Debian `chromium` + `chromium-driver`,
+//! driven over WebDriver with fantoccini) against `routerd serve` on a lab namespace.
+//!
+//! One operator session proves, in order: the setup token and the login; a config error shown
+//! at its line while typing, and its fix; the plan diff; an apply with a confirm window and its
+//! confirm; a second apply left unconfirmed whose automatic rollback restores the kernel state
+//! (read back with `ip`, independently of routerd) while the countdown runs, after which the page
+//! reloads itself without the confirm panel; the adoption of a link made by hand; the artifacts
+//! browser and the dependency graph image; and a doctor failure pushed live to an open page
+//! (server-sent events, no reload) after a hand-made change routerd cannot repair.
+//!
+//! A screenshot of every step lands in `$CARGO_TARGET_TMPDIR/browser/NN-step.png`, with the
+//! daemon's and chromedriver's logs. Needs root and `scripts/bootstrap.sh`'s packages: without
+//! Chromium or chromedriver the test fails, it never skips.
+
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::elements::Element;
+use fantoccini::wd::Capabilities;
+use fantoccini::{Client, ClientBuilder, Locator};
+use hyper_util::client::legacy::connect::HttpConnector;
+
+use crate::support::Netns;
+
+const ROUTERD: &str = env!("CARGO_BIN_EXE_routerd");
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "chromedriver";
+/// How long any one condition may take (CI machines are slow).
+const DEADLINE: Duration = Duration::from_secs(30);
+const PASSWORD: &str = "correct horse battery";
+
+/// Generation 1, the config file the daemon starts with.
+const CONFIG: &str = "apiVersion: routerd.net/v1alpha1
+kind: Router
+metadata:
+  name: browser
+spec:
+  resources:
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: Interface
+      metadata:
+        name: lan
+      spec:
+        ifname: lan0
+        managed: true
+        adminUp: true
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4StaticAddress
+      metadata:
+        name: lan-v4
+      spec:
+        interface: lan
+        address: 10.9.0.1/24
+";
+
+/// Typed at the end of the editor for generation 2.
+const ROUTE: &str = "    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4StaticRoute
+      metadata:
+        name: to-lab
+      spec:
+        interface: lan
+        destination: 100.64.0.0/24
+        via: 10.9.0.254
+        table: 1000
+";
+
+/// Typed at the end of the editor for generation 3 (the one left unconfirmed).
+const SECOND_ROUTE: &str = "    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4StaticRoute
+      metadata:
+        name: to-lab-2
+      spec:
+        interface: lan
+        destination: 100.64.1.0/24
+        via: 10.9.0.254
+        table: 1000
+";
+
+/// The `routerctl` binary next to `routerd`.
+fn routerctl() -> PathBuf {
+    let path = Path::new(ROUTERD).parent().expect("target dir").join("routerctl");
+    assert!(path.exists(), "build routerctl first (cargo build --workspace): {}", path.display());
+    path
+}
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    listener.local_addr().expect("addr").port()
+}
+
+fn listening(port: u16) -> bool {
+    std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+}
+
+/// Polls `ok` every 50 ms until it holds; panics naming `what` after [`DEADLINE`].
+fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
+    let until = Instant::now() + DEADLINE;
+    while !ok() {
+        assert!(Instant::now() < until, "timed out after {DEADLINE:?} waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The directory of this test's screenshots and logs, emptied first.
+fn output_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("browser");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("the screenshot directory");
+    dir
+}
+
+/// `routerd serve` with the web UI on a loopback port, on a namespace with a veth pair
+/// `lan0`/`peer0` made by hand before the daemon starts (so `lan0` is an adoption candidate).
+/// On drop the daemon is killed, then the namespace deleted.
+struct Router {
+    daemon: Child,
+    lab: Netns,
+    dir: tempfile::TempDir,
+    port: u16,
+    log: PathBuf,
+}
+
+impl Router {
+    fn start(out: &Path) -> Self {
+        let lab = Netns::new("browser");
+        lab.ip(&["link", "add", "lan0", "type", "veth", "peer", "name", "peer0"]);
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("router.yaml"), CONFIG).expect("config");
+        let port = free_port();
+        let log = out.join("routerd.log");
+        let daemon = Command::new(ROUTERD)
+            .args(["serve", "--netns", &lab.0, "--resync", "1h", "--debounce", "50ms"])
+            .arg("--config")
+            .arg(dir.path().join("router.yaml"))
+            .arg("--ledger")
+            .arg(dir.path().join("l.redb"))
+            .arg("--control-socket")
+            .arg(dir.path().join("control.sock"))
+            .arg("--state-dir")
+            .arg(dir.path().join("state"))
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).expect("log"))
+            .spawn()
+            .expect("routerd serve starts");
+        let router = Self { daemon, lab, dir, port, log };
+        wait_for("the daemon's first reconcile", || {
+            router.ctl_json(&["status"]).is_some_and(|s| s["reconciles"].as_u64() >= Some(1))
+        });
+        wait_for("the web UI to listen", || listening(port));
+        router
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The one-time setup token the daemon printed on its console.
+    fn token(&self) -> String {
+        let log = std::fs::read_to_string(&self.log).expect("the daemon's log");
+        let rest = log.split("one-time setup token: ").nth(1).expect("the token on the console");
+        rest.chars().take_while(char::is_ascii_hexdigit).collect()
+    }
+
+    /// `routerctl -o json ARGS…`, parsed; `None` when it fails.
+    fn ctl_json(&self, args: &[&str]) -> Option<serde_json::Value> {
+        let out = Command::new(routerctl())
+            .arg("--socket")
+            .arg(self.dir.path().join("control.sock"))
+            .args(["-o", "json"])
+            .args(args)
+            .output()
+            .expect("routerctl runs");
+        out.status.success().then(|| serde_json::from_slice(&out.stdout).expect("JSON"))
+    }
+
+    fn config_file(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("router.yaml")).expect("the config file")
+    }
+
+    /// Table 1000 as (destination, gateway), read with `ip` (an empty table makes `ip` fail:
+    /// no routes).
+    fn routes(&self) -> Vec<(String, String)> {
+        let out = Command::new("ip")
+            .args(["-n", &self.lab.0, "-j", "route", "show", "table", "1000"])
+            .output()
+            .expect("ip");
+        let list: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        let field = |r: &serde_json::Value, k: &str| r[k].as_str().unwrap_or_default().to_string();
+        list.iter().map(|r| (field(r, "dst"), field(r, "gateway"))).collect()
+    }
+}
+
+impl Drop for Router {
+    fn drop(&mut self) {
+        let _ = self.daemon.kill();
+        let _ = self.daemon.wait();
+    }
+}
+
+fn route(dst: &str, gateway: &str) -> (String, String) {
+    (dst.to_string(), gateway.to_string())
+}
+
+/// `chromedriver` on a free port; Chromium gets a profile directory of its own. On drop both
+/// are killed (a killed chromedriver leaves Chromium running, so its processes are found by
+/// that profile directory), also when the test fails.
+struct Driver {
+    child: Child,
+    port: u16,
+    profile: tempfile::TempDir,
+}
+
+impl Driver {
+    fn start(out: &Path) -> Self {
+        assert!(
+            Path::new(CHROMIUM).exists(),
+            "{CHROMIUM} is missing: run scripts/bootstrap.sh (it installs chromium and \
+             chromium-driver)"
+        );
+        let port = free_port();
+        let log = std::fs::File::create(out.join("chromedriver.log")).expect("log");
+        let child = Command::new(CHROMEDRIVER)
+            .arg(format!("--port={port}"))
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!("{CHROMEDRIVER}: {e}: run scripts/bootstrap.sh (installs chromium-driver)")
+            });
+        let driver = Self { child, port, profile: tempfile::tempdir().expect("profile dir") };
+        wait_for("chromedriver to listen", || listening(port));
+        driver
+    }
+
+    async fn connect(&self) -> Client {
+        let profile = format!("--user-data-dir={}", self.profile.path().display());
+        let options = serde_json::json!({
+            "binary": CHROMIUM,
+            "args": [
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                "--no-first-run", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", profile,
+                "--window-size=1280,1024",
+            ],
+        });
+        let mut capabilities = Capabilities::new();
+        capabilities.insert("goog:chromeOptions".into(), options);
+        ClientBuilder::new(HttpConnector::new())
+            .capabilities(capabilities)
+            .connect(&format!("http://127.0.0.1:{}", self.port))
+            .await
+            .expect("a Chromium session from chromedriver")
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let profile = self.profile.path().to_string_lossy().into_owned();
+        let leftovers = pids_with_argument(&profile);
+        if !leftovers.is_empty() {
+            let _ = Command::new("kill").arg("-KILL").args(&leftovers).status();
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The processes whose command line mentions `needle`.
+fn pids_with_argument(needle: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|e| {
+            let pid = e.file_name().into_string().ok()?;
+            pid.parse::<u32>().ok()?;
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            String::from_utf8_lossy(&cmdline).contains(needle).then_some(pid)
+        })
+        .collect()
+}
+
+/// The browser session, its base URL and the screenshot counter.
+struct Ui {
+    client: Client,
+    base: String,
+    out: PathBuf,
+    step: Cell<u32>,
+}
+
+impl Ui {
+    async fn goto(&self, path: &str) {
+        let url = format!("{}{path}", self.base);
+        self.client.goto(&url).await.unwrap_or_else(|e| panic!("open {url}: {e}"));
+    }
+
+    /// Saves the page as `NN-name.png`.
+    async fn shot(&self, name: &str) {
+        self.step.set(self.step.get() + 1);
+        let png = self.client.screenshot().await.expect("a screenshot");
+        let file = self.out.join(format!("{:02}-{name}.png", self.step.get()));
+        std::fs::write(&file, png).expect("write the screenshot");
+    }
+
+    async fn find(&self, css: &str) -> Element {
+        self.client.find(Locator::Css(css)).await.unwrap_or_else(|e| panic!("find {css}: {e}"))
+    }
+
+    async fn click(&self, css: &str) {
+        self.find(css).await.click().await.unwrap_or_else(|e| panic!("click {css}: {e}"));
+    }
+
+    async fn type_into(&self, css: &str, text: &str) {
+        self.find(css).await.send_keys(text).await.unwrap_or_else(|e| panic!("type {css}: {e}"));
+    }
+
+    /// The text of every element matching `css`, one per line ("" while the page changes).
+    async fn text(&self, css: &str) -> String {
+        let Ok(found) = self.client.find_all(Locator::Css(css)).await else { return String::new() };
+        let mut text = String::new();
+        for element in found {
+            text.push_str(&element.text().await.unwrap_or_default());
+            text.push('\n');
+        }
+        text
+    }
+
+    async fn script(&self, js: &str, args: Vec<serde_json::Value>) -> serde_json::Value {
+        self.client.execute(js, args).await.unwrap_or_else(|e| panic!("script {js}: {e}"))
+    }
+
+    /// Polls `ok` every 100 ms until it holds; after [`DEADLINE`], saves a screenshot and
+    /// panics with the page's address and text.
+    async fn wait(&self, what: &str, mut ok: impl AsyncFnMut() -> bool) {
+        let until = Instant::now() + DEADLINE;
+        while !ok().await {
+            if Instant::now() > until {
+                let url = self.client.current_url().await.map(|u| u.to_string());
+                let body = self.text("body").await;
+                self.shot("timeout").await;
+                panic!("timed out after {DEADLINE:?} waiting for {what} on {url:?}:\n{body}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Waits until an element matching `css` contains `needle`.
+    async fn wait_text(&self, css: &str, needle: &str) {
+        self.wait(&format!("{needle:?} in {css}"), async || self.text(css).await.contains(needle))
+            .await;
+    }
+
+    /// Selects `old` in the editor (the end of the text when `None`) as the operator would with
+    /// the mouse, then types `new` over it, key by key.
+    async fn type_in_editor(&self, old: Option<&str>, new: &str) {
+        let js = "const t = document.querySelector('textarea[name=yaml]');
+            const old = arguments[0];
+            const at = old === null ? t.value.length : t.value.indexOf(old);
+            if (at < 0) return false;
+            t.focus();
+            t.setSelectionRange(at, at + (old === null ? 0 : old.length));
+            return true;";
+        let found = self.script(js, vec![serde_json::json!(old)]).await;
+        assert_eq!(found, serde_json::json!(true), "{old:?} in the editor");
+        let editor = self.client.active_element().await.expect("the focused editor");
+        editor.send_keys(new).await.expect("typing in the editor");
+    }
+
+    /// The editor's text as the browser holds it.
+    async fn editor_text(&self) -> String {
+        let editor = self.find("textarea[name=yaml]").await;
+        editor.prop("value").await.expect("the editor's value").unwrap_or_default()
+    }
+
+    /// Types a confirm window of `seconds` into the editor's field.
+    async fn choose_confirm_window(&self, seconds: u64) {
+        let control = self.find("input[name=confirm]").await;
+        control.clear().await.expect("clear the window");
+        control.send_keys(&seconds.to_string()).await.expect("type the window");
+        let chosen = control.prop("value").await.expect("value").unwrap_or_default();
+        assert_eq!(chosen, seconds.to_string(), "the confirm window");
+    }
+}
+
+#[tokio::test]
+async fn an_operator_edits_applies_rolls_back_adopts_and_watches_the_doctor_in_chromium() {
+    let out = output_dir();
+    let driver = Driver::start(&out);
+    let router = Router::start(&out);
+    let client = driver.connect().await;
+    let ui = Ui { client, base: router.url(), out, step: Cell::new(0) };
+
+    log_in(&ui, &router).await;
+    edit_plan_apply_and_confirm(&ui, &router).await;
+    leave_an_apply_unconfirmed(&ui, &router).await;
+    adopt_the_hand_made_link(&ui, &router).await;
+    see_artifacts_and_the_graph(&ui).await;
+    watch_the_doctor_fail_live(&ui, &router).await;
+
+    ui.client.close().await.expect("end the browser session");
+}
+
+/// The artifacts browser filtered to routes, and the dependency graph drawn as an image the
+/// browser decoded.
+async fn see_artifacts_and_the_graph(ui: &Ui) {
+    ui.goto("/artifacts?kind=linux.ipv4.route").await;
+    ui.wait_text("#count", "1 of").await;
+    ui.wait_text("table.artifacts", "100.64.0.0/24").await;
+    ui.shot("artifacts").await;
+    ui.goto("/graph").await;
+    ui.wait_text("h1", "Dependency graph").await;
+    ui.wait("the graph image to be decoded", async || {
+        let js = "const i = document.querySelector('.graph img');
+            return !!i && i.complete && i.naturalWidth > 100;";
+        ui.script(js, Vec::new()).await == serde_json::json!(true)
+    })
+    .await;
+    ui.shot("graph").await;
+}
+
+/// The setup page (prefilled from the console's token link), then the login.
+async fn log_in(ui: &Ui, router: &Router) {
+    ui.goto(&format!("/setup?token={}", router.token())).await;
+    ui.wait_text("h1", "Set the admin password").await;
+    ui.type_into("input[name=password]", PASSWORD).await;
+    ui.type_into("input[name=again]", PASSWORD).await;
+    ui.shot("setup").await;
+    ui.click("form[action='/setup'] button[type=submit]").await;
+
+    ui.wait_text("h1", "Log in").await;
+    ui.type_into("input[name=password]", PASSWORD).await;
+    ui.shot("login").await;
+    ui.click("form[action='/login'] button[type=submit]").await;
+    ui.wait_text("h1", "Overview").await;
+    ui.wait_text("#phase", "RequiresAdoption").await;
+    ui.shot("overview").await;
+}
+
+/// A bad address shown at its line as it is typed; the fix; the plan of a new route; apply with
+/// the default confirm window; confirm.
+async fn edit_plan_apply_and_confirm(ui: &Ui, router: &Router) {
+    ui.goto("/config").await;
+    ui.wait_text("h1", "Config").await;
+    assert_eq!(ui.editor_text().await, CONFIG, "the editor holds the applied text");
+
+    ui.type_in_editor(Some("10.9.0.1/24"), "10.9.0.300/24").await;
+    let broken = CONFIG.replace("10.9.0.1/24", "10.9.0.300/24");
+    let line = broken.lines().position(|l| l.contains("10.9.0.300/24")).expect("the line") + 1;
+    ui.wait_text("#problems", &format!("line {line}, column")).await;
+    assert!(ui.text("#problems").await.contains("IPv4StaticAddress/lan-v4"), "names the resource");
+    ui.shot("error-at-its-line").await;
+
+    ui.type_in_editor(Some("10.9.0.300/24"), "10.9.0.1/24").await;
+    ui.type_in_editor(None, ROUTE).await;
+    let with_route = format!("{CONFIG}{ROUTE}");
+    assert_eq!(ui.editor_text().await, with_route);
+    ui.wait_text("#problems", "Valid: 3 resources").await;
+    ui.shot("fixed").await;
+
+    ui.click("button[formaction='/config/plan']").await;
+    ui.wait_text("h1", "Plan").await;
+    let operations = ui.text("table.plan tr.op-create").await;
+    assert!(operations.contains("linux.ipv4.route") && operations.contains("100.64.0.0/24"));
+    assert!(router.routes().is_empty(), "planning changes nothing");
+    ui.shot("plan").await;
+
+    ui.type_into("input[name=comment]", "a route to the lab").await;
+    ui.click("form[action='/config/apply'] button[type=submit]").await;
+    ui.wait_text("#countdown", "Generation 2 is rolled back in").await;
+    assert_eq!(router.routes(), [route("100.64.0.0/24", "10.9.0.254")], "applied at once");
+    ui.shot("applied-awaiting-confirm").await;
+
+    ui.click("form[action='/confirm'] button[type=submit]").await;
+    ui.wait("the confirm panel to go", async || {
+        ui.text("h1").await.contains("Overview") && ui.text("#confirm").await.is_empty()
+    })
+    .await;
+    assert_eq!(router.routes(), [route("100.64.0.0/24", "10.9.0.254")]);
+    // The browser sends the textarea with CRLF breaks; the file keeps the text's own LF.
+    assert_eq!(router.config_file(), with_route, "confirmed: the config file holds it");
+    ui.shot("confirmed").await;
+}
+
+/// A second apply (the first route through another gateway, a second route) with a 10 s window,
+/// not confirmed: the countdown runs out, and the previous kernel state comes back.
+async fn leave_an_apply_unconfirmed(ui: &Ui, router: &Router) {
+    ui.goto("/config").await;
+    ui.wait_text("h1", "Config").await;
+    ui.type_in_editor(Some("via: 10.9.0.254"), "via: 10.9.0.253").await;
+    ui.type_in_editor(None, SECOND_ROUTE).await;
+    ui.wait_text("#problems", "Valid: 4 resources").await;
+    let before = router.lab.state();
+    ui.choose_confirm_window(10).await;
+    ui.type_into("input[name=comment]", "left unconfirmed").await;
+    ui.shot("second-apply").await;
+    ui.click("form[action='/config/apply'] > .row > button[type=submit]:not([formaction])").await;
+
+    ui.wait_text("#countdown", "Generation 3 is rolled back in").await;
+    let applied = [route("100.64.0.0/24", "10.9.0.253"), route("100.64.1.0/24", "10.9.0.254")];
+    assert_eq!(router.routes(), applied, "applied at once");
+    ui.shot("countdown").await;
+
+    ui.wait("the kernel state from before the apply", async || router.lab.state() == before).await;
+    assert_eq!(router.routes(), [route("100.64.0.0/24", "10.9.0.254")], "rolled back");
+    // The countdown sees the rollback and has the page reload itself: no confirm panel.
+    ui.wait("the overview to reload without the confirm panel", async || {
+        ui.text("h1").await.contains("Overview") && ui.text("#confirm").await.is_empty()
+    })
+    .await;
+    ui.shot("overview-after-rollback").await;
+
+    ui.goto("/history").await;
+    ui.wait_text("table", "not confirmed in time").await;
+    let history = ui.text("tbody tr").await;
+    let third = history.lines().find(|l| l.split_whitespace().next() == Some("3"));
+    assert!(third.is_some_and(|l| l.contains("rolledBack")), "generation 3: {history}");
+    ui.shot("history").await;
+}
+
+/// `lan0`, made by hand before routerd started, is declared but not owned: select it, approve,
+/// and it is in the ledger as adopted.
+async fn adopt_the_hand_made_link(ui: &Ui, router: &Router) {
+    ui.goto("/adopt").await;
+    ui.wait_text("h1", "Adoption").await;
+    let checkbox = "input[type=checkbox][value='linux.link/lan0']";
+    ui.click(checkbox).await;
+    let checked = ui.find(checkbox).await.is_selected().await.expect("checkbox state");
+    assert!(checked, "the candidate is selected");
+    ui.shot("adoption-candidate").await;
+    ui.click("form[action='/adopt'] button[type=submit]").await;
+    ui.wait_text("p.notice", "Now owned: linux.link/lan0").await;
+    ui.shot("adopted").await;
+
+    let ledger = router.ctl_json(&["ledger"]).expect("routerctl ledger");
+    let entries = ledger.as_array().expect("a list");
+    let link = entries.iter().find(|e| e["name"] == "lan0").expect("lan0 in the ledger");
+    assert_eq!(link["origin"], "adopted", "{link}");
+    assert_eq!(link["state"], "owned", "{link}");
+    ui.goto("/ledger?kind=linux.link").await;
+    ui.wait_text("tbody", "adopted").await;
+    assert!(ui.text("tbody").await.contains("lan0"));
+    ui.shot("ledger").await;
+}
+
+/// With the doctor page open, the gateway is made unreachable by hand (the connected route
+/// removed) and the route through it deleted: routerd's repair is refused by the kernel, and the
+/// failed check arrives on the same page without a reload.
+async fn watch_the_doctor_fail_live(ui: &Ui, router: &Router) {
+    ui.goto("/doctor").await;
+    ui.wait_text("tr.check-pass", "R002").await;
+    ui.script("window.sameDocument = true;", Vec::new()).await;
+    ui.shot("doctor-healthy").await;
+
+    router.lab.ip(&["route", "del", "10.9.0.0/24", "dev", "lan0"]);
+    router.lab.ip(&["route", "del", "100.64.0.0/24", "table", "1000"]);
+    ui.wait_text("tr.check-fail", "R002").await;
+    let failed = ui.text("tr.check-fail").await;
+    assert!(failed.contains("100.64.0.0/24"), "the failing route is named: {failed}");
+    let same = ui.script("return window.sameDocument === true;", Vec::new()).await;
+    assert_eq!(same, serde_json::json!(true), "pushed to the open page, not reloaded");
+    assert!(router.routes().is_empty(), "routerd could not repair it");
+    ui.shot("doctor-failure-live").await;
+}
