@@ -1,6 +1,6 @@
 //! `routerctl`: the operator CLI. Talks to `routerd serve` over its control socket (HTTP+JSON
 //! on a Unix socket, `docs/control-api.md`); output fits 80 columns on a serial console, or is
-//! JSON with `-o json`.
+//! the API's JSON with `-o json`, or the same as YAML with `-o yaml`, for every command.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -131,6 +131,50 @@ enum Output {
     Table,
     /// The API's JSON.
     Json,
+    /// The same document as YAML.
+    Yaml,
+}
+
+/// Prints the daemon's JSON document `body` as `output` asks: as it came, or as YAML.
+fn print_doc(output: Output, body: &str) -> Result<(), Failure> {
+    if output == Output::Yaml {
+        let value: serde_json::Value = parse(body)?;
+        print!("{}", yaml_text(&value));
+    } else {
+        println!("{body}");
+    }
+    Ok(())
+}
+
+/// `value` as a YAML document (saphyr's emitter: strings quoted where YAML would read them as
+/// something else, multi-line strings as literal blocks).
+fn yaml_text(value: &serde_json::Value) -> String {
+    fn node(v: &serde_json::Value) -> saphyr::Yaml<'_> {
+        use saphyr::{Scalar, Yaml};
+        match v {
+            serde_json::Value::Null => Yaml::Value(Scalar::Null),
+            serde_json::Value::Bool(b) => Yaml::Value(Scalar::Boolean(*b)),
+            serde_json::Value::Number(n) => match n.as_i64() {
+                Some(i) => Yaml::Value(Scalar::Integer(i)),
+                None => Yaml::Value(Scalar::FloatingPoint(n.as_f64().unwrap_or(f64::NAN).into())),
+            },
+            serde_json::Value::String(s) => Yaml::Value(Scalar::String(s.as_str().into())),
+            serde_json::Value::Array(items) => Yaml::Sequence(items.iter().map(node).collect()),
+            serde_json::Value::Object(map) => Yaml::Mapping(
+                map.iter()
+                    .map(|(k, v)| (Yaml::Value(Scalar::String(k.as_str().into())), node(v)))
+                    .collect(),
+            ),
+        }
+    }
+    let mut out = String::new();
+    let mut emitter = saphyr::YamlEmitter::new(&mut out);
+    emitter.multiline(true);
+    if let Err(e) = emitter.dump(&node(value)) {
+        return format!("# cannot write YAML: {e}\n");
+    }
+    out.push('\n');
+    out
 }
 
 /// Failures with their exit codes.
@@ -175,12 +219,12 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: &Cli) -> Result<(), Failure> {
-    let json = cli.output == Output::Json;
+    let structured = cli.output != Output::Table;
     match &cli.command {
         Command::Status => {
             let body = call(&cli.socket, Method::GET, "/v1/status", None).await?;
             match cli.output {
-                Output::Json => println!("{body}"),
+                Output::Json | Output::Yaml => print_doc(cli.output, &body)?,
                 Output::Table => {
                     let status: DaemonStatus = serde_json::from_str(&body).map_err(|e| {
                         Failure::Answered(format!("unexpected status document: {e}"))
@@ -191,8 +235,8 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
         }
         Command::Resources => {
             let body = call(&cli.socket, Method::GET, "/v1/resources", None).await?;
-            if json {
-                println!("{body}");
+            if structured {
+                print_doc(cli.output, &body)?;
             } else {
                 let list: Vec<ResourceStatus> = serde_json::from_str(&body).map_err(|e| {
                     Failure::Answered(format!("unexpected resources document: {e}"))
@@ -209,8 +253,8 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
             let report: serde_json::Value = parse(&body)?;
             let checks: Vec<DoctorCheck> = serde_json::from_value(report["checks"].clone())
                 .map_err(|e| Failure::Answered(format!("unexpected doctor report: {e}")))?;
-            if json {
-                println!("{body}");
+            if structured {
+                print_doc(cli.output, &body)?;
             } else {
                 print!("{}", doctor_table(&checks));
             }
@@ -222,7 +266,11 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
             let password = read_new_password()?;
             let request = serde_json::json!({ "password": password });
             call(&cli.socket, Method::POST, "/v1/passwd", Some(request)).await?;
-            println!("{}", if json { "{}" } else { "password set" });
+            if structured {
+                print_doc(cli.output, "{}")?;
+            } else {
+                println!("password set");
+            }
         }
         Command::Plan { file } => {
             let request = match file {
@@ -233,19 +281,21 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
                 }
                 None => None,
             };
-            let path = if json { "/v1/plan" } else { "/v1/plan?format=table" };
-            print_line(call(&cli.socket, Method::POST, path, request).await?);
+            let path = if structured { "/v1/plan" } else { "/v1/plan?format=table" };
+            let body = call(&cli.socket, Method::POST, path, request).await?;
+            if structured { print_doc(cli.output, &body)? } else { print_line(body) }
         }
         Command::Adopt { apply, artifacts, .. } => {
-            let path = if json { "/v1/adopt" } else { "/v1/adopt?format=table" };
+            let path = if structured { "/v1/adopt" } else { "/v1/adopt?format=table" };
             let only = (!artifacts.is_empty()).then_some(artifacts);
             let request = serde_json::json!({ "apply": apply, "artifacts": only });
-            print_line(call(&cli.socket, Method::POST, path, Some(request)).await?);
+            let body = call(&cli.socket, Method::POST, path, Some(request)).await?;
+            if structured { print_doc(cli.output, &body)? } else { print_line(body) }
         }
         Command::Ledger => {
             let body = call(&cli.socket, Method::GET, "/v1/ledger", None).await?;
-            if json {
-                println!("{body}");
+            if structured {
+                print_doc(cli.output, &body)?;
             } else {
                 print!("{}", ledger_table(&parse(&body)?));
             }
@@ -255,7 +305,11 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
         }
         Command::Reconcile => {
             let body = call(&cli.socket, Method::POST, "/v1/reconcile", None).await?;
-            println!("{}", if json { body } else { "reconcile requested".into() });
+            if structured {
+                print_doc(cli.output, &body)?;
+            } else {
+                println!("reconcile requested");
+            }
         }
         Command::Apply { file, confirm_timeout, no_confirm, comment } => {
             let yaml = std::fs::read_to_string(file)
@@ -275,22 +329,34 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
                 "clientAddress": client,
             });
             let body = call(&cli.socket, Method::POST, "/v1/apply", Some(request)).await?;
-            println!("{}", if json { body } else { outcome_line(&body, "applied") });
+            if structured {
+                print_doc(cli.output, &body)?;
+            } else {
+                println!("{}", outcome_line(&body, "applied"));
+            }
         }
         Command::Confirm => {
             let body = call(&cli.socket, Method::POST, "/v1/confirm", None).await?;
-            println!("{}", if json { body } else { outcome_line(&body, "confirmed") });
+            if structured {
+                print_doc(cli.output, &body)?;
+            } else {
+                println!("{}", outcome_line(&body, "confirmed"));
+            }
         }
         Command::Rollback { generation } => {
             let request = serde_json::json!({ "generation": generation });
             let body = call(&cli.socket, Method::POST, "/v1/rollback", Some(request)).await?;
-            println!("{}", if json { body } else { outcome_line(&body, "rolled back; now") });
+            if structured {
+                print_doc(cli.output, &body)?;
+            } else {
+                println!("{}", outcome_line(&body, "rolled back; now"));
+            }
         }
         Command::History { what: Some(HistoryCommand::Diff { from, to }) } => {
             let path = format!("/v1/generations/{from}/diff/{to}");
             let body = call(&cli.socket, Method::GET, &path, None).await?;
-            if json {
-                println!("{body}");
+            if structured {
+                print_doc(cli.output, &body)?;
             } else {
                 print!("{}", parse(&body)?["diff"].as_str().unwrap_or_default());
             }
@@ -298,8 +364,8 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
         Command::History { what: Some(HistoryCommand::Show { generation: n }) } => {
             let body =
                 call(&cli.socket, Method::GET, &format!("/v1/generations/{n}"), None).await?;
-            if json {
-                println!("{body}");
+            if structured {
+                print_doc(cli.output, &body)?;
             } else {
                 let v: serde_json::Value = parse(&body)?;
                 print!("{}", v["yaml"].as_str().unwrap_or_default());
@@ -307,8 +373,8 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
         }
         Command::History { what: None } => {
             let body = call(&cli.socket, Method::GET, "/v1/generations", None).await?;
-            if json {
-                println!("{body}");
+            if structured {
+                print_doc(cli.output, &body)?;
             } else {
                 print!("{}", history_table(&parse(&body)?));
             }
@@ -625,5 +691,34 @@ mod tests {
         assert!(table.lines().all(|l| l.chars().count() <= 80), "{table}");
         assert!(table.contains("generation  3 (observed 3)"), "{table}");
         assert!(table.contains("last        2026-11-21T02:00:00Z by address,route, 41 ms"));
+    }
+
+    #[test]
+    fn yaml_output_reads_back_as_the_same_document() {
+        let doc = serde_json::json!({
+            "generation": 4,
+            "phase": "Healthy",
+            "looksLikeABool": "true",
+            "looksLikeANumber": "10",
+            "empty": "",
+            "ratio": 0.5,
+            "none": null,
+            "yaml": "apiVersion: routerd.net/v1alpha1\nkind: Router\n",
+            "checks": [{"code": "R001", "status": "pass"}, {"code": "T001: x", "status": "fail"}],
+        });
+        let text = yaml_text(&doc);
+        use saphyr::LoadableYamlNode;
+        let docs = saphyr::Yaml::load_from_str(&text).expect("valid YAML");
+        let back = &docs[0];
+        assert_eq!(back["generation"].as_integer(), Some(4), "{text}");
+        assert_eq!(back["looksLikeABool"].as_str(), Some("true"), "a string stays one: {text}");
+        assert_eq!(back["looksLikeANumber"].as_str(), Some("10"), "{text}");
+        assert_eq!(back["empty"].as_str(), Some(""), "{text}");
+        assert_eq!(back["ratio"].as_floating_point(), Some(0.5), "{text}");
+        assert!(back["none"].is_null(), "{text}");
+        let yaml = doc["yaml"].as_str().expect("str");
+        assert_eq!(back["yaml"].as_str(), Some(yaml), "{text}");
+        assert!(text.contains("yaml: |"), "a literal block: {text}");
+        assert_eq!(back["checks"][1]["code"].as_str(), Some("T001: x"), "{text}");
     }
 }

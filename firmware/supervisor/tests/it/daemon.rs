@@ -574,6 +574,13 @@ fn plan_adopt_ledger_and_graph_through_routerctl() {
         status(&s.socket()).is_some_and(|st| st["phase"] == "Healthy")
     });
 
+    // The same documents as YAML.
+    let yaml = s.ctl(&["-o", "yaml", "ledger"]);
+    let yaml = String::from_utf8_lossy(&yaml.stdout);
+    assert!(yaml.contains("kind: linux.link") && yaml.contains("origin: adopted"), "{yaml}");
+    let yaml = s.ctl(&["-o", "yaml", "status"]);
+    assert!(String::from_utf8_lossy(&yaml.stdout).contains("phase: Healthy"));
+
     let dot = s.ctl(&["graph", "--dot"]);
     let dot = String::from_utf8_lossy(&dot.stdout);
     assert!(
