@@ -1,6 +1,7 @@
 //! `routerd serve` against a namespace of its own: the first reconcile, a hand-made change
 //! repaired through the netlink notification (the resync interval is an hour, so nothing else
-//! can repair it), the control API through `routerctl`, and a clean stop on SIGTERM.
+//! can repair it), the control API through `routerctl`, a clean stop on SIGTERM (also in the
+//! middle of an apply, which is finished first), and a restart after SIGKILL mid-apply.
 
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
@@ -1000,5 +1001,133 @@ fn adopt_apply_records_only_the_named_candidates() {
         .filter_map(|e| e["name"].as_str())
         .collect();
     assert_eq!(adopted, ["peer0"], "only the named candidate: {entries:?}");
+    s.stop();
+}
+
+/// `CONFIG` with `lan0` up plus `n` routes in table 1000 (10.100.0.0/24 on), for an apply that
+/// takes a while.
+fn with_routes(n: usize) -> String {
+    let mut yaml =
+        CONFIG.replace("        managed: true\n", "        managed: true\n        adminUp: true\n");
+    for i in 0..n {
+        yaml.push_str(&format!(
+            "    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4StaticRoute
+      metadata:
+        name: r{i}
+      spec:
+        interface: lan
+        destination: 10.{}.{}.0/24
+        via: 10.9.0.254
+        table: 1000
+",
+            100 + i / 256,
+            i % 256
+        ));
+    }
+    yaml
+}
+
+impl Served {
+    /// Routes in table 1000 (none when the table does not exist).
+    fn route_count(&self) -> usize {
+        let out = Command::new("ip")
+            .args(["-n", self.lab.name(), "route", "show", "table", "1000"])
+            .output()
+            .expect("ip");
+        String::from_utf8_lossy(&out.stdout).lines().count()
+    }
+
+    /// Starts `routerctl apply -f FILE --no-confirm` of `yaml` without waiting for it.
+    fn apply_in_background(&self, yaml: &str) -> Child {
+        let file = self.dir.path().join("big.yaml");
+        std::fs::write(&file, yaml).expect("write");
+        Command::new(routerctl())
+            .args(["--socket", &self.socket().to_string_lossy(), "apply", "--no-confirm", "-f"])
+            .arg(&file)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(self.dir.path().join("apply.err")).expect("err file"))
+            .spawn()
+            .expect("routerctl")
+    }
+
+    /// Sends `signal` to the daemon once the apply has created some but not all of `n` routes;
+    /// the count it saw.
+    fn signal_mid_apply(&mut self, signal: &str, n: usize) -> usize {
+        let pid = self.daemon.as_ref().expect("running").0.id().to_string();
+        let mut seen = 0;
+        let err = self.dir.path().join("apply.err");
+        wait_for("the apply to start creating routes", Duration::from_secs(30), || {
+            seen = self.route_count();
+            let refused = std::fs::read_to_string(&err).unwrap_or_default();
+            assert!(refused.is_empty(), "routerctl apply: {refused}");
+            seen > 0
+        });
+        assert!(Command::new("kill").args([signal, &pid]).status().expect("kill").success());
+        assert!(seen < n, "the apply had already finished ({seen} routes): not mid-apply");
+        seen
+    }
+
+    /// Waits for the daemon to exit; its exit status.
+    fn exited(&mut self) -> std::process::ExitStatus {
+        let mut daemon = self.daemon.take().expect("running");
+        let mut status = None;
+        wait_for("routerd to exit", Duration::from_secs(30), || {
+            status = daemon.0.try_wait().expect("wait");
+            status.is_some()
+        });
+        status.expect("exited")
+    }
+
+    /// The last reconcile's summary, from `routerctl status`.
+    fn last_reconcile(&self) -> serde_json::Value {
+        status(&self.socket()).expect("status")["lastReconcile"].clone()
+    }
+}
+
+const BIG: usize = 2000;
+
+#[test]
+fn sigterm_mid_apply_finishes_the_apply_and_the_next_start_converges_from_it() {
+    let mut s = Served::start("term-mid", CONFIG);
+    let big = with_routes(BIG);
+    let mut apply = s.apply_in_background(&big);
+    let seen = s.signal_mid_apply("-TERM", BIG);
+    let code = s.exited();
+    let _ = apply.wait();
+    assert!(code.success(), "a clean stop: {code:?}");
+    // The running operation was finished, not abandoned half way.
+    assert_eq!(s.route_count(), BIG, "SIGTERM came at {seen} routes; the apply completed");
+    assert!(s.config_file().contains("name: r1999"), "the applied generation is the config");
+
+    s.spawn();
+    let last = s.last_reconcile();
+    assert_eq!(last["operations"], 0, "nothing left to do after the restart: {last}");
+    assert_eq!(status(&s.socket()).expect("status")["phase"], "RequiresAdoption");
+    assert_eq!(s.route_count(), BIG);
+    s.stop();
+}
+
+#[test]
+fn sigkill_mid_apply_leaves_a_state_the_next_start_converges_from() {
+    let mut s = Served::start("kill-mid", CONFIG);
+    let big = with_routes(BIG);
+    let mut apply = s.apply_in_background(&big);
+    let seen = s.signal_mid_apply("-KILL", BIG);
+    let _ = s.exited();
+    let _ = apply.wait();
+    let left = s.route_count();
+    assert!(left >= seen && left < BIG, "killed half way: {left} of {BIG} routes");
+
+    // The apply never finished, so the restart reconciles the config file (generation 1) and
+    // removes what the interrupted apply had recorded as pending and created.
+    s.spawn();
+    let first = s.last_reconcile();
+    wait_for("the restart's reconcile to settle", Duration::from_secs(30), || {
+        let out = s.ctl(&["reconcile"]);
+        out.status.success() && s.last_reconcile()["operations"] == 0
+    });
+    assert_eq!(s.route_count(), 0, "converged to the config file; first reconcile: {first}");
+    assert_eq!(status(&s.socket()).expect("status")["phase"], "RequiresAdoption");
     s.stop();
 }
