@@ -762,25 +762,25 @@ fn exchange(
     (status.to_string(), headers.to_string(), body.to_string())
 }
 
-#[test]
-fn the_web_ui_sets_up_the_password_with_the_console_token_and_logs_in() {
-    let lab = Lab::new("web");
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("router.yaml"), CONFIG).expect("config");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
+/// `routerd serve` on `lab` with the web UI on `host`:PORT (a free port), its stderr in
+/// `dir/daemon.log`, after its first reconcile: the daemon, the port and the setup token it
+/// printed.
+fn serve_web(lab: &Lab, dir: &Path, host: &str) -> (Daemon, u16, String) {
+    std::fs::write(dir.join("router.yaml"), CONFIG).expect("config");
+    let port = std::net::TcpListener::bind((host, 0))
         .expect("a free port")
         .local_addr()
         .expect("addr")
         .port();
-    let log = dir.path().join("daemon.log");
-    let child = serve_command(&lab, dir.path())
-        .args(["--listen", &format!("127.0.0.1:{port}")])
+    let log = dir.join("daemon.log");
+    let child = serve_command(lab, dir)
+        .args(["--listen", &format!("{host}:{port}")])
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&log).expect("log"))
         .spawn()
         .expect("routerd serve starts");
-    let _daemon = Daemon(child);
-    let socket = dir.path().join("control.sock");
+    let daemon = Daemon(child);
+    let socket = dir.join("control.sock");
     wait_for("the first reconcile", Duration::from_secs(20), || {
         status(&socket).is_some_and(|s| s["reconciles"].as_u64() >= Some(1))
     });
@@ -790,6 +790,15 @@ fn the_web_ui_sets_up_the_password_with_the_console_token_and_logs_in() {
         .nth(1)
         .map(|rest| rest.chars().take(32).collect::<String>())
         .expect("the token on the console");
+    (daemon, port, token)
+}
+
+#[test]
+fn the_web_ui_sets_up_the_password_with_the_console_token_and_logs_in() {
+    let lab = Lab::new("web");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_daemon, port, token) = serve_web(&lab, dir.path(), "127.0.0.1");
+    let socket = dir.path().join("control.sock");
 
     let (status_line, _, body) = web(port, "GET", "/login", "", "");
     assert!(status_line.contains("200") && body.contains("No admin password is set yet"), "{body}");
@@ -905,32 +914,10 @@ fn form_encode(text: &str) -> String {
 fn a_web_ui_on_a_non_loopback_address_is_served_over_tls_with_a_certificate_made_on_first_start() {
     let lab = Lab::new("web-tls");
     let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("router.yaml"), CONFIG).expect("config");
-    let port = std::net::TcpListener::bind("0.0.0.0:0")
-        .expect("a free port")
-        .local_addr()
-        .expect("addr")
-        .port();
-    let log = dir.path().join("daemon.log");
-    let child = serve_command(&lab, dir.path())
-        .args(["--listen", &format!("0.0.0.0:{port}")])
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).expect("log"))
-        .spawn()
-        .expect("routerd serve starts");
-    let _daemon = Daemon(child);
-    let socket = dir.path().join("control.sock");
-    wait_for("the first reconcile", Duration::from_secs(20), || {
-        status(&socket).is_some_and(|s| s["reconciles"].as_u64() >= Some(1))
-    });
-    let text = std::fs::read_to_string(&log).expect("log");
+    let (_daemon, port, token) = serve_web(&lab, dir.path(), "0.0.0.0");
+    let text = std::fs::read_to_string(dir.path().join("daemon.log")).expect("log");
     assert!(text.contains(&format!("web UI on https://0.0.0.0:{port}/")), "{text}");
     assert!(text.contains("certificate SHA-256 fingerprint"), "{text}");
-    let token = text
-        .split("one-time setup token: ")
-        .nth(1)
-        .map(|rest| rest.chars().take(32).collect::<String>())
-        .expect("the token on the console");
 
     // Trust exactly the certificate the daemon made, as an operator who checked the
     // fingerprint would.
