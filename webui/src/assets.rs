@@ -80,11 +80,18 @@ pub struct Links {
     pub htmx: String,
     /// Our live-panel script.
     pub js: String,
+    /// The page icon (SVG).
+    pub icon: String,
 }
 
 impl Links {
     /// The current URLs.
     pub fn get() -> Self {
-        Self { css: url("routerd.css"), htmx: url("htmx.min.js"), js: url("routerd.js") }
+        Self {
+            css: url("routerd.css"),
+            htmx: url("htmx.min.js"),
+            js: url("routerd.js"),
+            icon: url("routerd-icon.svg"),
+        }
     }
 }

@@ -390,7 +390,7 @@ async fn every_response_has_strict_headers_and_assets_are_hashed_and_immutable()
     assert_eq!(page.headers()["x-content-type-options"], "nosniff");
     let html = body(page).await;
     assert!(!html.contains("style=") && !html.contains("<script>"), "no inline style or script");
-    for prefix in ["/assets/routerd.", "/assets/htmx.min."] {
+    for prefix in ["/assets/routerd.", "/assets/htmx.min.", "/assets/routerd-icon."] {
         let url = html
             .split(&format!("\"{prefix}"))
             .nth(1)
