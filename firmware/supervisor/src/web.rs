@@ -31,6 +31,9 @@ pub struct WebBackend {
     loop_tx: mpsc::Sender<Msg>,
     auth: AuthStore,
     metrics: Arc<Metrics>,
+    /// The last graph drawn, by the SHA-256 of its DOT: the graph page and the image it embeds
+    /// ask for the same drawing, and a layout can take a second.
+    drawn: std::sync::Mutex<Option<([u8; 32], GraphSvg)>>,
 }
 
 fn problems(errors: &routerd_model::ConfigErrors) -> Vec<ConfigProblem> {
@@ -322,8 +325,20 @@ impl Backend for WebBackend {
     }
 
     async fn graph_svg(&self) -> Result<GraphSvg, String> {
+        use sha2::{Digest, Sha256};
         let dot = self.graph_dot().await?;
-        render_graph(&dot).await
+        let digest: [u8; 32] = Sha256::digest(dot.as_bytes()).into();
+        let hit = self.drawn.lock().ok().and_then(|slot| {
+            slot.as_ref().filter(|(seen, _)| *seen == digest).map(|(_, drawn)| drawn.clone())
+        });
+        if let Some(drawn) = hit {
+            return Ok(drawn);
+        }
+        let drawn = render_graph(&dot).await?;
+        if let Ok(mut slot) = self.drawn.lock() {
+            *slot = Some((digest, drawn.clone()));
+        }
+        Ok(drawn)
     }
 
     async fn doctor(&self) -> Result<Vec<CheckView>, String> {
@@ -497,6 +512,7 @@ pub async fn bind(opts: WebOptions) -> anyhow::Result<tokio::task::JoinHandle<()
         loop_tx: opts.loop_tx,
         auth: AuthStore::new(&opts.state_dir),
         metrics: opts.metrics,
+        drawn: std::sync::Mutex::new(None),
     });
     let app = routerd_webui::router(backend, Options { tls });
     let service = app.into_make_service_with_connect_info::<SocketAddr>();
