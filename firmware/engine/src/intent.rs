@@ -157,6 +157,7 @@ pub fn is_inventory_backed(kind: ArtifactKind) -> bool {
     matches!(
         kind,
         K::Link
+            | K::Ipip6Tunnel
             | K::Ipv4Address
             | K::Ipv6Address
             | K::Ipv4Route

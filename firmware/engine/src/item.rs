@@ -79,6 +79,18 @@ pub fn artifact_key(key: &Key<ArtifactKind>) -> ArtifactKey {
 /// failure; the report shows them as `skipped`.
 pub const STRICT_ABORT: &str = "not run: reconcile.mode strict stops at the first failure";
 
+/// Whether this build can apply an intent ([`BackendRegistry::support`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Support {
+    /// A configurator applies it.
+    Applied,
+    /// No backend of this build serves the kind with the intent's `applyWith`.
+    NoConfigurator,
+    /// A backend serves the kind, but the intent is opaque: its attributes need values known
+    /// only at run time (an AFTR to resolve), which the resource's warnings name.
+    Unresolved,
+}
+
 /// Configurators for the backends of this build, by artifact kind.
 pub struct BackendRegistry {
     by_kind: BTreeMap<ArtifactKind, BackendConfigurator>,
@@ -136,11 +148,21 @@ impl BackendRegistry {
     /// Whether an artifact of this kind and spec, declared with `apply_with`, has a
     /// configurator in this build.
     pub fn supports(&self, artifact: &Artifact, apply_with: ApplyWith) -> bool {
-        !matches!(artifact.spec, ArtifactSpec::Opaque(_))
-            && self
-                .by_kind
-                .get(&artifact.key.kind)
-                .is_some_and(|c| c.backend.apply_with() == apply_with.as_str())
+        self.support(artifact, apply_with) == Support::Applied
+    }
+
+    /// Whether and why not an artifact of this kind and spec, declared with `apply_with`, can
+    /// be applied by this build.
+    pub fn support(&self, artifact: &Artifact, apply_with: ApplyWith) -> Support {
+        let served = self
+            .by_kind
+            .get(&artifact.key.kind)
+            .is_some_and(|c| c.backend.apply_with() == apply_with.as_str());
+        match (served, &artifact.spec) {
+            (false, _) => Support::NoConfigurator,
+            (true, ArtifactSpec::Opaque(_)) => Support::Unresolved,
+            (true, _) => Support::Applied,
+        }
     }
 
     /// Whether the kind can be listed on the host.

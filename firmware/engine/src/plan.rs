@@ -18,7 +18,7 @@ use routerd_ledger::{EntryHead, EntryState};
 
 use crate::error::EngineError;
 use crate::intent::{Action, ApplyWith, Intent, is_inventory_backed};
-use crate::item::{HostItem, graph_deps, graph_key};
+use crate::item::{HostItem, Support, graph_deps, graph_key};
 use crate::policy::{Cleanup, cleanup, in_routerd_namespace};
 use crate::render::Rendered;
 
@@ -47,11 +47,11 @@ pub struct Desired {
 impl Desired {
     /// De-duplicates `rendered` (see [`dedupe`]), turns `spec.reconcile.protectedInterfaces`
     /// (kernel names in `protected_ifnames`) into observe-only intents, and builds the intended
-    /// graph. `supports` says whether an intent has a configurator in this build.
+    /// graph. `support` says whether this build can apply an intent.
     pub fn new(
         rendered: Rendered,
         protected_ifnames: &BTreeSet<String>,
-        supports: &dyn Fn(&Intent) -> bool,
+        support: &dyn Fn(&Intent) -> Support,
     ) -> Self {
         let Rendered { intents, mut warnings } = rendered;
         let intents = dedupe(intents, protected_ifnames, &mut warnings);
@@ -70,7 +70,7 @@ impl Desired {
                 _ => None,
             })
             .collect();
-        let blocked = blocked(&intents, supports);
+        let blocked = blocked(&intents, support);
         Self { intents, items, by_key, intended, blocked, warnings, tables_in_use }
     }
 }
@@ -284,22 +284,33 @@ fn dedupe(
     out
 }
 
-/// Intents without a configurator, and the intents that depend on them (transitively).
+/// Intents this build cannot apply, and the intents that depend on them (transitively).
 fn blocked(
     intents: &[Intent],
-    supports: &dyn Fn(&Intent) -> bool,
+    support: &dyn Fn(&Intent) -> Support,
 ) -> BTreeMap<ArtifactKey, (&'static str, String)> {
     let mut blocked = BTreeMap::new();
-    let unsupported = |i: &&Intent| {
-        i.action == Action::Ensure && i.apply_with != ApplyWith::Routerd && !supports(i)
-    };
-    for i in intents.iter().filter(unsupported) {
-        let msg = format!(
-            "no configurator for {} (applyWith {}) in this build; it arrives in a later release",
-            i.kind(),
-            i.apply_with
-        );
-        blocked.insert(i.key().clone(), ("ConfiguratorMissing", msg));
+    let applies = |i: &Intent| i.action != Action::Ensure || i.apply_with == ApplyWith::Routerd;
+    for i in intents.iter().filter(|i| !applies(i)) {
+        let (kind, with) = (i.kind(), i.apply_with);
+        let why = match support(i) {
+            Support::Applied => continue,
+            Support::NoConfigurator => (
+                "ConfiguratorMissing",
+                format!(
+                    "no configurator for {kind} (applyWith {with}) in this build; it arrives in a \
+                     later release"
+                ),
+            ),
+            Support::Unresolved => (
+                "AttributesUnresolved",
+                format!(
+                    "{kind} (applyWith {with}) needs values the config alone does not give \
+                     (see the resource's warnings); it is not applied until they can be resolved"
+                ),
+            ),
+        };
+        blocked.insert(i.key().clone(), why);
     }
     loop {
         let before = blocked.len();
@@ -346,6 +357,7 @@ pub(crate) fn apply_with_for(kind: ArtifactKind) -> ApplyWith {
 fn artifact_ifname(a: &Artifact) -> Option<&str> {
     match &a.spec {
         ArtifactSpec::Link(l) => Some(&l.ifname),
+        ArtifactSpec::Ip6Tunnel(t) => Some(&t.ifname),
         ArtifactSpec::Address(x) => Some(&x.ifname),
         ArtifactSpec::Route(r) => r.oif.as_deref(),
         ArtifactSpec::Sysctl(s) => {
@@ -358,3 +370,7 @@ fn artifact_ifname(a: &Artifact) -> Option<&str> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+#[path = "plan_tests.rs"]
+mod tests;

@@ -100,7 +100,10 @@ pub fn cleanup(artifact: &Artifact, ledger_owned: bool) -> Cleanup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use routerd_host::artifact::{AddressSpec, FwmarkRuleSpec};
+    use routerd_host::artifact::{
+        AddressSpec, EncapLimit, FwmarkRuleSpec, Ip6TunnelMode, Ip6TunnelSpec, LinkKind, LinkSpec,
+        VlanProtocol,
+    };
     use routerd_host::nftables::ir::{NftFamily, NftTableState};
 
     fn table(name: &str) -> Artifact {
@@ -141,5 +144,34 @@ mod tests {
             address: "192.168.1.1/24".parse().expect("literal"),
         }));
         assert!(matches!(cleanup(&addr, true), Cleanup::Keep { .. }));
+    }
+
+    #[test]
+    fn a_vlan_link_routerd_created_is_never_deleted_but_its_tunnel_is() {
+        let vlan = Artifact::new(ArtifactSpec::Link(LinkSpec {
+            ifname: "eth1.20".into(),
+            admin_up: Some(true),
+            mtu: None,
+            kind: Some(LinkKind::Vlan {
+                parent: "eth1".into(),
+                id: 20,
+                protocol: VlanProtocol::Ieee8021Q,
+            }),
+        }));
+        assert!(matches!(cleanup(&vlan, true), Cleanup::Keep { .. }));
+        let tunnel = Artifact::new(ArtifactSpec::Ip6Tunnel(Ip6TunnelSpec {
+            ifname: "dslite0".into(),
+            mode: Ip6TunnelMode::Ipip6,
+            remote: "2001:db8::1".parse().expect("literal"),
+            local: None,
+            underlying: None,
+            encap_limit: EncapLimit::DEFAULT,
+            mtu: None,
+            admin_up: None,
+        }));
+        assert!(matches!(cleanup(&tunnel, true), Cleanup::Delete { .. }));
+        // Not recorded (the kernel's fallback device, someone else's tunnel): never ours.
+        assert!(!in_routerd_namespace(&tunnel));
+        assert!(matches!(cleanup(&tunnel, false), Cleanup::Keep { .. }));
     }
 }

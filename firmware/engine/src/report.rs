@@ -47,11 +47,17 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
     };
     let pending: BTreeMap<ArtifactKey, String> =
         plan.ops.pending.iter().map(|(k, why)| (artifact_key(k), why.clone())).collect();
-    let failed: BTreeMap<(&str, &str), &OperationRecord> = operations
-        .iter()
-        .filter(|o| o.result == "failed")
-        .map(|o| ((&*o.kind, o.name.as_str()), &**o))
-        .collect();
+    let by_result = |result: &str| -> BTreeMap<(&str, &str), &OperationRecord> {
+        operations
+            .iter()
+            .filter(|o| o.result == result)
+            .map(|o| ((&*o.kind, o.name.as_str()), &**o))
+            .collect()
+    };
+    let failed = by_result("failed");
+    // Not run because something they depend on failed (or strict mode stopped): blocked too,
+    // not merely drifted, so the operator sees the apply stopped them.
+    let skipped = by_result("skipped");
     let candidates: BTreeSet<&ArtifactKey> =
         plan.candidates.iter().map(|c| c.intent.key()).collect();
     // Grouped once: a config has thousands of resources, a scan per resource is quadratic.
@@ -104,6 +110,13 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
                     "Blocked",
                     "OperationFailed",
                     format!("{} {}: {err}", o.operation, i.key()),
+                ));
+            } else if let Some(o) = skipped.get(&(i.kind().as_str(), i.key().name.as_str())) {
+                let why = o.error.as_deref().unwrap_or("an operation it depends on failed");
+                conds.push((
+                    "Blocked",
+                    "OperationSkipped",
+                    format!("{} {} was not run: {why}", o.operation, i.key()),
                 ));
             } else if let Some(why) = pending.get(i.key()) {
                 conds.push(("Blocked", "DependencyPending", format!("{}: {why}", i.key())));

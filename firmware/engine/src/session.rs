@@ -363,8 +363,8 @@ impl Session {
         let rendered = timed!(self, "render", render(config));
         let protected = protected_ifnames(config);
         let registry = &self.registry;
-        let supports = |i: &Intent| registry.supports(&i.artifact, i.apply_with);
-        Arc::new(timed!(self, "desired", Desired::new(rendered, &protected, &supports)))
+        let support = |i: &Intent| registry.support(&i.artifact, i.apply_with);
+        Arc::new(timed!(self, "desired", Desired::new(rendered, &protected, &support)))
     }
 
     async fn snapshot(&self, desired: &Desired) -> Result<Snapshot, EngineError> {
@@ -669,7 +669,9 @@ fn entries_after(
 /// Kernel names of `spec.reconcile.protectedInterfaces` (interface resource names or kernel
 /// names) and of every interface of `spec.reconcile.protectedZones`.
 fn protected_ifnames(config: &Config) -> BTreeSet<String> {
-    let ifname = |name: &str| config.interface_ifname(name).unwrap_or(name).to_string();
+    let ifname = |name: &str| {
+        config.interface_ifname(name).map_or_else(|| name.to_string(), |i| i.into_owned())
+    };
     let mut out: BTreeSet<String> =
         config.spec.reconcile.protected_interfaces.iter().map(|p| ifname(p)).collect();
     for zone in &config.spec.reconcile.protected_zones {

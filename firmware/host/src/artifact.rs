@@ -7,7 +7,7 @@
 //! This module does not touch the host.
 
 use std::fmt;
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv6Addr};
 
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
@@ -32,7 +32,8 @@ pub const ROUTERD_FWMARK_RANGE: std::ops::RangeInclusive<u32> = 0x100..=0x1ff;
 pub const ROUTERD_NFT_TABLE_PREFIX: &str = "routerd_";
 
 /// Stable artifact type. The serialised string is part of the ledger format and the Result
-/// document: never rename one.
+/// document: never rename one, and never change what a string means (a new kind of host object
+/// gets a new string).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum ArtifactKind {
     /// A network link (`ip link`), named by ifname.
@@ -231,6 +232,8 @@ pub enum ArtifactSpec {
     FwmarkRule(FwmarkRuleSpec),
     /// `linux.sysctl`.
     Sysctl(SysctlSpec),
+    /// `linux.ipip6.tunnel`.
+    Ip6Tunnel(Ip6TunnelSpec),
     /// `nft.table`, desired.
     NftTable(NftTableSpec),
     /// `nft.table`, observed.
@@ -240,7 +243,12 @@ pub enum ArtifactSpec {
     Opaque(OpaqueSpec),
 }
 
-/// `linux.link`: an existing link routerd manages (it never creates physical links).
+/// `linux.link`: a link routerd manages. Links without a `kind` (physical ports, veth, bridges
+/// made elsewhere) are only modified, never created; links with a `kind` (VLANs) are created
+/// when absent. No link is ever deleted (ADR 0002).
+///
+/// Serialized form: `kind` is omitted when `None`, so documents written before it existed
+/// (ledger attributes, Result documents) still parse.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LinkSpec {
@@ -252,6 +260,172 @@ pub struct LinkSpec {
     /// MTU in bytes (`IFLA_MTU`). Desired `None`: left as found.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mtu: Option<u32>,
+    /// Link type and its parameters (`IFLA_LINKINFO`). Desired `None`: any existing link,
+    /// whatever its type; `Some`: the link routerd creates, and an existing link of that name
+    /// must be exactly this (otherwise it is a conflict, left alone). Observed: the kernel's
+    /// `IFLA_INFO_KIND`, `None` for links without one (physical NICs, loopback).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<LinkKind>,
+}
+
+/// The type of a link (`IFLA_INFO_KIND`) with the parameters routerd compares.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum LinkKind {
+    /// `vlan` (`IFLA_INFO_KIND "vlan"`, `Documentation/networking/vlan` in older kernels,
+    /// `ip-link(8)` `type vlan`).
+    Vlan {
+        /// Name of the link carrying the tagged frames (`IFLA_LINK`, an index in the kernel).
+        /// Observed on a parent in another namespace: `if<index>`, as iproute2 prints it.
+        parent: String,
+        /// VLAN ID, 1..=4094 (`IFLA_VLAN_ID`).
+        id: u16,
+        /// Tag protocol (`IFLA_VLAN_PROTOCOL`).
+        protocol: VlanProtocol,
+    },
+    /// Any other link type, observed only: the `IFLA_INFO_KIND` string (`veth`, `bridge`,
+    /// `ip6tnl`). routerd never creates these.
+    Other {
+        /// The kind string.
+        name: String,
+    },
+}
+
+/// The EtherType of a VLAN tag (`IFLA_VLAN_PROTOCOL`, big-endian on the wire).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum VlanProtocol {
+    /// `802.1Q`: customer tag, `ETH_P_8021Q` (0x8100); the kernel's default.
+    #[default]
+    #[serde(rename = "802.1Q")]
+    Ieee8021Q,
+    /// `802.1ad`: service tag, `ETH_P_8021AD` (0x88a8).
+    #[serde(rename = "802.1ad")]
+    Ieee8021Ad,
+}
+
+impl fmt::Display for VlanProtocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Ieee8021Q => "802.1Q",
+            Self::Ieee8021Ad => "802.1ad",
+        })
+    }
+}
+
+impl fmt::Display for LinkKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Vlan { parent, id, protocol } => write!(f, "vlan {id} ({protocol}) on {parent}"),
+            Self::Other { name } => write!(f, "{name}"),
+        }
+    }
+}
+
+/// `linux.ipip6.tunnel`: an ip6tnl link, IPv4 or IPv6 packets inside IPv6 (RFC 2473), as
+/// `ip -6 tunnel add IFNAME mode ipip6 remote R local L dev U encaplimit E` makes it.
+///
+/// DS-Lite (RFC 6333) uses mode `ipip6` towards the AFTR. Every field but `mtu` and `adminUp`
+/// is compared as given: `None` in `local` and `underlying` is a value (any local address, no
+/// bound link), not "left as found".
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Ip6TunnelSpec {
+    /// Interface name, at most 15 bytes.
+    pub ifname: String,
+    /// Inner protocol (`IFLA_IPTUN_PROTO`).
+    pub mode: Ip6TunnelMode,
+    /// Remote endpoint (`IFLA_IPTUN_REMOTE`), the AFTR for DS-Lite.
+    pub remote: Ipv6Addr,
+    /// Local endpoint (`IFLA_IPTUN_LOCAL`); `None`: any (`::`), the kernel picks the source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local: Option<Ipv6Addr>,
+    /// Link the encapsulated packets leave through (`IFLA_IPTUN_LINK`, `ip tunnel ... dev`);
+    /// `None`: any, by route lookup.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub underlying: Option<String>,
+    /// Tunnel encapsulation limit option (RFC 2473 section 4.1.1; `IFLA_IPTUN_ENCAP_LIMIT`,
+    /// and `IP6_TNL_F_IGN_ENCAP_LIMIT` in `IFLA_IPTUN_FLAGS` for `none`).
+    pub encap_limit: EncapLimit,
+    /// MTU in bytes (`IFLA_MTU`). Desired `None`: the kernel's (underlying MTU minus headers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<u32>,
+    /// Administrative state, `IFF_UP`. Desired `None`: left as found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admin_up: Option<bool>,
+}
+
+/// ip6tnl modes, by inner protocol (`ip -6 tunnel ... mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Ip6TunnelMode {
+    /// `ipip6`: IPv4 in IPv6 (`IPPROTO_IPIP`, 4): DS-Lite.
+    Ipip6,
+    /// `ip6ip6`: IPv6 in IPv6 (`IPPROTO_IPV6`, 41).
+    Ip6ip6,
+    /// `any`: both (protocol 0).
+    Any,
+}
+
+impl fmt::Display for Ip6TunnelMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Ipip6 => "ipip6",
+            Self::Ip6ip6 => "ip6ip6",
+            Self::Any => "any",
+        })
+    }
+}
+
+/// The encapsulation limit of an ip6tnl: a number of nested encapsulations, or `none` (no
+/// limit option sent). Serialized as the number or the string `none`, as `encaplimit` in
+/// iproute2 and `encapsulationLimit` in the config.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EncapLimit {
+    /// At most this many nested encapsulations (0..=255).
+    Limit(u8),
+    /// No encapsulation limit option (`IP6_TNL_F_IGN_ENCAP_LIMIT`).
+    None,
+}
+
+impl EncapLimit {
+    /// iproute2's and the kernel's default, `IPV6_DEFAULT_TNL_ENCAP_LIMIT` (4).
+    pub const DEFAULT: EncapLimit = EncapLimit::Limit(4);
+}
+
+impl fmt::Display for EncapLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Limit(n) => write!(f, "{n}"),
+            Self::None => f.write_str("none"),
+        }
+    }
+}
+
+impl Serialize for EncapLimit {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Limit(n) => serializer.serialize_u8(*n),
+            Self::None => serializer.serialize_str("none"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for EncapLimit {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Wire {
+            Number(u8),
+            Text(String),
+        }
+        match Wire::deserialize(deserializer)? {
+            Wire::Number(n) => Ok(Self::Limit(n)),
+            Wire::Text(t) if t == "none" => Ok(Self::None),
+            Wire::Text(t) => Err(serde::de::Error::custom(format!(
+                "encapsulation limit {t:?} is neither 0..=255 nor \"none\""
+            ))),
+        }
+    }
 }
 
 /// `linux.ipv4.address` / `linux.ipv6.address`.
@@ -358,6 +532,7 @@ impl ArtifactSpec {
                 ArtifactKey::new(ArtifactKind::Ipv4FwmarkRule, format!("{:#x}", r.mark))
             }
             Self::Sysctl(s) => ArtifactKey::new(ArtifactKind::Sysctl, s.key.clone()),
+            Self::Ip6Tunnel(t) => ArtifactKey::new(ArtifactKind::Ipip6Tunnel, t.ifname.clone()),
             Self::NftTable(t) => ArtifactKey::new(ArtifactKind::NftTable, t.key_name()),
             Self::NftTableObserved(t) => ArtifactKey::new(ArtifactKind::NftTable, t.key_name()),
             Self::Opaque(o) => ArtifactKey::new(o.kind, o.name.clone()),
@@ -381,4 +556,51 @@ pub struct AttributeDiff {
     pub desired: serde_json::Value,
     /// Observed value (`null` when absent on the host).
     pub observed: serde_json::Value,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn link_documents_written_before_kinds_existed_still_parse() {
+        let old = r#"{"type":"link","ifname":"lan0","adminUp":true}"#;
+        let spec: ArtifactSpec = serde_json::from_str(old).expect("old link document");
+        let ArtifactSpec::Link(link) = &spec else { panic!("not a link: {spec:?}") };
+        assert_eq!(link.kind, None);
+        // And a link without a kind serializes exactly as before.
+        assert_eq!(serde_json::to_string(&spec).expect("serializes"), old);
+    }
+
+    #[test]
+    fn vlan_kind_and_encap_limit_serialize_in_iproute2_words() {
+        let kind =
+            LinkKind::Vlan { parent: "eth1".into(), id: 20, protocol: VlanProtocol::Ieee8021Ad };
+        let json = serde_json::to_value(&kind).expect("serializes");
+        assert_eq!(
+            json,
+            serde_json::json!({"type": "vlan", "parent": "eth1", "id": 20, "protocol": "802.1ad"})
+        );
+        assert_eq!(serde_json::from_value::<LinkKind>(json).expect("parses"), kind);
+        for (limit, text) in [(EncapLimit::None, "\"none\""), (EncapLimit::Limit(4), "4")] {
+            assert_eq!(serde_json::to_string(&limit).expect("serializes"), text);
+            assert_eq!(serde_json::from_str::<EncapLimit>(text).expect("parses"), limit);
+        }
+        assert!(serde_json::from_str::<EncapLimit>("\"some\"").is_err());
+    }
+
+    #[test]
+    fn tunnel_key_is_the_stable_ipip6_kind_and_the_ifname() {
+        let spec = ArtifactSpec::Ip6Tunnel(Ip6TunnelSpec {
+            ifname: "dslite0".into(),
+            mode: Ip6TunnelMode::Ipip6,
+            remote: "2001:db8::1".parse().expect("literal"),
+            local: None,
+            underlying: None,
+            encap_limit: EncapLimit::DEFAULT,
+            mtu: None,
+            admin_up: None,
+        });
+        assert_eq!(spec.key().to_string(), "linux.ipip6.tunnel/dslite0");
+    }
 }

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::artifact::{ArtifactSpec, AttributeDiff};
+use crate::artifact::{ArtifactSpec, AttributeDiff, Ip6TunnelSpec};
 use crate::nftables::ir::NftTableState;
 
 /// See [`ArtifactSpec::drift`].
@@ -18,7 +18,12 @@ pub(crate) fn drift(desired: &ArtifactSpec, observed: &ArtifactSpec) -> Vec<Attr
             if d.mtu.is_some() && d.mtu != o.mtu {
                 push(&mut out, "mtu", &d.mtu, &o.mtu);
             }
+            // A link declared without a kind is whatever link has that name.
+            if d.kind.is_some() && d.kind != o.kind {
+                push(&mut out, "kind", &d.kind, &o.kind);
+            }
         }
+        (ArtifactSpec::Ip6Tunnel(d), ArtifactSpec::Ip6Tunnel(o)) => tunnel_drift(d, o, &mut out),
         (ArtifactSpec::Address(d), ArtifactSpec::Address(o)) => {
             // The key already holds ifname and address; nothing else is compared.
             if d != o {
@@ -69,6 +74,32 @@ pub(crate) fn drift(desired: &ArtifactSpec, observed: &ArtifactSpec) -> Vec<Attr
     out
 }
 
+/// Every tunnel parameter is compared (`None` local or underlying link is a value: any); MTU and
+/// admin state only when desired.
+fn tunnel_drift(d: &Ip6TunnelSpec, o: &Ip6TunnelSpec, out: &mut Vec<AttributeDiff>) {
+    if d.mode != o.mode {
+        push(out, "mode", &d.mode, &o.mode);
+    }
+    if d.remote != o.remote {
+        push(out, "remote", &d.remote, &o.remote);
+    }
+    if d.local != o.local {
+        push(out, "local", &d.local, &o.local);
+    }
+    if d.underlying != o.underlying {
+        push(out, "underlying", &d.underlying, &o.underlying);
+    }
+    if d.encap_limit != o.encap_limit {
+        push(out, "encapLimit", &d.encap_limit, &o.encap_limit);
+    }
+    if d.mtu.is_some() && d.mtu != o.mtu {
+        push(out, "mtu", &d.mtu, &o.mtu);
+    }
+    if d.admin_up.is_some() && d.admin_up != o.admin_up {
+        push(out, "adminUp", &d.admin_up, &o.admin_up);
+    }
+}
+
 fn nft_drift(d: &NftTableState, o: &NftTableState, out: &mut Vec<AttributeDiff>) {
     if d.comment != o.comment {
         push(out, "comment", &d.comment, &o.comment);
@@ -113,6 +144,7 @@ fn type_name(s: &ArtifactSpec) -> &'static str {
         ArtifactSpec::RouteTable(_) => "routeTable",
         ArtifactSpec::FwmarkRule(_) => "fwmarkRule",
         ArtifactSpec::Sysctl(_) => "sysctl",
+        ArtifactSpec::Ip6Tunnel(_) => "ip6Tunnel",
         ArtifactSpec::NftTable(_) | ArtifactSpec::NftTableObserved(_) => "nftTable",
         ArtifactSpec::Opaque(_) => "opaque",
     }
@@ -121,26 +153,86 @@ fn type_name(s: &ArtifactSpec) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::artifact::{LinkSpec, SysctlSpec};
+    use crate::artifact::{
+        EncapLimit, Ip6TunnelMode, Ip6TunnelSpec, LinkKind, LinkSpec, SysctlSpec, VlanProtocol,
+    };
 
     #[test]
     fn link_drift_ignores_fields_left_unset() {
-        let d =
-            ArtifactSpec::Link(LinkSpec { ifname: "lan".into(), admin_up: Some(true), mtu: None });
+        let d = ArtifactSpec::Link(LinkSpec {
+            ifname: "lan".into(),
+            admin_up: Some(true),
+            mtu: None,
+            kind: None,
+        });
         let o = ArtifactSpec::Link(LinkSpec {
             ifname: "lan".into(),
             admin_up: Some(true),
             mtu: Some(9000),
+            kind: Some(LinkKind::Other { name: "veth".into() }),
         });
         assert!(drift(&d, &o).is_empty());
         let down = ArtifactSpec::Link(LinkSpec {
             ifname: "lan".into(),
             admin_up: Some(false),
             mtu: Some(1500),
+            kind: None,
         });
         let diffs = drift(&d, &down);
         assert_eq!(diffs.len(), 1);
         assert_eq!(diffs[0].attribute, "adminUp");
+    }
+
+    fn vlan(parent: &str, id: u16) -> Option<LinkKind> {
+        Some(LinkKind::Vlan { parent: parent.into(), id, protocol: VlanProtocol::Ieee8021Q })
+    }
+
+    #[test]
+    fn link_drift_compares_a_declared_kind_with_the_observed_one() {
+        let link = |kind| {
+            ArtifactSpec::Link(LinkSpec {
+                ifname: "eth1.20".into(),
+                admin_up: Some(true),
+                mtu: None,
+                kind,
+            })
+        };
+        assert!(drift(&link(vlan("eth1", 20)), &link(vlan("eth1", 20))).is_empty());
+        for other in [vlan("eth1", 30), vlan("eth2", 20), None] {
+            let diffs = drift(&link(vlan("eth1", 20)), &link(other));
+            assert_eq!(diffs.len(), 1, "{diffs:?}");
+            assert_eq!(diffs[0].attribute, "kind");
+        }
+    }
+
+    #[test]
+    fn tunnel_drift_treats_absent_local_and_underlying_as_values() {
+        let desired = Ip6TunnelSpec {
+            ifname: "dslite0".into(),
+            mode: Ip6TunnelMode::Ipip6,
+            remote: "2001:db8::1".parse().expect("literal"),
+            local: None,
+            underlying: None,
+            encap_limit: EncapLimit::None,
+            mtu: None,
+            admin_up: Some(true),
+        };
+        let same = Ip6TunnelSpec { mtu: Some(1460), ..desired.clone() };
+        assert!(
+            drift(&ArtifactSpec::Ip6Tunnel(desired.clone()), &ArtifactSpec::Ip6Tunnel(same))
+                .is_empty()
+        );
+        let bound = Ip6TunnelSpec {
+            local: Some("2001:db8::2".parse().expect("literal")),
+            underlying: Some("eth0".into()),
+            encap_limit: EncapLimit::DEFAULT,
+            ..desired.clone()
+        };
+        let diffs = drift(&ArtifactSpec::Ip6Tunnel(desired), &ArtifactSpec::Ip6Tunnel(bound));
+        let names: Vec<&str> = diffs.iter().map(|d| d.attribute.as_str()).collect();
+        assert_eq!(names, ["local", "underlying", "encapLimit"]);
+        assert_eq!(diffs[2].desired, serde_json::json!("none"));
+        assert_eq!(diffs[2].observed, serde_json::json!(4));
     }
 
     #[test]

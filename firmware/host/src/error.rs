@@ -52,6 +52,20 @@ pub enum HostError {
         /// What is missing (`link wan0`).
         what: String,
     },
+    /// A host object holds the artifact's name but is something else (a link of another type,
+    /// a VLAN with another ID or parent). routerd neither changes nor deletes it.
+    #[error(
+        "{key}: the host has {found}, the config wants {wanted}; routerd neither changes nor \
+         deletes it (rename or remove it by hand, or choose another name)"
+    )]
+    Conflict {
+        /// The artifact.
+        key: ArtifactKey,
+        /// What is on the host (`link eth1.20 of type veth`).
+        found: String,
+        /// What the config declares (`vlan 20 (802.1Q) on eth1`).
+        wanted: String,
+    },
     /// The artifact's attributes cannot be expressed to this backend.
     #[error("{key}: {message}")]
     Invalid {
@@ -101,6 +115,7 @@ impl HostError {
                 _ => ErrorClass::Rejected,
             },
             Self::Missing { .. } => ErrorClass::Rejected,
+            Self::Conflict { .. } => ErrorClass::Conflict,
             Self::Invalid { .. } => ErrorClass::Invalid,
             Self::Dump { .. } => ErrorClass::Transient,
             Self::WrongBackend { .. } => ErrorClass::Bug,
@@ -124,6 +139,7 @@ impl HostError {
             Self::Socket(_) => "NetlinkUnavailable",
             Self::Rejected { .. } => "KernelRejected",
             Self::Missing { .. } => "DependencyMissing",
+            Self::Conflict { .. } => "ArtifactConflict",
             Self::Invalid { .. } => "InvalidArtifact",
             Self::Dump { .. } => "InventoryFailed",
             Self::WrongBackend { .. } => "InternalError",

@@ -5,7 +5,7 @@
 //!
 //! | module | applyWith | kinds |
 //! |---|---|---|
-//! | [`netlink`] | `rtnetlink` | `linux.link`, `linux.ipv4/ipv6.address`, `linux.ipv4/ipv6.route`, `linux.ipv4.routeTable`, `linux.ipv4.fwmarkRule` |
+//! | [`netlink`] | `rtnetlink` | `linux.link` (VLANs created, other links modified), `linux.ipip6.tunnel`, `linux.ipv4/ipv6.address`, `linux.ipv4/ipv6.route`, `linux.ipv4.routeTable`, `linux.ipv4.fwmarkRule` |
 //! | [`nftables`] | `nftnl` | `nft.table` |
 //! | [`sysctl`] | `procfs` | `linux.sysctl` |
 //!

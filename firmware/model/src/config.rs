@@ -4,6 +4,8 @@
 //! A `Config` returned by [`crate::parse_config`] has passed validation: references resolve,
 //! addresses parse, IDs are unique. This module does no parsing and no I/O.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::Location;
@@ -125,12 +127,16 @@ impl Resource {
         T::from_spec(&self.spec)
     }
 
-    /// The kernel interface name this resource provides, if any: `Interface.ifname`,
-    /// `PPPoEInterface.ifname`, `DSLiteTunnel.tunnelName`.
+    /// The kernel interface name this resource names explicitly, if any: `Interface.ifname`,
+    /// `PPPoEInterface.ifname`, `VLANInterface.ifname`, `DSLiteTunnel.tunnelName`.
+    ///
+    /// A `VLANInterface` without `ifname` is named after its parent: use
+    /// [`Config::interface_ifname`], which resolves that default.
     pub fn provided_ifname(&self) -> Option<&str> {
         match &self.spec {
             ResourceSpec::Interface(s) => Some(&s.ifname),
             ResourceSpec::PppoeInterface(s) => s.ifname.as_deref(),
+            ResourceSpec::VlanInterface(s) => s.ifname.as_deref(),
             ResourceSpec::DsLiteTunnel(s) => s.tunnel_name.as_deref(),
             _ => None,
         }
@@ -168,19 +174,33 @@ impl Config {
     }
 
     /// The interface-providing resource named `name`: an `Interface`, else a
-    /// `PPPoEInterface`, else a `DSLiteTunnel`. Validation guarantees at most one exists.
+    /// `PPPoEInterface`, else a `VLANInterface`, else a `DSLiteTunnel`. Validation guarantees at
+    /// most one exists.
     pub fn interface_resource(&self, name: &str) -> Option<&Resource> {
-        [ResourceKind::Interface, ResourceKind::PppoeInterface, ResourceKind::DsLiteTunnel]
-            .into_iter()
-            .find_map(|kind| self.resource(kind, name))
+        [
+            ResourceKind::Interface,
+            ResourceKind::PppoeInterface,
+            ResourceKind::VlanInterface,
+            ResourceKind::DsLiteTunnel,
+        ]
+        .into_iter()
+        .find_map(|kind| self.resource(kind, name))
     }
 
     /// Resolves an interface resource name (as used in `interface:` fields) to the kernel
     /// interface name.
     ///
-    /// Returns `Interface.ifname`, or `PPPoEInterface.ifname` / `DSLiteTunnel.tunnelName` when
-    /// set; `None` if no such resource exists or it leaves the kernel name to the engine.
-    pub fn interface_ifname(&self, name: &str) -> Option<&str> {
-        self.interface_resource(name).and_then(Resource::provided_ifname)
+    /// Returns `Interface.ifname`, `VLANInterface.ifname` (default `<parent ifname>.<vlanID>`,
+    /// hence the owned case), or `PPPoEInterface.ifname` / `DSLiteTunnel.tunnelName` when set;
+    /// `None` if no such resource exists or it leaves the kernel name to the engine.
+    pub fn interface_ifname(&self, name: &str) -> Option<Cow<'_, str>> {
+        let resource = self.interface_resource(name)?;
+        if let ResourceSpec::VlanInterface(vlan) = &resource.spec
+            && vlan.ifname.is_none()
+        {
+            let parent = self.spec::<crate::spec::net::InterfaceSpec>(&vlan.interface)?;
+            return Some(Cow::Owned(vlan.ifname_on(&parent.ifname)));
+        }
+        resource.provided_ifname().map(Cow::Borrowed)
     }
 }

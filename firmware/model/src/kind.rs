@@ -136,13 +136,14 @@ macro_rules! kinds {
     };
 }
 
-kinds! { 32;
+kinds! { 33;
     LogSink => "LogSink", SYSTEM_API_VERSION, LogSinkSpec;
     Sysctl => "Sysctl", SYSTEM_API_VERSION, SysctlSpec;
     NtpClient => "NTPClient", SYSTEM_API_VERSION, NtpClientSpec;
     NixOsHost => "NixOSHost", SYSTEM_API_VERSION, NixOsHostSpec;
     Interface => "Interface", NET_API_VERSION, InterfaceSpec;
     PppoeInterface => "PPPoEInterface", NET_API_VERSION, PppoeInterfaceSpec;
+    VlanInterface => "VLANInterface", NET_API_VERSION, VlanInterfaceSpec;
     Ipv4StaticAddress => "IPv4StaticAddress", NET_API_VERSION, Ipv4StaticAddressSpec;
     Ipv4DhcpAddress => "IPv4DHCPAddress", NET_API_VERSION, Ipv4DhcpAddressSpec;
     Ipv4DhcpServer => "IPv4DHCPServer", NET_API_VERSION, Ipv4DhcpServerSpec;
@@ -176,9 +177,12 @@ kinds! { 32;
 
 impl ResourceKind {
     /// Whether resources of this kind provide an interface that other resources can name
-    /// (`Interface`, `PPPoEInterface`, `DSLiteTunnel`).
+    /// (`Interface`, `PPPoEInterface`, `VLANInterface`, `DSLiteTunnel`).
     pub const fn provides_interface(self) -> bool {
-        matches!(self, Self::Interface | Self::PppoeInterface | Self::DsLiteTunnel)
+        matches!(
+            self,
+            Self::Interface | Self::PppoeInterface | Self::VlanInterface | Self::DsLiteTunnel
+        )
     }
 }
 
@@ -221,6 +225,7 @@ mod tests {
         assert_eq!(ResourceKind::Hostname.api_version(), "net.routerd.net/v1alpha1");
         assert_eq!(ResourceKind::Zone.api_version(), "firewall.routerd.net/v1alpha1");
         assert_eq!(ResourceKind::Ipv6StaticRoute.api_version(), "net.routerd.net/v1alpha1");
+        assert_eq!(ResourceKind::VlanInterface.api_version(), "net.routerd.net/v1alpha1");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! routerd-model: the `router.yaml` config model.
 //!
 //! Owns the typed form of every resource kind (schema `routerd-config-v1alpha1` plus the
-//! routerd-rs static-route kinds), parsing with `file:line:column` errors, and semantic
+//! extension kinds of `docs/adr/0004-vlan-interface-kind.md`: `VLANInterface` and the static
+//! route kinds), parsing with `file:line:column` errors, and semantic
 //! validation (addresses, ranges, durations, unique IDs/ifnames/marks, references).
 //!
 //! Does no I/O except [`load`], which reads one file. Knows nothing about Linux, the

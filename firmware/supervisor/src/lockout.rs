@@ -16,7 +16,7 @@ fn addresses(config: &Config) -> Vec<(String, String, IpNet)> {
         .filter_map(|r| {
             let spec = r.spec_as::<Ipv4StaticAddressSpec>()?;
             let net: IpNet = spec.address.parse().ok()?;
-            let ifname = config.interface_ifname(&spec.interface)?.to_string();
+            let ifname = config.interface_ifname(&spec.interface)?.into_owned();
             Some((spec.interface.clone(), ifname, net))
         })
         .collect()
@@ -40,12 +40,9 @@ pub fn risks(current: &Config, next: &Config, client: IpAddr) -> Vec<String> {
             "address {net} on {ifname}, through which {client} reaches the router, is removed or changed"
         ));
     }
-    let link = |config: &Config| {
-        config
-            .resources_of(ResourceKind::Interface)
-            .find(|r| r.name == interface)
-            .map(|r| r.spec.clone())
-    };
+    // Any link provider: a changed VLANInterface (ID, parent) cuts the client off as surely
+    // as a changed Interface.
+    let link = |config: &Config| config.interface_resource(&interface).map(|r| r.spec.clone());
     match (link(current), link(next)) {
         (Some(a), Some(b)) if a != b => out.push(format!(
             "interface {interface} ({ifname}), through which {client} reaches the router, changes"

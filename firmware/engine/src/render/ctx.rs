@@ -35,7 +35,8 @@ pub(crate) struct RenderCtx<'a> {
 pub(crate) struct IfaceRef {
     /// Kernel interface name.
     pub ifname: String,
-    /// `linux.link/IFNAME`, `linux.ppp.link/IFNAME` or `linux.ipip6.tunnel/IFNAME`.
+    /// `linux.link/IFNAME` (also for a `VLANInterface`), `linux.ppp.link/IFNAME` or
+    /// `linux.ipip6.tunnel/IFNAME`.
     pub key: ArtifactKey,
 }
 
@@ -48,6 +49,8 @@ impl<'a> RenderCtx<'a> {
             default_gateways: HashMap::new(),
             zones: Vec::new(),
         };
+        // VLANs are named after their parent Interface, which may come later in the file.
+        let mut vlans = Vec::new();
         for r in &config.spec.resources {
             let provided = match &r.spec {
                 ResourceSpec::Interface(s) => Some((s.ifname.clone(), ArtifactKind::Link)),
@@ -76,23 +79,38 @@ impl<'a> RenderCtx<'a> {
                     ctx.zones.push((r.name.as_str(), z.interfaces.as_slice()));
                     None
                 }
+                ResourceSpec::VlanInterface(v) => {
+                    vlans.push((r.name.as_str(), v));
+                    None
+                }
                 _ => None,
             };
             if let Some((ifname, kind)) = provided {
-                let iface = IfaceRef { key: ArtifactKey::new(kind, ifname.clone()), ifname };
-                // First declaration wins, as the validator requires names to be unique.
-                ctx.interfaces.entry(r.name.as_str()).or_insert(iface);
+                ctx.provide(r.name.as_str(), ifname, kind);
+            }
+        }
+        for (name, vlan) in vlans {
+            let parent = ctx.interfaces.get(vlan.interface.as_str()).map(|p| p.ifname.clone());
+            if let Some(parent) = parent {
+                ctx.provide(name, vlan.ifname_on(&parent), ArtifactKind::Link);
             }
         }
         ctx
+    }
+
+    /// Records that resource `name` provides link `ifname` as an artifact of `kind`.
+    fn provide(&mut self, name: &'a str, ifname: String, kind: ArtifactKind) {
+        let iface = IfaceRef { key: ArtifactKey::new(kind, ifname.clone()), ifname };
+        // First declaration wins, as the validator requires names to be unique.
+        self.interfaces.entry(name).or_insert(iface);
     }
 
     pub(crate) fn resources(&self) -> impl Iterator<Item = &'a Resource> {
         self.config.spec.resources.iter()
     }
 
-    /// Resolves an interface reference (an `Interface`, `PPPoEInterface` or `DSLiteTunnel`
-    /// resource name) to its kernel name and link artifact.
+    /// Resolves an interface reference (an `Interface`, `PPPoEInterface`, `VLANInterface` or
+    /// `DSLiteTunnel` resource name) to its kernel name and link artifact.
     pub(crate) fn interface(&self, name: &str) -> Option<IfaceRef> {
         self.interfaces.get(name).cloned()
     }

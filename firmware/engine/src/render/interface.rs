@@ -1,5 +1,6 @@
 //! `Interface`: an existing link. `managed: true` (and `owner` not `external`) ensures its
-//! admin state; otherwise the link is observed only. routerd never creates or deletes links.
+//! admin state; otherwise the link is observed only. The link has no kind in its spec, so
+//! routerd never creates it (only `VLANInterface` links are created) and never deletes it.
 
 use routerd_host::ArtifactSpec;
 use routerd_host::artifact::LinkSpec;
@@ -11,11 +12,15 @@ use crate::intent::ApplyWith;
 pub(super) fn render(s: &InterfaceSpec, out: &mut Out) {
     let owned = s.managed && s.owner != Some(InterfaceOwner::External);
     if owned {
-        let link =
-            LinkSpec { ifname: s.ifname.clone(), admin_up: s.admin_up.then_some(true), mtu: None };
+        let link = LinkSpec {
+            ifname: s.ifname.clone(),
+            admin_up: s.admin_up.then_some(true),
+            mtu: None,
+            kind: None,
+        };
         out.ensure(ArtifactSpec::Link(link), ApplyWith::Rtnetlink, Vec::new());
     } else {
-        let link = LinkSpec { ifname: s.ifname.clone(), admin_up: None, mtu: None };
+        let link = LinkSpec { ifname: s.ifname.clone(), admin_up: None, mtu: None, kind: None };
         out.observe(ArtifactSpec::Link(link), ApplyWith::Rtnetlink);
     }
 }

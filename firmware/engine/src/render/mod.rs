@@ -34,11 +34,16 @@ mod self_address_policy;
 mod state_policy;
 mod static_route;
 mod sysctl;
+mod vlan_interface;
 mod zone;
 
 #[cfg(test)]
 #[path = "render_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "link_render_tests.rs"]
+mod link_tests;
 
 use std::collections::BTreeMap;
 
@@ -81,6 +86,7 @@ fn render_resource(ctx: &RenderCtx<'_>, res: &Resource, out: &mut Out) {
         S::NixOsHost(s) => nixos_host::render(s, out),
         S::Interface(s) => interface::render(s, out),
         S::PppoeInterface(s) => pppoe_interface::render(ctx, res, s, out),
+        S::VlanInterface(s) => vlan_interface::render(ctx, s, out),
         S::Ipv4StaticAddress(s) => ipv4_static_address::render(ctx, s, out),
         S::Ipv4DhcpAddress(s) => dhcp::render_ipv4_client(ctx, s, out),
         S::Ipv4DhcpServer(s) => dhcp::render_ipv4_server(ctx, res, s, out),

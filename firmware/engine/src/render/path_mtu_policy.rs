@@ -89,7 +89,7 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &PathMtuPolicySpec,
     }
     if !rendered {
         // Nothing to apply; the policy still declares the link it relies on, so plans show it.
-        let link = LinkSpec { ifname: from.ifname.clone(), admin_up: None, mtu: None };
+        let link = LinkSpec { ifname: from.ifname.clone(), admin_up: None, mtu: None, kind: None };
         out.observe(ArtifactSpec::Link(link), ApplyWith::Rtnetlink);
         out.warn("neither tcpMSSClamp nor ipv6RA is enabled: nothing to apply");
     }

@@ -374,3 +374,131 @@ async fn protected_interfaces_and_zones_are_observed_never_changed() {
         assert!(lab.ip(&["-j", "addr", "show", "dev", "wan0"]).contains("198.51.100.2"), "{how}");
     }
 }
+
+/// The lab plus a VLAN on `lan` with an address, and a DS-Lite tunnel on `wan` with a default
+/// route (metric 100, beside the lab's own).
+fn lab_with_created_links() -> String {
+    format!(
+        "{LAB}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: VLANInterface
+      metadata:
+        name: guest
+      spec:
+        interface: lan
+        vlanID: 20
+
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4StaticAddress
+      metadata:
+        name: guest-v4
+      spec:
+        interface: guest
+        address: 192.168.60.1/24
+
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: DSLiteTunnel
+      metadata:
+        name: dslite0
+      spec:
+        interface: wan
+        remoteAddress: 2001:db8::1
+        localAddressSource: static
+        localAddress: 2001:db8::2
+        defaultRoute: true
+        routeMetric: 100
+"
+    )
+}
+
+/// Whether iproute2 can make a link of `args` in the router namespace (removed again): the
+/// test's own, independent answer to "does this kernel have 8021q / ip6_tunnel".
+fn kernel_creates(lab: &Lab, args: &[&str]) -> bool {
+    let mut full = vec!["-n", lab.router.as_str(), "link", "add"];
+    full.extend_from_slice(args);
+    let ok =
+        std::process::Command::new("ip").args(&full).output().is_ok_and(|o| o.status.success());
+    if ok {
+        lab.ip(&["link", "del", "probe0"]);
+    }
+    ok
+}
+
+#[tokio::test]
+async fn links_the_kernel_cannot_make_fail_alone_with_a_typed_reason_and_the_rest_applies() {
+    let lab = Lab::new();
+    let vlan_ok =
+        kernel_creates(&lab, &["link", "lan0", "name", "probe0", "type", "vlan", "id", "9"]);
+    let ip6tnl_ok = kernel_creates(
+        &lab,
+        &["probe0", "type", "ip6tnl", "mode", "ipip6", "remote", "2001:db8::99", "local", "::"],
+    );
+    let config = lab_with_created_links();
+    let doc = lab.reconcile(&config).await;
+    let links = lab.ip(&["-j", "link", "show"]);
+    // Independent of the kernel: the lab's own config applied, NAT works.
+    assert!(lab.exec_ok(&lab.client, &["ping", "-c", "1", "-W", "3", "198.51.100.1"]));
+    let phase = |suffix: &str| {
+        doc.resources.iter().find(|r| r.id.ends_with(suffix)).expect("resource").phase
+    };
+    assert_eq!(phase("IPv4SourceNAT/lan-masquerade"), Phase::Healthy);
+
+    if vlan_ok && ip6tnl_ok {
+        assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
+        let shown = lab.ip(&["-j", "-d", "link", "show", "dev", "lan0.20"]);
+        assert!(shown.contains("\"info_kind\":\"vlan\"") && shown.contains("\"id\":20"), "{shown}");
+        assert!(links.contains("\"dslite0\""), "{links}");
+        assert!(lab.ip(&["route", "show", "default"]).contains("dev dslite0"));
+        let again = lab.reconcile(&config).await;
+        assert!(again.operations.is_empty(), "second apply did {:#?}", again.operations);
+        assert!(lab.ledger_keys().contains(&"linux.link/lan0.20".to_string()));
+        return;
+    }
+    assert!(!vlan_ok && !ip6tnl_ok, "expected a kernel with both or neither (CI kernels)");
+
+    // The two creates fail with the kernel's answer; only what lives on them is skipped.
+    let failed: std::collections::BTreeSet<String> = ops(&doc, "failed").into_iter().collect();
+    assert_eq!(
+        failed,
+        ["create linux.ipip6.tunnel/dslite0", "create linux.link/lan0.20"].map(String::from).into(),
+        "{:#?}",
+        doc.operations
+    );
+    for o in doc.operations.iter().filter(|o| o.result == "failed") {
+        let error = o.error.as_deref().unwrap_or_default();
+        assert!(error.starts_with("KernelRejected: "), "{error}");
+        assert!(error.contains("Unknown device type"), "{error}");
+    }
+    let skipped = ops(&doc, "skipped");
+    for dependent in [
+        "create linux.ipv4.address/lan0.20/192.168.60.1/24",
+        "create linux.ipv4.route/254:0.0.0.0/0:100",
+    ] {
+        assert!(skipped.contains(&dependent.to_string()), "{dependent} not skipped: {skipped:#?}");
+    }
+    let vlan = doc.resources.iter().find(|r| r.id.ends_with("VLANInterface/guest")).expect("vlan");
+    assert_eq!(vlan.phase, Phase::Blocked);
+    let cond = vlan.conditions.iter().find(|c| c.type_ == "Blocked").expect("condition");
+    assert_eq!(cond.reason, "OperationFailed");
+    assert!(cond.message.contains("Unknown device type"), "{}", cond.message);
+    let address = doc.resources.iter().find(|r| r.id.ends_with("/guest-v4")).expect("address");
+    assert_eq!(address.phase, Phase::Blocked);
+    assert!(address.conditions.iter().any(|c| c.reason == "OperationSkipped"), "{address:#?}");
+    assert_eq!(phase("DSLiteTunnel/dslite0"), Phase::Blocked);
+    assert!(!links.contains("lan0.20") && !links.contains("dslite0"), "{links}");
+    // Nothing else changed: the lab's config alone finds the host exactly as it leaves it, and
+    // the ledger holds exactly what was created.
+    let plain = lab.plan(LAB, false).await;
+    assert!(plain.operations.is_empty(), "{:#?}", plain.operations);
+    assert!(!plain.orphans.iter().any(|o| o.name.contains("lan0.20") || o.name == "dslite0"));
+    let mut created: Vec<String> = doc
+        .operations
+        .iter()
+        .filter(|o| o.result == "done" && o.operation == "create")
+        .map(|o| format!("{}/{}", o.kind, o.name))
+        .collect();
+    created.sort();
+    let mut ledger = lab.ledger_keys();
+    ledger.sort();
+    assert_eq!(ledger, created);
+}

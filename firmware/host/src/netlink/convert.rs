@@ -9,15 +9,21 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use ipnet::IpNet;
 use rtnetlink::packet_core::{DoneMessage, ErrorMessage};
 use rtnetlink::packet_route::address::{AddressAttribute, AddressMessage, AddressScope};
-use rtnetlink::packet_route::link::{LinkAttribute, LinkFlags, LinkMessage};
+use rtnetlink::packet_route::link::{
+    InfoData, InfoIpTunnel, InfoKind, InfoVlan, Ip6TunnelFlags, LinkAttribute, LinkFlags, LinkInfo,
+    LinkMessage, VlanProtocol as NlVlanProtocol,
+};
 use rtnetlink::packet_route::route::{
     RouteAddress, RouteAttribute, RouteMessage, RouteProtocol, RouteScope, RouteType, RouteVia,
 };
 use rtnetlink::packet_route::rule::{RuleAction, RuleAttribute, RuleMessage};
-use rtnetlink::packet_route::{AddressFamily, RouteNetlinkMessage};
+use rtnetlink::packet_route::{AddressFamily, IpProtocol, RouteNetlinkMessage};
 
 use super::conn::NlError;
-use crate::artifact::{FwmarkRuleSpec, LinkSpec, RouteSpec};
+use crate::artifact::{
+    EncapLimit, FwmarkRuleSpec, Ip6TunnelMode, Ip6TunnelSpec, LinkKind, LinkSpec, RouteSpec,
+    VlanProtocol,
+};
 
 /// `RT_TABLE_LOCAL`: the kernel's table of local and broadcast addresses, never listed.
 pub(crate) const RT_TABLE_LOCAL: u32 = 255;
@@ -37,13 +43,60 @@ pub(crate) enum IpFamily {
     V6,
 }
 
-/// A link as the kernel lists it (`RTM_NEWLINK`).
+/// Hop limit of the outer IPv6 header of tunnels routerd creates: iproute2's default
+/// (`DEFAULT_TNL_HOP_LIMIT` in `ip/ip6tunnel.c`). Sent on every create and change, because the
+/// kernel resets every parameter a change does not carry (`ip6_tnl_netlink_parms`).
+const TUNNEL_HOP_LIMIT: u8 = 64;
+
+/// A link as the kernel lists it (`RTM_NEWLINK`), with other links still as indexes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct NlLink {
     /// `ifi_index`.
     pub index: u32,
-    /// Name (`IFLA_IFNAME`), admin state (`IFF_UP` of `ifi_flags`), MTU (`IFLA_MTU`).
-    pub spec: LinkSpec,
+    /// `IFLA_IFNAME`.
+    pub ifname: String,
+    /// `IFF_UP` of `ifi_flags`.
+    pub admin_up: bool,
+    /// `IFLA_MTU`.
+    pub mtu: Option<u32>,
+    /// `IFLA_LINKINFO`: the link type and the parameters routerd reads.
+    pub info: NlLinkInfo,
+}
+
+/// The type of a listed link (`IFLA_INFO_KIND`) and its data (`IFLA_INFO_DATA`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum NlLinkInfo {
+    /// No `IFLA_INFO_KIND`: a physical NIC, loopback.
+    Untyped,
+    /// `vlan`.
+    Vlan {
+        /// `IFLA_LINK`: index of the parent link; `None` when absent.
+        parent: Option<u32>,
+        /// `IFLA_VLAN_ID`.
+        id: u16,
+        /// `IFLA_VLAN_PROTOCOL`.
+        protocol: VlanProtocol,
+    },
+    /// `ip6tnl`.
+    Ip6Tnl(NlIp6Tunnel),
+    /// Any other kind (or a vlan/ip6tnl without its data), by its `IFLA_INFO_KIND` string.
+    Other(String),
+}
+
+/// The `IFLA_INFO_DATA` of an `ip6tnl` link, with the underlying link still as an index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct NlIp6Tunnel {
+    /// From `IFLA_IPTUN_PROTO`.
+    pub mode: Ip6TunnelMode,
+    /// `IFLA_IPTUN_REMOTE`; `::` when absent.
+    pub remote: Ipv6Addr,
+    /// `IFLA_IPTUN_LOCAL`; `None` when absent or `::`.
+    pub local: Option<Ipv6Addr>,
+    /// `IFLA_IPTUN_LINK`; `None` when absent or 0.
+    pub underlying: Option<u32>,
+    /// `IFLA_IPTUN_ENCAP_LIMIT`, or `none` when `IFLA_IPTUN_FLAGS` has
+    /// `IP6_TNL_F_IGN_ENCAP_LIMIT`.
+    pub encap_limit: EncapLimit,
 }
 
 /// An address as the kernel lists it (`RTM_NEWADDR`), with the link still as an index.
@@ -110,19 +163,188 @@ pub(crate) fn link_from_nl(message: &RouteNetlinkMessage) -> Option<NlLink> {
     let RouteNetlinkMessage::NewLink(link) = message else { return None };
     let mut ifname = None;
     let mut mtu = None;
+    let mut parent = None;
+    let mut infos: &[LinkInfo] = &[];
     for attribute in &link.attributes {
         match attribute {
             LinkAttribute::IfName(name) => ifname = Some(name.clone()),
             LinkAttribute::Mtu(m) => mtu = Some(*m),
+            LinkAttribute::Link(index) => parent = Some(*index),
+            LinkAttribute::LinkInfo(i) => infos = i,
             _ => {}
         }
     }
-    let spec = LinkSpec {
+    Some(NlLink {
+        index: link.header.index,
         ifname: ifname?,
-        admin_up: Some(link.header.flags.contains(LinkFlags::Up)),
+        admin_up: link.header.flags.contains(LinkFlags::Up),
         mtu,
+        info: link_info_from_nl(infos, parent),
+    })
+}
+
+/// Reads `IFLA_LINKINFO`; `parent` is the message's `IFLA_LINK`.
+fn link_info_from_nl(infos: &[LinkInfo], parent: Option<u32>) -> NlLinkInfo {
+    let mut kind = None;
+    let mut data = None;
+    for info in infos {
+        match info {
+            LinkInfo::Kind(k) => kind = Some(k),
+            LinkInfo::Data(d) => data = Some(d),
+            _ => {}
+        }
+    }
+    match (kind, data) {
+        (None, _) => NlLinkInfo::Untyped,
+        (Some(InfoKind::Vlan), Some(InfoData::Vlan(vlan))) => vlan_from_nl(vlan, parent),
+        (Some(InfoKind::Ip6Tnl), Some(InfoData::IpTunnel(tunnel))) => {
+            NlLinkInfo::Ip6Tnl(ip6_tunnel_from_nl(tunnel))
+        }
+        (Some(other), _) => NlLinkInfo::Other(other.to_string()),
+    }
+}
+
+fn vlan_from_nl(vlan: &[InfoVlan], parent: Option<u32>) -> NlLinkInfo {
+    let mut id = None;
+    // The kernel always sends IFLA_VLAN_PROTOCOL; 802.1Q is its default when creating.
+    let mut protocol = VlanProtocol::Ieee8021Q;
+    for attribute in vlan {
+        match attribute {
+            InfoVlan::Id(i) => id = Some(*i),
+            InfoVlan::Protocol(NlVlanProtocol::Ieee8021Ad) => protocol = VlanProtocol::Ieee8021Ad,
+            InfoVlan::Protocol(_) => protocol = VlanProtocol::Ieee8021Q,
+            _ => {}
+        }
+    }
+    match id {
+        Some(id) => NlLinkInfo::Vlan { parent, id, protocol },
+        None => NlLinkInfo::Other(InfoKind::Vlan.to_string()),
+    }
+}
+
+fn ip6_tunnel_from_nl(tunnel: &[InfoIpTunnel]) -> NlIp6Tunnel {
+    let mut out = NlIp6Tunnel {
+        mode: Ip6TunnelMode::Any,
+        remote: Ipv6Addr::UNSPECIFIED,
+        local: None,
+        underlying: None,
+        encap_limit: EncapLimit::DEFAULT,
     };
-    Some(NlLink { index: link.header.index, spec })
+    let mut ignore_limit = false;
+    for attribute in tunnel {
+        match attribute {
+            InfoIpTunnel::Protocol(IpProtocol::Ipip) => out.mode = Ip6TunnelMode::Ipip6,
+            InfoIpTunnel::Protocol(IpProtocol::Ipv6) => out.mode = Ip6TunnelMode::Ip6ip6,
+            InfoIpTunnel::Protocol(_) => out.mode = Ip6TunnelMode::Any,
+            InfoIpTunnel::Remote(IpAddr::V6(r)) => out.remote = *r,
+            InfoIpTunnel::Local(IpAddr::V6(l)) if !l.is_unspecified() => out.local = Some(*l),
+            InfoIpTunnel::Link(index) if *index != 0 => out.underlying = Some(*index),
+            InfoIpTunnel::EncapLimit(limit) => out.encap_limit = EncapLimit::Limit(*limit),
+            InfoIpTunnel::Ipv6Flags(flags) => {
+                ignore_limit = flags.contains(Ip6TunnelFlags::IgnEncapLimit);
+            }
+            _ => {}
+        }
+    }
+    if ignore_limit {
+        out.encap_limit = EncapLimit::None;
+    }
+    out
+}
+
+/// `RTM_NEWLINK` creating the VLAN link `spec` on the parent link `parent` (an index), as
+/// `ip link add link PARENT name IFNAME [mtu MTU] type vlan id ID protocol PROTO [up]` sends
+/// it: `IFLA_IFNAME`, `IFLA_LINK`, `IFLA_LINKINFO` {`IFLA_INFO_KIND "vlan"`,
+/// `IFLA_INFO_DATA` {`IFLA_VLAN_ID`, `IFLA_VLAN_PROTOCOL`}}, `IFLA_MTU` when given, `IFF_UP`
+/// through `ifi_change` when `admin_up` is given. The caller sends it with
+/// `NLM_F_CREATE | NLM_F_EXCL`.
+///
+/// `None` when `spec` has no `vlan` kind (routerd creates no other link type).
+pub(crate) fn vlan_create_to_nl(spec: &LinkSpec, parent: u32) -> Option<RouteNetlinkMessage> {
+    let Some(LinkKind::Vlan { id, protocol, .. }) = &spec.kind else { return None };
+    let mut link = LinkMessage::default();
+    set_admin_state(&mut link, spec.admin_up);
+    link.attributes.push(LinkAttribute::IfName(spec.ifname.clone()));
+    link.attributes.push(LinkAttribute::Link(parent));
+    if let Some(mtu) = spec.mtu {
+        link.attributes.push(LinkAttribute::Mtu(mtu));
+    }
+    let protocol = match protocol {
+        VlanProtocol::Ieee8021Q => NlVlanProtocol::Ieee8021Q,
+        VlanProtocol::Ieee8021Ad => NlVlanProtocol::Ieee8021Ad,
+    };
+    link.attributes.push(LinkAttribute::LinkInfo(vec![
+        LinkInfo::Kind(InfoKind::Vlan),
+        LinkInfo::Data(InfoData::Vlan(vec![InfoVlan::Id(*id), InfoVlan::Protocol(protocol)])),
+    ]));
+    Some(RouteNetlinkMessage::NewLink(link))
+}
+
+/// `RTM_NEWLINK` for the ip6tnl `spec`, as `ip -6 tunnel add` (`existing: None`, sent with
+/// `NLM_F_CREATE | NLM_F_EXCL`) or `ip -6 tunnel change` (`existing: Some(index)`, no create
+/// flags: the kernel calls the driver's `changelink`) would.
+///
+/// Shape: `IFLA_IFNAME` (create only), `IFLA_LINKINFO` {`IFLA_INFO_KIND "ip6tnl"`,
+/// `IFLA_INFO_DATA` {`IFLA_IPTUN_PROTO`, `_LOCAL` (`::` for any), `_REMOTE`, `_LINK`
+/// (`underlying`, 0 for none), `_TTL` (64), `_ENCAP_LIMIT` (numeric limit only),
+/// `_FLAGS` (`IP6_TNL_F_IGN_ENCAP_LIMIT` for `none`)}}, `IFLA_MTU` when given, `IFF_UP`
+/// through `ifi_change` when `admin_up` is given. Every tunnel parameter is sent because the
+/// kernel resets those a change leaves out (`ip6_tnl_netlink_parms` in
+/// `net/ipv6/ip6_tunnel.c`).
+pub(crate) fn ip6_tunnel_to_nl(
+    spec: &Ip6TunnelSpec,
+    existing: Option<u32>,
+    underlying: Option<u32>,
+) -> RouteNetlinkMessage {
+    let mut link = LinkMessage::default();
+    set_admin_state(&mut link, spec.admin_up);
+    match existing {
+        Some(index) => link.header.index = index,
+        None => link.attributes.push(LinkAttribute::IfName(spec.ifname.clone())),
+    }
+    if let Some(mtu) = spec.mtu {
+        link.attributes.push(LinkAttribute::Mtu(mtu));
+    }
+    let protocol = match spec.mode {
+        Ip6TunnelMode::Ipip6 => IpProtocol::Ipip,
+        Ip6TunnelMode::Ip6ip6 => IpProtocol::Ipv6,
+        // Protocol 0 (IPPROTO_IP, which this crate names after the IPv6 hop-by-hop header).
+        Ip6TunnelMode::Any => IpProtocol::Hopopts,
+    };
+    let mut data = vec![
+        InfoIpTunnel::Protocol(protocol),
+        InfoIpTunnel::Local(IpAddr::V6(spec.local.unwrap_or(Ipv6Addr::UNSPECIFIED))),
+        InfoIpTunnel::Remote(IpAddr::V6(spec.remote)),
+        InfoIpTunnel::Link(underlying.unwrap_or(0)),
+        InfoIpTunnel::Ttl(TUNNEL_HOP_LIMIT),
+    ];
+    let flags = match spec.encap_limit {
+        EncapLimit::Limit(limit) => {
+            data.push(InfoIpTunnel::EncapLimit(limit));
+            Ip6TunnelFlags::empty()
+        }
+        EncapLimit::None => Ip6TunnelFlags::IgnEncapLimit,
+    };
+    data.push(InfoIpTunnel::Ipv6Flags(flags));
+    link.attributes.push(LinkAttribute::LinkInfo(vec![
+        LinkInfo::Kind(InfoKind::Ip6Tnl),
+        LinkInfo::Data(InfoData::IpTunnel(data)),
+    ]));
+    RouteNetlinkMessage::NewLink(link)
+}
+
+/// `RTM_DELLINK` for link `index` (`ip link del`).
+pub(crate) fn link_delete_to_nl(index: u32) -> RouteNetlinkMessage {
+    let mut link = LinkMessage::default();
+    link.header.index = index;
+    RouteNetlinkMessage::DelLink(link)
+}
+
+fn set_admin_state(link: &mut LinkMessage, admin_up: Option<bool>) {
+    if let Some(up) = admin_up {
+        link.header.change_mask = LinkFlags::Up;
+        link.header.flags = if up { LinkFlags::Up } else { LinkFlags::empty() };
+    }
 }
 
 /// `RTM_SETLINK` for link `index` that sets what `spec` gives (`IFF_UP` through
@@ -133,10 +355,7 @@ pub(crate) fn link_set_to_nl(index: u32, spec: &LinkSpec) -> Option<RouteNetlink
     }
     let mut link = LinkMessage::default();
     link.header.index = index;
-    if let Some(up) = spec.admin_up {
-        link.header.change_mask = LinkFlags::Up;
-        link.header.flags = if up { LinkFlags::Up } else { LinkFlags::empty() };
-    }
+    set_admin_state(&mut link, spec.admin_up);
     if let Some(mtu) = spec.mtu {
         link.attributes.push(LinkAttribute::Mtu(mtu));
     }
@@ -417,3 +636,7 @@ fn is_kernel_ipv6_route(destination: &IpNet) -> bool {
 #[cfg(test)]
 #[path = "convert_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "convert_link_tests.rs"]
+mod link_tests;

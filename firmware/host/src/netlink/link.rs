@@ -1,16 +1,19 @@
-//! `linux.link`: inventory and configurator for existing links, and the ifname↔index cache the
-//! other netlink modules resolve link names through.
+//! `linux.link`: inventory and configurator for links, and the ifname↔index cache the other
+//! netlink modules resolve link names through.
 //!
-//! routerd never creates or deletes links of this kind: it sets the admin state and the MTU of
-//! links that exist (physical ports, veth, bridges made elsewhere).
+//! Links without a kind in their spec (physical ports, veth, bridges made elsewhere) are only
+//! modified: admin state and MTU. Links with a kind (VLANs) are created when absent; one that
+//! exists as something else is a conflict and is left alone. routerd never deletes links.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use rtnetlink::packet_core::{NLM_F_CREATE, NLM_F_EXCL};
+
 use super::conn::{Conn, NlError};
-use super::convert::{self, NlLink};
-use crate::artifact::{Artifact, ArtifactKey, ArtifactSpec, LinkSpec};
+use super::convert::{self, NlLink, NlLinkInfo};
+use crate::artifact::{Artifact, ArtifactKey, ArtifactSpec, LinkKind, LinkSpec};
 use crate::error::HostError;
 
 /// The namespace's links by name and by index, as of the last dump.
@@ -36,8 +39,8 @@ impl LinkCache {
         let messages = conn.dump(convert::link_dump_request()).await?;
         let links: Vec<NlLink> = messages.iter().filter_map(convert::link_from_nl).collect();
         let mut table = self.lock();
-        table.by_name = links.iter().map(|l| (l.spec.ifname.clone(), l.index)).collect();
-        table.by_index = links.iter().map(|l| (l.index, l.spec.ifname.clone())).collect();
+        table.by_name = links.iter().map(|l| (l.ifname.clone(), l.index)).collect();
+        table.by_index = links.iter().map(|l| (l.index, l.ifname.clone())).collect();
         Ok(links)
     }
 
@@ -118,24 +121,121 @@ impl LinkCache {
 
 /// Lists every link of the namespace (one dump) and refreshes the cache.
 ///
-/// Shape: one [`LinkSpec`] per link with `admin_up` (`IFF_UP`) and `mtu` (`IFLA_MTU`) set.
+/// Shape: one [`LinkSpec`] per link with `admin_up` (`IFF_UP`), `mtu` (`IFLA_MTU`) and `kind`
+/// (`IFLA_LINKINFO`; a VLAN's parent by name) set; the listed links themselves, for other
+/// kinds' inventories made from the same dump.
 /// Errors: [`HostError::Dump`] when the dump fails.
-pub(crate) async fn observe(conn: &Conn, links: &LinkCache) -> Result<Vec<Artifact>, HostError> {
+pub(crate) async fn observe(
+    conn: &Conn,
+    links: &LinkCache,
+) -> Result<(Vec<Artifact>, Vec<NlLink>), HostError> {
     let listed = links.refresh(conn).await.map_err(|e| e.dump("links"))?;
-    Ok(listed.into_iter().map(|l| Artifact::new(ArtifactSpec::Link(l.spec))).collect())
+    let names = index_names(&listed);
+    let artifacts =
+        listed.iter().map(|l| Artifact::new(ArtifactSpec::Link(link_spec(l, &names)))).collect();
+    Ok((artifacts, listed))
 }
 
-/// "Creates" a link: routerd does not create links of this kind, so this only succeeds when the
-/// link already exists, and then sets the attributes `spec` gives, like [`modify`].
+/// Index → name of every listed link.
+pub(crate) fn index_names(listed: &[NlLink]) -> HashMap<u32, &str> {
+    listed.iter().map(|l| (l.index, l.ifname.as_str())).collect()
+}
+
+/// The name of link `index` as iproute2 shows a peer: its name, or `if<index>` when it is not
+/// a link of this namespace.
+pub(crate) fn name_of(names: &HashMap<u32, &str>, index: u32) -> String {
+    names.get(&index).map_or_else(|| format!("if{index}"), |n| (*n).to_string())
+}
+
+/// The spec of a listed link, parent indexes resolved through `names`.
+fn link_spec(link: &NlLink, names: &HashMap<u32, &str>) -> LinkSpec {
+    let kind = match &link.info {
+        NlLinkInfo::Untyped => None,
+        NlLinkInfo::Vlan { parent, id, protocol } => Some(LinkKind::Vlan {
+            parent: parent.map(|p| name_of(names, p)).unwrap_or_default(),
+            id: *id,
+            protocol: *protocol,
+        }),
+        NlLinkInfo::Ip6Tnl(_) => Some(LinkKind::Other { name: "ip6tnl".to_string() }),
+        NlLinkInfo::Other(name) => Some(LinkKind::Other { name: name.clone() }),
+    };
+    LinkSpec { ifname: link.ifname.clone(), admin_up: Some(link.admin_up), mtu: link.mtu, kind }
+}
+
+/// Creates link `spec.ifname` when `spec` has a kind routerd creates (a VLAN: `RTM_NEWLINK`
+/// with `NLM_F_CREATE | NLM_F_EXCL`, see [`convert::vlan_create_to_nl`]); without a kind, only
+/// sets the attributes of an existing link, like [`modify`] (routerd creates no physical
+/// links).
 ///
-/// Errors: [`HostError::Missing`] (`link X does not exist`) when there is no such link.
+/// Errors: [`HostError::Missing`] when the link (no kind) or the VLAN's parent does not exist;
+/// [`HostError::Conflict`] when a link of that name appeared meanwhile, naming what it is;
+/// [`HostError::Rejected`] with the kernel's errno otherwise (`EOPNOTSUPP`, "Unknown device
+/// type", on a kernel without `8021q`); [`HostError::Invalid`] for a kind routerd only
+/// observes.
 pub(crate) async fn create(
     conn: &Conn,
     links: &LinkCache,
     key: &ArtifactKey,
     spec: &LinkSpec,
 ) -> Result<(), HostError> {
-    modify(conn, links, key, spec, "create").await
+    let parent = match &spec.kind {
+        None => return modify(conn, links, key, spec, "create").await,
+        Some(LinkKind::Vlan { parent, .. }) => parent,
+        Some(LinkKind::Other { name }) => {
+            return Err(HostError::Invalid {
+                key: key.clone(),
+                message: format!("routerd does not create links of type {name}"),
+            });
+        }
+    };
+    let result = links
+        .with_index(conn, key, "create", Some(parent), |index| async move {
+            let Some(request) = index.and_then(|i| convert::vlan_create_to_nl(spec, i)) else {
+                return Ok(());
+            };
+            conn.change(request, NLM_F_CREATE | NLM_F_EXCL).await
+        })
+        .await;
+    match result {
+        Err(refused @ HostError::Rejected { errno: Some(libc::EEXIST), .. }) => {
+            let parent_index = links.index_of(conn, parent).await.ok().flatten();
+            let same = |l: &NlLink| match (&l.info, &spec.kind) {
+                (
+                    NlLinkInfo::Vlan { parent: p, id, protocol },
+                    Some(LinkKind::Vlan { id: want_id, protocol: want_protocol, .. }),
+                ) => {
+                    p.is_some() && *p == parent_index && id == want_id && protocol == want_protocol
+                }
+                _ => false,
+            };
+            Err(conflict(conn, links, key, &spec.ifname, describe(spec), same, refused).await)
+        }
+        other => other,
+    }
+}
+
+/// Changes the existing link `observed` into `desired`: sets admin state and MTU (see
+/// [`modify`]). When `desired` has a kind, `observed` must have exactly that kind (type, VLAN
+/// ID, parent, protocol); the kernel cannot change those in place and routerd never deletes a
+/// link, so anything else is a conflict and nothing is sent.
+///
+/// Errors: [`HostError::Conflict`] naming what is there and what the config wants; as
+/// [`modify`] otherwise.
+pub(crate) async fn modify_existing(
+    conn: &Conn,
+    links: &LinkCache,
+    key: &ArtifactKey,
+    observed: &LinkSpec,
+    desired: &LinkSpec,
+) -> Result<(), HostError> {
+    if desired.kind.is_some() && observed.kind != desired.kind {
+        return Err(HostError::Conflict {
+            key: key.clone(),
+            found: describe(observed),
+            wanted: describe(desired),
+        });
+    }
+    modify(conn, links, key, desired, "modify").await
 }
 
 /// Sets admin state (`IFF_UP`) and MTU (`IFLA_MTU`) of link `spec.ifname`, each only when
@@ -159,4 +259,79 @@ pub(crate) async fn modify(
             conn.change(request, 0).await
         })
         .await
+}
+
+/// The error for a create of `ifname` the kernel refused with `EEXIST`: lists the links again
+/// and names what is in the way, either a link holding the name or (`same`) one with the same
+/// identity under another name (the kernel allows one VLAN per parent, protocol and ID, and
+/// one ip6tnl per local, remote and underlying link). `wanted` is what the config declares;
+/// `refused` is returned when neither is found.
+pub(crate) async fn conflict(
+    conn: &Conn,
+    links: &LinkCache,
+    key: &ArtifactKey,
+    ifname: &str,
+    wanted: String,
+    same: impl Fn(&NlLink) -> bool,
+    refused: HostError,
+) -> HostError {
+    let Ok(listed) = links.refresh(conn).await else { return refused };
+    let names = index_names(&listed);
+    let found = match listed.iter().find(|l| l.ifname == ifname) {
+        Some(_) if ifname == super::ip6_tunnel::FALLBACK_IFNAME => {
+            format!("the kernel's fallback tunnel device {ifname}")
+        }
+        Some(l) => describe(&link_spec(l, &names)),
+        None => match listed.iter().find(|l| same(l)) {
+            Some(l) => format!(
+                "{}, which the kernel allows only once (same parameters, other name)",
+                describe(&link_spec(l, &names))
+            ),
+            None => return refused,
+        },
+    };
+    HostError::Conflict { key: key.clone(), found, wanted }
+}
+
+/// `link IFNAME` with its type, for conflict messages (`link eth1.20: vlan 30 (802.1Q) on
+/// eth1`, `link eth1.20: veth`).
+pub(crate) fn describe(spec: &LinkSpec) -> String {
+    match &spec.kind {
+        Some(kind) => format!("link {}: {kind}", spec.ifname),
+        None => format!("link {} without a link type (a physical or unknown device)", spec.ifname),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::artifact::VlanProtocol;
+
+    fn listed(index: u32, ifname: &str, info: NlLinkInfo) -> NlLink {
+        NlLink { index, ifname: ifname.into(), admin_up: false, mtu: Some(1500), info }
+    }
+
+    #[test]
+    fn listed_vlans_name_their_parent_and_other_types_keep_their_kind() {
+        let vlan = NlLinkInfo::Vlan { parent: Some(2), id: 20, protocol: VlanProtocol::Ieee8021Q };
+        let links = [
+            listed(2, "eth1", NlLinkInfo::Untyped),
+            listed(3, "eth1.20", vlan),
+            listed(4, "ve0", NlLinkInfo::Other("veth".into())),
+        ];
+        let names = index_names(&links);
+        let specs: Vec<LinkSpec> = links.iter().map(|l| link_spec(l, &names)).collect();
+        assert_eq!(specs[0].kind, None);
+        assert_eq!(
+            specs[1].kind,
+            Some(LinkKind::Vlan {
+                parent: "eth1".into(),
+                id: 20,
+                protocol: VlanProtocol::Ieee8021Q
+            })
+        );
+        assert_eq!(specs[2].kind, Some(LinkKind::Other { name: "veth".into() }));
+        assert_eq!(describe(&specs[1]), "link eth1.20: vlan 20 (802.1Q) on eth1");
+        assert_eq!(describe(&specs[2]), "link ve0: veth");
+    }
 }

@@ -1,5 +1,5 @@
-//! rtnetlink backend (`applyWith: rtnetlink`): inventory and configurators for links,
-//! addresses, routes, route tables and fwmark rules of one network namespace.
+//! rtnetlink backend (`applyWith: rtnetlink`): inventory and configurators for links, ip6tnl
+//! tunnels, addresses, routes, route tables and fwmark rules of one network namespace.
 //!
 //! All traffic goes through one rtnetlink socket opened inside the target namespace
 //! ([`NetlinkBackend::new`]); nothing here shells out to `ip`. One module per artifact kind:
@@ -7,6 +7,7 @@
 //! | module | kinds |
 //! |---|---|
 //! | `link` | `linux.link` (and the ifname↔index cache) |
+//! | `ip6_tunnel` | `linux.ipip6.tunnel` |
 //! | `address` | `linux.ipv4.address`, `linux.ipv6.address` |
 //! | `route` | `linux.ipv4.route`, `linux.ipv6.route` |
 //! | `route_table` | `linux.ipv4.routeTable` |
@@ -21,6 +22,7 @@
 mod address;
 mod conn;
 mod convert;
+mod ip6_tunnel;
 mod link;
 mod monitor;
 mod route;
@@ -46,6 +48,8 @@ const APPLY_WITH: &str = "rtnetlink";
 /// Kinds [`NetlinkBackend`] observes and configures.
 const KINDS: &[ArtifactKind] = &[
     ArtifactKind::Link,
+    // Right after links: listed from the link dump the link observe just made.
+    ArtifactKind::Ipip6Tunnel,
     ArtifactKind::Ipv4Address,
     ArtifactKind::Ipv6Address,
     ArtifactKind::Ipv4Route,
@@ -54,8 +58,8 @@ const KINDS: &[ArtifactKind] = &[
     ArtifactKind::Ipv4FwmarkRule,
 ];
 
-/// Links, addresses, routes, route tables and fwmark rules of one network namespace, over
-/// rtnetlink.
+/// Links, ip6tnl tunnels, addresses, routes, route tables and fwmark rules of one network
+/// namespace, over rtnetlink.
 ///
 /// Cheap to share by reference: operations take `&self` and may run concurrently; the
 /// connection task multiplexes them on one socket.
@@ -67,6 +71,9 @@ pub struct NetlinkBackend {
     /// observe instead of a second dump of every route (an inventory observes both kinds back
     /// to back). Taken at most once; any change through this backend clears it.
     tables_from_routes: std::sync::Mutex<Option<Vec<Artifact>>>,
+    /// Tunnels derived from the last link observe, for the next tunnel observe (same rule as
+    /// `tables_from_routes`).
+    tunnels_from_links: std::sync::Mutex<Option<Vec<Artifact>>>,
 }
 
 impl NetlinkBackend {
@@ -81,22 +88,31 @@ impl NetlinkBackend {
             conn: Conn::open(netns)?,
             links: LinkCache::default(),
             tables_from_routes: std::sync::Mutex::new(None),
+            tunnels_from_links: std::sync::Mutex::new(None),
         })
     }
 
     async fn observe_kind(&self, kind: ArtifactKind) -> Result<Vec<Artifact>, HostError> {
         let (conn, links) = (&self.conn, &self.links);
         match kind {
-            ArtifactKind::Link => link::observe(conn, links).await,
+            ArtifactKind::Link => {
+                let (artifacts, listed) = link::observe(conn, links).await?;
+                remember(&self.tunnels_from_links, ip6_tunnel::from_links(&listed));
+                Ok(artifacts)
+            }
+            ArtifactKind::Ipip6Tunnel => match take(&self.tunnels_from_links) {
+                Some(tunnels) => Ok(tunnels),
+                None => ip6_tunnel::observe(conn, links).await,
+            },
             ArtifactKind::Ipv4Address => address::observe(conn, links, IpFamily::V4).await,
             ArtifactKind::Ipv6Address => address::observe(conn, links, IpFamily::V6).await,
             ArtifactKind::Ipv4Route => {
                 let routes = route::observe(conn, links, IpFamily::V4).await?;
-                self.remember_tables(route_table::from_routes(&routes));
+                remember(&self.tables_from_routes, route_table::from_routes(&routes));
                 Ok(routes)
             }
             ArtifactKind::Ipv6Route => route::observe(conn, links, IpFamily::V6).await,
-            ArtifactKind::Ipv4RouteTable => match self.take_tables() {
+            ArtifactKind::Ipv4RouteTable => match take(&self.tables_from_routes) {
                 Some(tables) => Ok(tables),
                 None => route_table::observe(conn).await,
             },
@@ -105,21 +121,18 @@ impl NetlinkBackend {
         }
     }
 
-    fn remember_tables(&self, tables: Vec<Artifact>) {
-        if let Ok(mut t) = self.tables_from_routes.lock() {
-            *t = Some(tables);
-        }
-    }
-
-    fn take_tables(&self) -> Option<Vec<Artifact>> {
-        self.tables_from_routes.lock().ok().and_then(|mut t| t.take())
+    /// Drops what observes derived for the next observe: a change makes it stale.
+    fn forget_derived(&self) {
+        take(&self.tables_from_routes);
+        take(&self.tunnels_from_links);
     }
 
     async fn create_artifact(&self, desired: &Artifact) -> Result<(), HostError> {
-        self.take_tables();
+        self.forget_derived();
         let (conn, links, key) = (&self.conn, &self.links, &desired.key);
         match &desired.spec {
             ArtifactSpec::Link(spec) => link::create(conn, links, key, spec).await,
+            ArtifactSpec::Ip6Tunnel(spec) => ip6_tunnel::create(conn, links, key, spec).await,
             ArtifactSpec::Address(spec) => address::create(conn, links, key, spec).await,
             ArtifactSpec::Route(spec) => route::create(conn, links, key, spec).await,
             // The kernel creates a table with its first route.
@@ -134,11 +147,14 @@ impl NetlinkBackend {
         observed: &Artifact,
         desired: &Artifact,
     ) -> Result<(), HostError> {
-        self.take_tables();
+        self.forget_derived();
         let (conn, links, key) = (&self.conn, &self.links, &desired.key);
         match (&observed.spec, &desired.spec) {
-            (ArtifactSpec::Link(_), ArtifactSpec::Link(spec)) => {
-                link::modify(conn, links, key, spec, "modify").await
+            (ArtifactSpec::Link(old), ArtifactSpec::Link(new)) => {
+                link::modify_existing(conn, links, key, old, new).await
+            }
+            (ArtifactSpec::Ip6Tunnel(_), ArtifactSpec::Ip6Tunnel(spec)) => {
+                ip6_tunnel::modify(conn, links, key, spec).await
             }
             (ArtifactSpec::Address(old), ArtifactSpec::Address(new)) => {
                 // No attribute of an address changes in place (see needs_recreate).
@@ -157,13 +173,14 @@ impl NetlinkBackend {
     }
 
     async fn delete_artifact(&self, observed: &Artifact) -> Result<(), HostError> {
-        self.take_tables();
+        self.forget_derived();
         let (conn, links, key) = (&self.conn, &self.links, &observed.key);
         match &observed.spec {
             ArtifactSpec::Link(_) => Err(HostError::Invalid {
                 key: key.clone(),
                 message: "links are never deleted by routerd".to_string(),
             }),
+            ArtifactSpec::Ip6Tunnel(spec) => ip6_tunnel::delete(conn, links, key, spec).await,
             ArtifactSpec::Address(spec) => address::delete(conn, links, key, spec).await,
             ArtifactSpec::Route(spec) => route::delete(conn, key, spec).await,
             ArtifactSpec::RouteTable(spec) => route_table::delete(conn, key, spec).await,
@@ -209,13 +226,24 @@ impl Backend for NetlinkBackend {
     }
 
     /// Addresses are recreated whenever they differ: no attribute changes in place. Routes,
-    /// links, tables and rules are modified (replace, set, no-op, delete + add).
+    /// links, tunnels, tables and rules are modified (replace, set, changelink, no-op, delete +
+    /// add); a link of the wrong type is a conflict, never a recreate (links are not deleted).
     fn needs_recreate(&self, observed: &Artifact, desired: &Artifact) -> bool {
         matches!(
             (&observed.spec, &desired.spec),
             (ArtifactSpec::Address(_), ArtifactSpec::Address(_))
         ) && observed != desired
     }
+}
+
+fn remember(slot: &std::sync::Mutex<Option<Vec<Artifact>>>, artifacts: Vec<Artifact>) {
+    if let Ok(mut s) = slot.lock() {
+        *s = Some(artifacts);
+    }
+}
+
+fn take(slot: &std::sync::Mutex<Option<Vec<Artifact>>>) -> Option<Vec<Artifact>> {
+    slot.lock().ok().and_then(|mut s| s.take())
 }
 
 fn wrong_backend(key: &ArtifactKey) -> HostError {

@@ -3,6 +3,7 @@
 //! Every test needs root and creates its own network namespace ([`support::TestNetns`]); when
 //! not root the tests fail loudly ("needs root"), they never skip.
 
+mod link_kinds;
 mod netlink;
 mod nftables;
 mod support;

@@ -5,7 +5,9 @@ use std::net::IpAddr;
 use std::time::Instant;
 
 use ipnet::IpNet;
-use routerd_host::artifact::{AddressSpec, FwmarkRuleSpec, LinkSpec, RouteSpec, RouteTableSpec};
+use routerd_host::artifact::{
+    AddressSpec, FwmarkRuleSpec, LinkKind, LinkSpec, RouteSpec, RouteTableSpec,
+};
 use routerd_host::netlink::NetlinkBackend;
 use routerd_host::{
     Artifact, ArtifactKind, ArtifactSpec, Backend, ErrorClass, HostError, ROUTERD_ROUTE_PROTOCOL,
@@ -27,7 +29,14 @@ fn ip(s: &str) -> IpAddr {
 }
 
 fn link(ifname: &str, admin_up: Option<bool>, mtu: Option<u32>) -> Artifact {
-    Artifact::new(ArtifactSpec::Link(LinkSpec { ifname: ifname.into(), admin_up, mtu }))
+    Artifact::new(ArtifactSpec::Link(LinkSpec { ifname: ifname.into(), admin_up, mtu, kind: None }))
+}
+
+/// A veth end as observe lists it.
+fn veth(ifname: &str, admin_up: bool, mtu: u32) -> Artifact {
+    let kind = Some(LinkKind::Other { name: "veth".into() });
+    let spec = LinkSpec { ifname: ifname.into(), admin_up: Some(admin_up), mtu: Some(mtu), kind };
+    Artifact::new(ArtifactSpec::Link(spec))
 }
 
 fn address(ifname: &str, prefix: &str) -> Artifact {
@@ -98,7 +107,7 @@ fn as_text(v: &Value) -> String {
 }
 
 #[tokio::test]
-async fn observe_lists_veth_link_with_admin_state_and_mtu() {
+async fn observe_lists_veth_link_with_admin_state_mtu_and_type() {
     let ns = TestNetns::new();
     ns.add_veth("ve0", "ve1");
     ns.ip(&["link", "set", "ve0", "mtu", "1400", "up"]);
@@ -107,10 +116,14 @@ async fn observe_lists_veth_link_with_admin_state_and_mtu() {
     let links = observe(&backend, ArtifactKind::Link).await;
 
     let ve0 = find(&links, "ve0").expect("ve0 listed");
-    assert_eq!(ve0.spec, link("ve0", Some(true), Some(1400)).spec);
+    assert_eq!(ve0.spec, veth("ve0", true, 1400).spec);
     let ve1 = find(&links, "ve1").expect("ve1 listed");
-    assert_eq!(ve1.spec, link("ve1", Some(false), Some(1500)).spec);
-    assert!(find(&links, "lo").is_some(), "lo listed");
+    assert_eq!(ve1.spec, veth("ve1", false, 1500).spec);
+    // Loopback has no IFLA_INFO_KIND.
+    assert_eq!(
+        find(&links, "lo").expect("lo listed").spec,
+        link("lo", Some(true), Some(65536)).spec
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -377,6 +390,7 @@ async fn backend_names_its_kinds_and_refuses_others() {
     let backend = backend(&ns);
     assert_eq!(backend.apply_with(), "rtnetlink");
     assert!(backend.kinds().contains(&ArtifactKind::Ipv4FwmarkRule));
+    assert!(backend.kinds().contains(&ArtifactKind::Ipip6Tunnel));
     let err = backend.observe(ArtifactKind::Sysctl, &[]).await.expect_err("not ours");
     assert_eq!(err.class(), ErrorClass::Bug);
 }

@@ -1,7 +1,7 @@
 //! Specs of links and addresses (`net.routerd.net/v1alpha1`): `Interface`, `PPPoEInterface`,
-//! `DSLiteTunnel`, static and DHCP addresses, IPv6 prefix delegation, and the static route
-//! kinds `IPv4StaticRoute` / `IPv6StaticRoute` (routerd-rs additions, not in the v1alpha1
-//! schema). Plain data; no I/O.
+//! `DSLiteTunnel`, static and DHCP addresses, IPv6 prefix delegation, and the extension kinds
+//! that are not in the v1alpha1 schema (`docs/adr/0004-vlan-interface-kind.md`): `VLANInterface`
+//! and the static route kinds `IPv4StaticRoute` / `IPv6StaticRoute`. Plain data; no I/O.
 
 use serde::{Deserialize, Serialize};
 
@@ -82,6 +82,59 @@ pub struct PppoeInterfaceSpec {
 pub enum SecretEncoding {
     /// `plain`.
     Plain,
+}
+
+/// `VLANInterface` (routerd-rs extension, `docs/adr/0004-vlan-interface-kind.md`): a VLAN link
+/// (kernel `vlan` link type, `ip link add link PARENT name IFNAME type vlan id ID`) that routerd
+/// creates on top of an `Interface`.
+///
+/// Other resources name it by `metadata.name` in their `interface` fields, like an `Interface`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct VlanInterfaceSpec {
+    /// `interface` (required): names the parent `Interface` resource, whose link carries the
+    /// tagged frames.
+    pub interface: String,
+    /// `vlanID` (required): the VLAN ID, 1..=4094 (0 means "priority tag only" and 4095 is
+    /// reserved, IEEE 802.1Q table 9-2).
+    #[serde(rename = "vlanID")]
+    pub vlan_id: u16,
+    /// `ifname`: kernel name of the VLAN link, 1..=15 bytes, no `/`, `:` or whitespace; absent
+    /// means `<parent ifname>.<vlanID>` (`eth1.20`), see [`VlanInterfaceSpec::ifname_on`].
+    pub ifname: Option<String>,
+    /// `protocol`: the tag's EtherType, `802.1Q` (C-tag, default) or `802.1ad` (S-tag, for
+    /// QinQ), as `ip link ... type vlan protocol` spells them.
+    #[serde(default)]
+    pub protocol: VlanProtocol,
+    /// `adminUp`: set the link administratively up; default `true` (a link routerd creates is
+    /// brought up). `false` keeps it down.
+    #[serde(default = "default_true")]
+    pub admin_up: bool,
+    /// `mtu`: bytes, 68..=65535; absent means the kernel's default (the parent's MTU).
+    pub mtu: Option<u32>,
+}
+
+impl VlanInterfaceSpec {
+    /// The kernel name of the VLAN link on a parent link named `parent_ifname`: `ifname`, or
+    /// `<parent_ifname>.<vlanID>` when absent.
+    pub fn ifname_on(&self, parent_ifname: &str) -> String {
+        match &self.ifname {
+            Some(ifname) => ifname.clone(),
+            None => format!("{parent_ifname}.{}", self.vlan_id),
+        }
+    }
+}
+
+/// `VLANInterface.protocol`: the EtherType of the VLAN tag (`IFLA_VLAN_PROTOCOL`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum VlanProtocol {
+    /// `802.1Q`: customer tag, EtherType 0x8100.
+    #[default]
+    #[serde(rename = "802.1Q")]
+    Ieee8021Q,
+    /// `802.1ad`: service tag (QinQ outer tag), EtherType 0x88a8.
+    #[serde(rename = "802.1ad")]
+    Ieee8021Ad,
 }
 
 /// `IPv4StaticAddress`: an address assigned to an interface.
@@ -333,4 +386,8 @@ pub const LOCAL_TABLE: u32 = 255;
 
 fn main_table() -> u32 {
     MAIN_TABLE
+}
+
+fn default_true() -> bool {
+    true
 }

@@ -12,7 +12,8 @@ use crate::spec::{AddressFamily, WhenSpec};
 /// What a reference field names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Target {
-    /// An interface-providing resource: `Interface`, `PPPoEInterface` or `DSLiteTunnel`.
+    /// An interface-providing resource: `Interface`, `PPPoEInterface`, `VLANInterface` or
+    /// `DSLiteTunnel`.
     Interface,
     /// A resource of one kind.
     Kind(ResourceKind),
@@ -42,7 +43,7 @@ impl Index<'_> {
 /// The message for a reference to nothing.
 pub(super) fn dangling_message(label: &str, name: &str, target: Target) -> String {
     let what = match target {
-        Target::Interface => "Interface, PPPoEInterface or DSLiteTunnel".to_owned(),
+        Target::Interface => "Interface, PPPoEInterface, VLANInterface or DSLiteTunnel".to_owned(),
         Target::Kind(kind) => kind.as_str().to_owned(),
     };
     format!("{label} {name:?} is not declared by any {what} resource")
@@ -219,8 +220,8 @@ mod tests {
     fn dangling_interface_message_lists_the_provider_kinds() {
         assert_eq!(
             dangling_message("interface", "lan", Target::Interface),
-            "interface \"lan\" is not declared by any Interface, PPPoEInterface or DSLiteTunnel \
-             resource"
+            "interface \"lan\" is not declared by any Interface, PPPoEInterface, VLANInterface or \
+             DSLiteTunnel resource"
         );
         assert_eq!(
             dangling_message("healthCheck", "hc", Target::Kind(ResourceKind::HealthCheck)),

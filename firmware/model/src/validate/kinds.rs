@@ -15,6 +15,11 @@ const DHCP6_SERVER: Target = Target::Kind(ResourceKind::Ipv6DhcpServer);
 const PREFIX_DELEGATION: Target = Target::Kind(ResourceKind::Ipv6PrefixDelegation);
 const DELEGATED_ADDRESS: Target = Target::Kind(ResourceKind::Ipv6DelegatedAddress);
 const SELF_ADDRESS_POLICY: Target = Target::Kind(ResourceKind::SelfAddressPolicy);
+const INTERFACE: Target = Target::Kind(ResourceKind::Interface);
+
+/// The fallback device the kernel creates in every namespace once `ip6_tunnel` is loaded
+/// (`net/ipv6/ip6_tunnel.c`, `ip6_tnl_init_net`); no other link can take its name.
+const IP6TNL_FALLBACK: &str = "ip6tnl0";
 
 /// Runs the checks of `spec`'s kind, if it is one of this module's kinds.
 pub(super) fn check(c: &mut Check<'_, '_>, spec: &ResourceSpec) {
@@ -28,6 +33,7 @@ pub(super) fn check(c: &mut Check<'_, '_>, spec: &ResourceSpec) {
         ResourceSpec::Hostname(s) => c.shape("hostname", names::check_hostname(&s.hostname)),
         ResourceSpec::Interface(s) => c.shape("ifname", names::check_ifname(&s.ifname)),
         ResourceSpec::PppoeInterface(s) => pppoe_interface(c, s),
+        ResourceSpec::VlanInterface(s) => vlan_interface(c, s),
         ResourceSpec::Ipv4StaticAddress(s) => {
             c.reference("interface", &s.interface, Target::Interface);
             if let Err(e) = crate::addr::parse_interface_address(&s.address, Some(Ipv4)) {
@@ -110,6 +116,16 @@ fn pppoe_interface(c: &mut Check<'_, '_>, s: &PppoeInterfaceSpec) {
     }
 }
 
+fn vlan_interface(c: &mut Check<'_, '_>, s: &VlanInterfaceSpec) {
+    // A VLAN rides on a real link: not on a PPP session, a tunnel or another VLAN resource.
+    c.reference("interface", &s.interface, INTERFACE);
+    c.range("vlanID", Some(u64::from(s.vlan_id)), 1, 4094);
+    if let Some(ifname) = &s.ifname {
+        c.shape("ifname", names::check_ifname(ifname));
+    }
+    c.range("mtu", s.mtu.map(u64::from), 68, 65535);
+}
+
 fn prefix_delegation(c: &mut Check<'_, '_>, s: &Ipv6PrefixDelegationSpec) {
     c.reference("interface", &s.interface, Target::Interface);
     c.range("prefixLength", s.prefix_length.map(u64::from), 1, 128);
@@ -139,6 +155,11 @@ fn ds_lite_tunnel(c: &mut Check<'_, '_>, s: &DsLiteTunnelSpec) {
     c.reference("interface", &s.interface, Target::Interface);
     if let Some(name) = &s.tunnel_name {
         c.shape("tunnelName", names::check_ifname(name));
+        c.require(
+            name != IP6TNL_FALLBACK,
+            "tunnelName",
+            "tunnelName \"ip6tnl0\" is the kernel's fallback tunnel device; choose another name",
+        );
     }
     c.ips("aftrDNSServers", &s.aftr_dns_servers, None);
     c.min("aftrAddressOrdinal", s.aftr_address_ordinal.map(u64::from), 1);

@@ -17,6 +17,7 @@ use serde_json::Value;
 use crate::config::{ReconcileSpec, Resource};
 use crate::diag::Diagnostics;
 use crate::kind::{KindSpec, ResourceKind, ResourceSpec};
+use crate::spec::net::{InterfaceSpec, VlanInterfaceSpec};
 use crate::spec::routing::StatePolicySpec;
 use check::{Check, Index, Target, dangling_message};
 
@@ -97,17 +98,36 @@ fn unique_ids(resources: &[(usize, Resource)], diag: &mut Diagnostics<'_>) {
     }
 }
 
-/// Kernel names provided by `Interface.ifname`, `PPPoEInterface.ifname` and
-/// `DSLiteTunnel.tunnelName` must be unique.
+/// Kernel names provided by `Interface.ifname`, `PPPoEInterface.ifname`,
+/// `VLANInterface.ifname` (or its default `<parent ifname>.<vlanID>`) and
+/// `DSLiteTunnel.tunnelName` must be unique; a default VLAN name must also be a valid ifname.
 fn unique_ifnames(resources: &[(usize, Resource)], diag: &mut Diagnostics<'_>) {
-    let mut seen: HashMap<&str, String> = HashMap::new();
+    let parents: HashMap<&str, &str> = resources
+        .iter()
+        .filter_map(|(_, r)| r.spec_as::<InterfaceSpec>().map(|s| (r.name.as_str(), &*s.ifname)))
+        .collect();
+    let mut seen: HashMap<String, String> = HashMap::new();
     for (i, resource) in resources {
-        let Some(ifname) = resource.provided_ifname() else { continue };
         let field =
             if resource.kind == ResourceKind::DsLiteTunnel { "tunnelName" } else { "ifname" };
-        match seen.get(ifname) {
+        let path = format!("spec.resources[{i}].spec.{field}");
+        let ifname = match (resource.provided_ifname(), resource.spec_as::<VlanInterfaceSpec>()) {
+            (Some(ifname), _) => ifname.to_owned(),
+            (None, Some(vlan)) => {
+                // An unknown parent is reported by the reference check.
+                let Some(parent) = parents.get(vlan.interface.as_str()) else { continue };
+                let ifname = vlan.ifname_on(parent);
+                if let Err(e) = names::check_ifname(&ifname) {
+                    let msg = format!("default ifname (interface ifname.vlanID): {e}; set ifname");
+                    diag.at_value(Some(&resource.id()), &path, msg);
+                    continue;
+                }
+                ifname
+            }
+            (None, None) => continue,
+        };
+        match seen.get(&ifname) {
             Some(first) => {
-                let path = format!("spec.resources[{i}].spec.{field}");
                 let msg = format!("{field} {ifname:?} is already used by {first}");
                 diag.at_value(Some(&resource.id()), &path, msg);
             }
@@ -118,7 +138,7 @@ fn unique_ifnames(resources: &[(usize, Resource)], diag: &mut Diagnostics<'_>) {
     }
 }
 
-/// References name interfaces by `metadata.name` across three kinds, so a name may be used
+/// References name interfaces by `metadata.name` across four kinds, so a name may be used
 /// by only one of them.
 fn unambiguous_interface_names(resources: &[(usize, Resource)], diag: &mut Diagnostics<'_>) {
     let mut seen: HashMap<&str, &Resource> = HashMap::new();

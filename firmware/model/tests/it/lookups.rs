@@ -19,9 +19,11 @@ fn resource_id_is_api_version_kind_and_name() {
 #[test]
 fn interface_ifname_resolves_all_provider_kinds() {
     let config = config_of(ALL_KINDS);
-    assert_eq!(config.interface_ifname("wan"), Some("enp1s0"));
-    assert_eq!(config.interface_ifname("wan-pppoe"), Some("ppp0"));
-    assert_eq!(config.interface_ifname("dslite"), Some("ds-lite0"));
+    assert_eq!(config.interface_ifname("wan").as_deref(), Some("enp1s0"));
+    assert_eq!(config.interface_ifname("wan-pppoe").as_deref(), Some("ppp0"));
+    assert_eq!(config.interface_ifname("dslite").as_deref(), Some("ds-lite0"));
+    // The fixture's VLAN has no ifname: parent `lan` (enp2s0) plus its vlanID.
+    assert_eq!(config.interface_ifname("guest").as_deref(), Some("enp2s0.20"));
     assert_eq!(config.interface_ifname("nope"), None);
 }
 

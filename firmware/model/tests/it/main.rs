@@ -6,3 +6,4 @@ mod lookups;
 mod schema;
 mod support;
 mod validation;
+mod vlan;

@@ -9,6 +9,14 @@ use serde_json::{Map, Value, json};
 
 const SCHEMA: &str = include_str!("../fixtures/routerd-config-v1alpha1.schema.json");
 
+/// Kinds routerd accepts beyond the schema, each with the ADR (under `docs/adr/`) that records
+/// why. Adding a kind that is not in the schema means adding it here and writing that ADR.
+const EXTENSION_KINDS: [(&str, &str); 3] = [
+    ("VLANInterface", "0004-vlan-interface-kind.md"),
+    ("IPv4StaticRoute", "0004-vlan-interface-kind.md"),
+    ("IPv6StaticRoute", "0004-vlan-interface-kind.md"),
+];
+
 /// `(kind, apiVersion, spec schema)` of every resource kind in the schema.
 fn schema_kinds() -> Vec<(String, String, Value)> {
     let schema: Value = serde_json::from_str(SCHEMA).expect("schema is JSON");
@@ -135,7 +143,25 @@ fn schema_kinds_and_api_versions_match_resource_kinds() {
         .map(|k| k.as_str())
         .filter(|k| !schema_names.contains(k))
         .collect();
-    assert_eq!(extra, vec!["IPv4StaticRoute", "IPv6StaticRoute"]);
+    let mut documented: Vec<&str> = EXTENSION_KINDS.iter().map(|(k, _)| *k).collect();
+    let mut extra = extra;
+    documented.sort_unstable();
+    extra.sort_unstable();
+    assert_eq!(extra, documented, "kinds beyond the schema must be documented extensions");
+}
+
+#[test]
+fn every_extension_kind_has_an_adr_and_a_schema_api_version() {
+    let adr_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/adr");
+    let schema_apis: BTreeSet<String> = schema_kinds().into_iter().map(|(_, api, _)| api).collect();
+    for (kind, adr) in EXTENSION_KINDS {
+        let path = adr_dir.join(adr);
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{kind}: ADR {} unreadable: {e}", path.display()));
+        assert!(text.contains(&format!("`{kind}`")), "{kind}: not named in {adr}");
+        let ours = ResourceKind::parse(kind).expect("extension kind is a kind");
+        assert!(schema_apis.contains(ours.api_version()), "{kind}: apiVersion outside the schema");
+    }
 }
 
 #[test]

@@ -69,7 +69,8 @@ fn dangling_interface_reference_names_the_provider_kinds() {
         (12, 20),
         Some("net.routerd.net/v1alpha1/IPv4StaticAddress/lan-v4"),
         "spec.resources[0].spec.interface",
-        "interface \"lan\" is not declared by any Interface, PPPoEInterface or DSLiteTunnel resource",
+        "interface \"lan\" is not declared by any Interface, PPPoEInterface, VLANInterface or \
+         DSLiteTunnel resource",
     );
 }
 
@@ -377,7 +378,8 @@ fn static_route_interface_must_be_declared() {
     let error = single_error(&document(&v4));
     assert_eq!(
         error.message,
-        "interface \"lan\" is not declared by any Interface, PPPoEInterface or DSLiteTunnel resource"
+        "interface \"lan\" is not declared by any Interface, PPPoEInterface, VLANInterface or \
+         DSLiteTunnel resource"
     );
 }
 
@@ -398,4 +400,25 @@ fn errors_are_ordered_by_line() {
     sorted.sort_unstable();
     assert_eq!(lines, sorted);
     assert_eq!(lines.len(), 3, "got:\n{errors}");
+}
+
+#[test]
+fn ds_lite_tunnel_name_may_not_be_the_kernel_fallback_device() {
+    let tunnel = "    - apiVersion: net.routerd.net/v1alpha1
+      kind: DSLiteTunnel
+      metadata:
+        name: dslite
+      spec:
+        interface: wan
+        tunnelName: ip6tnl0
+        remoteAddress: 2001:db8::1
+";
+    let error = single_error(&document(&format!("{}{tunnel}", interface("wan", "eth0"))));
+    assert_error(
+        &error,
+        (20, 21),
+        Some("net.routerd.net/v1alpha1/DSLiteTunnel/dslite"),
+        "spec.resources[1].spec.tunnelName",
+        "tunnelName \"ip6tnl0\" is the kernel's fallback tunnel device; choose another name",
+    );
 }

@@ -1,0 +1,217 @@
+//! Reconciler scenarios for the links routerd creates, without a kernel: the engine's plan of
+//! `examples/vlan-dslite.yaml` against a host that has only the two Ethernet ports, run by the
+//! graph reconciler through a recording fake backend (the real backend is tested in
+//! `firmware/host/tests/it/link_kinds.rs` and `tests/it/reconcile.rs`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use routerd_graph::{Reconciler, Selection};
+use routerd_host::artifact::{LinkSpec, RouteSpec};
+use routerd_host::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, Backend, HostError};
+use routerd_ledger::{EntryHead, EntryState, Origin};
+use routerd_model::parse_config;
+
+use super::{Desired, PlanInput, plan};
+use crate::intent::Intent;
+use crate::item::{BackendRegistry, HostItem};
+use crate::render::render;
+
+const EXAMPLE: &str = include_str!("../../../examples/vlan-dslite.yaml");
+
+/// rtnetlink as far as the plan needs: the kinds, a fixed inventory, a log of operations, and
+/// creates that fail with `EOPNOTSUPP` for the keys in `unsupported`.
+struct FakeNetlink {
+    host: Vec<Artifact>,
+    unsupported: BTreeSet<String>,
+    log: Mutex<Vec<String>>,
+}
+
+impl FakeNetlink {
+    fn new(unsupported: &[&str]) -> Self {
+        let port = |ifname: &str, up: bool| {
+            let spec =
+                LinkSpec { ifname: ifname.into(), admin_up: Some(up), mtu: None, kind: None };
+            Artifact::new(ArtifactSpec::Link(spec))
+        };
+        Self {
+            // eth0 is down: the config's `adminUp: true` makes routerd bring it up.
+            host: vec![port("eth0", false), port("eth1", true)],
+            unsupported: unsupported.iter().map(|k| k.to_string()).collect(),
+            log: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn record(&self, op: &str, key: &ArtifactKey) -> Result<(), HostError> {
+        self.log.lock().expect("log").push(format!("{op} {key}"));
+        if op == "create" && self.unsupported.contains(&key.to_string()) {
+            return Err(HostError::Rejected {
+                key: key.clone(),
+                op: "create",
+                message: "Unknown device type: Operation not supported".into(),
+                errno: Some(EOPNOTSUPP),
+            });
+        }
+        Ok(())
+    }
+
+    fn log(&self) -> Vec<String> {
+        self.log.lock().expect("log").clone()
+    }
+}
+
+/// `EOPNOTSUPP` on Linux (`include/uapi/asm-generic/errno.h`; the engine has no libc).
+const EOPNOTSUPP: i32 = 95;
+
+impl Backend for FakeNetlink {
+    fn apply_with(&self) -> &'static str {
+        "rtnetlink"
+    }
+
+    fn kinds(&self) -> &'static [ArtifactKind] {
+        &[
+            ArtifactKind::Link,
+            ArtifactKind::Ipip6Tunnel,
+            ArtifactKind::Ipv4Address,
+            ArtifactKind::Ipv4Route,
+        ]
+    }
+
+    fn observe<'a>(
+        &'a self,
+        kind: ArtifactKind,
+        _wanted: &'a [ArtifactKey],
+    ) -> BoxFuture<'a, Result<Vec<Artifact>, HostError>> {
+        let listed = self.host.iter().filter(|a| a.key.kind == kind).cloned().collect();
+        async move { Ok(listed) }.boxed()
+    }
+
+    fn create<'a>(&'a self, desired: &'a Artifact) -> BoxFuture<'a, Result<(), HostError>> {
+        async move { self.record("create", &desired.key) }.boxed()
+    }
+
+    fn modify<'a>(
+        &'a self,
+        _observed: &'a Artifact,
+        desired: &'a Artifact,
+    ) -> BoxFuture<'a, Result<(), HostError>> {
+        async move { self.record("modify", &desired.key) }.boxed()
+    }
+
+    fn delete<'a>(&'a self, observed: &'a Artifact) -> BoxFuture<'a, Result<(), HostError>> {
+        async move { self.record("delete", &observed.key) }.boxed()
+    }
+}
+
+/// Plans `yaml` against the fake's inventory and `ledger` and runs it; returns the desired
+/// state and the operations that failed.
+async fn apply(
+    fake: &Arc<FakeNetlink>,
+    yaml: &str,
+    ledger: &[EntryHead],
+) -> (Arc<Desired>, BTreeSet<String>) {
+    let registry = BackendRegistry::new(vec![Arc::clone(fake) as Arc<dyn Backend>]);
+    let config = parse_config(yaml, "router.yaml").expect("config parses");
+    let support = |i: &Intent| registry.support(&i.artifact, i.apply_with);
+    let desired = Arc::new(Desired::new(render(&config), &BTreeSet::new(), &support));
+    let observed: BTreeMap<ArtifactKey, Arc<Artifact>> =
+        fake.host.iter().map(|a| (a.key.clone(), Arc::new(a.clone()))).collect();
+    let observes = |k: ArtifactKind| registry.observes(k);
+    let needs_recreate = |_: &HostItem, _: &HostItem| false;
+    let input = PlanInput {
+        observed: &observed,
+        ledger,
+        observes: &observes,
+        needs_recreate: &needs_recreate,
+    };
+    let mut planned = plan(&desired, &input).expect("no cycle");
+    registry.begin_apply(false);
+    let status = Reconciler::new(&registry)
+        .reconcile(&mut planned.current, &desired.intended, Selection::All)
+        .await
+        .expect("reconcile runs");
+    let failed = status
+        .op_log
+        .iter()
+        .filter(|e| e.error.is_some())
+        .map(|e| format!("{} {}", e.operation.as_str(), e.key))
+        .collect();
+    (desired, failed)
+}
+
+fn position(log: &[String], entry: &str) -> usize {
+    log.iter().position(|e| e == entry).unwrap_or_else(|| panic!("{entry} not run: {log:#?}"))
+}
+
+#[tokio::test]
+async fn created_links_come_before_what_lives_on_them_and_nothing_is_blocked() {
+    let fake = Arc::new(FakeNetlink::new(&[]));
+    let (desired, failed) = apply(&fake, EXAMPLE, &[]).await;
+    assert!(desired.blocked.is_empty(), "{:?}", desired.blocked);
+    assert!(failed.is_empty(), "{failed:?}");
+    let log = fake.log();
+    assert!(log.contains(&"modify linux.link/eth0".to_string()), "{log:#?}");
+    let vlan = position(&log, "create linux.link/eth1.20");
+    assert!(vlan < position(&log, "create linux.ipv4.address/eth1.20/192.168.20.1/24"));
+    let tunnel = position(&log, "create linux.ipip6.tunnel/dslite0");
+    assert!(tunnel < position(&log, "create linux.ipv4.route/254:0.0.0.0/0:100"));
+}
+
+#[tokio::test]
+async fn a_kernel_without_vlan_and_ip6tnl_fails_those_links_and_stops_only_their_dependents() {
+    let unsupported = ["linux.link/eth1.20", "linux.ipip6.tunnel/dslite0"];
+    let fake = Arc::new(FakeNetlink::new(&unsupported));
+    let (_, failed) = apply(&fake, EXAMPLE, &[]).await;
+    let expected = ["create linux.link/eth1.20", "create linux.ipip6.tunnel/dslite0"];
+    assert_eq!(failed, expected.iter().map(|e| e.to_string()).collect());
+    let log = fake.log();
+    // The address and the route were never attempted; the WAN port was still brought up.
+    assert!(!log.iter().any(|e| e.contains("linux.ipv4.")), "{log:#?}");
+    assert!(log.contains(&"modify linux.link/eth0".to_string()), "{log:#?}");
+}
+
+#[tokio::test]
+async fn a_removed_ds_lite_loses_its_route_before_its_tunnel_and_its_vlan_stays() {
+    // The host as the example left it, everything recorded as created by routerd.
+    let fake = FakeNetlink::new(&[]);
+    let config = parse_config(EXAMPLE, "vlan-dslite.yaml").expect("example parses");
+    let created: Vec<Artifact> = render(&config)
+        .intents
+        .iter()
+        .filter(|i| i.key().kind != ArtifactKind::Link || i.key().name == "eth1.20")
+        .map(|i| (*i.artifact).clone())
+        .collect();
+    let ledger: Vec<EntryHead> = created
+        .iter()
+        .map(|a| EntryHead {
+            kind: a.key.kind.as_str().into(),
+            name: a.key.name.clone(),
+            owner: "net.routerd.net/v1alpha1/DSLiteTunnel/dslite0".into(),
+            origin: Origin::Created,
+            state: EntryState::Owned,
+            generation: 1,
+        })
+        .collect();
+    let route = created.iter().find(|a| matches!(a.spec, ArtifactSpec::Route(RouteSpec { .. })));
+    assert!(route.is_some(), "the example has a default route through the tunnel");
+    let fake = Arc::new(FakeNetlink { host: [fake.host, created].concat(), ..fake });
+
+    // The config without the DS-Lite tunnel and without the VLAN.
+    let lan_only = EXAMPLE
+        .split("    - apiVersion: net.routerd.net/v1alpha1\n      kind: VLANInterface")
+        .next()
+        .expect("head");
+    let (_, failed) = apply(&fake, lan_only, &ledger).await;
+    assert!(failed.is_empty(), "{failed:?}");
+    let log = fake.log();
+    // The kernel drops routes with their link: the route goes first, then the tunnel. Links
+    // and addresses are never deleted as orphans.
+    let route = position(&log, "delete linux.ipv4.route/254:0.0.0.0/0:100");
+    assert!(route < position(&log, "delete linux.ipip6.tunnel/dslite0"), "{log:#?}");
+    assert!(
+        !log.iter().any(|e| e.contains("delete linux.link/") || e.contains("address")),
+        "{log:#?}"
+    );
+}

@@ -1,0 +1,143 @@
+//! Render of the links routerd creates: `VLANInterface` and a `DSLiteTunnel` with a static
+//! AFTR, from `examples/vlan-dslite.yaml`, and the opaque fallback when the tunnel's endpoints
+//! are known only at run time.
+
+use routerd_host::artifact::{
+    EncapLimit, Ip6TunnelMode, Ip6TunnelSpec, LinkKind, LinkSpec, VlanProtocol,
+};
+use routerd_host::{ArtifactKind, ArtifactSpec};
+use routerd_model::parse_config;
+
+use super::{Rendered, render};
+use crate::intent::{Action, ApplyWith, Intent};
+
+const EXAMPLE: &str = include_str!("../../../../examples/vlan-dslite.yaml");
+const ALL_KINDS: &str = include_str!("../../../model/tests/fixtures/all-kinds.yaml");
+
+fn rendered(yaml: &str) -> Rendered {
+    render(&parse_config(yaml, "router.yaml").expect("config parses"))
+}
+
+fn intent<'a>(rendered: &'a Rendered, key: &str) -> &'a Intent {
+    rendered
+        .intents
+        .iter()
+        .find(|i| i.key().to_string() == key)
+        .unwrap_or_else(|| panic!("no intent {key}"))
+}
+
+fn deps(intent: &Intent) -> Vec<String> {
+    intent.dependencies.iter().map(|d| d.key.to_string()).collect()
+}
+
+#[test]
+fn vlan_link_is_created_on_its_parent_with_id_protocol_and_admin_state() {
+    let rendered = rendered(EXAMPLE);
+    let vlan = intent(&rendered, "linux.link/eth1.20");
+    assert_eq!((vlan.action, vlan.apply_with), (Action::Ensure, ApplyWith::Rtnetlink));
+    assert_eq!(&*vlan.owner, "net.routerd.net/v1alpha1/VLANInterface/guest");
+    assert_eq!(
+        vlan.artifact.spec,
+        ArtifactSpec::Link(LinkSpec {
+            ifname: "eth1.20".into(),
+            admin_up: Some(true),
+            mtu: None,
+            kind: Some(LinkKind::Vlan {
+                parent: "eth1".into(),
+                id: 20,
+                protocol: VlanProtocol::Ieee8021Q,
+            }),
+        })
+    );
+    assert_eq!(deps(vlan), ["linux.link/eth1"]);
+}
+
+#[test]
+fn address_on_a_vlan_interface_depends_on_the_vlan_link() {
+    let rendered = rendered(EXAMPLE);
+    let address = intent(&rendered, "linux.ipv4.address/eth1.20/192.168.20.1/24");
+    assert_eq!(deps(address), ["linux.link/eth1.20"]);
+}
+
+#[test]
+fn vlan_declared_before_its_parent_still_resolves_and_takes_ifname_mtu_and_protocol() {
+    let yaml = EXAMPLE
+        .replace("        vlanID: 20\n", "        vlanID: 7\n        ifname: wan7\n        protocol: 802.1ad\n        adminUp: false\n        mtu: 1496\n")
+        .replace("interface: lan\n        vlanID", "interface: wan\n        vlanID");
+    let rendered = rendered(&yaml);
+    let ArtifactSpec::Link(link) = &intent(&rendered, "linux.link/wan7").artifact.spec else {
+        panic!("link spec")
+    };
+    assert_eq!((link.admin_up, link.mtu), (Some(false), Some(1496)));
+    assert_eq!(
+        link.kind,
+        Some(LinkKind::Vlan { parent: "eth0".into(), id: 7, protocol: VlanProtocol::Ieee8021Ad })
+    );
+    assert_eq!(
+        deps(intent(&rendered, "linux.ipv4.address/wan7/192.168.20.1/24")),
+        ["linux.link/wan7"]
+    );
+}
+
+#[test]
+fn ds_lite_with_remote_address_is_a_typed_tunnel_and_the_default_route_depends_on_it() {
+    let rendered = rendered(EXAMPLE);
+    let tunnel = intent(&rendered, "linux.ipip6.tunnel/dslite0");
+    assert_eq!((tunnel.action, tunnel.apply_with), (Action::Ensure, ApplyWith::Rtnetlink));
+    assert_eq!(
+        tunnel.artifact.spec,
+        ArtifactSpec::Ip6Tunnel(Ip6TunnelSpec {
+            ifname: "dslite0".into(),
+            mode: Ip6TunnelMode::Ipip6,
+            remote: "2001:db8::1".parse().expect("literal"),
+            local: Some("2001:db8::2".parse().expect("literal")),
+            underlying: Some("eth0".into()),
+            encap_limit: EncapLimit::DEFAULT,
+            mtu: None,
+            admin_up: Some(true),
+        })
+    );
+    assert_eq!(deps(tunnel), ["linux.link/eth0"]);
+    let route = intent(&rendered, "linux.ipv4.route/254:0.0.0.0/0:100");
+    let ArtifactSpec::Route(r) = &route.artifact.spec else { panic!("route spec") };
+    assert_eq!(r.oif.as_deref(), Some("dslite0"));
+    assert_eq!(deps(route), ["linux.ipip6.tunnel/dslite0"]);
+    assert!(rendered.warnings.is_empty(), "{:?}", rendered.warnings);
+}
+
+#[test]
+fn ds_lite_local_endpoint_is_any_without_local_address_and_encap_limit_is_read() {
+    let yaml = EXAMPLE
+        .replace("        localAddressSource: static\n        localAddress: 2001:db8::2\n", "")
+        .replace(
+            "        routeMetric: 100\n",
+            "        encapsulationLimit: none\n        mtu: 1460\n",
+        );
+    let rendered = rendered(&yaml);
+    let ArtifactSpec::Ip6Tunnel(t) = &intent(&rendered, "linux.ipip6.tunnel/dslite0").artifact.spec
+    else {
+        panic!("typed tunnel")
+    };
+    assert_eq!((t.local, t.encap_limit, t.mtu), (None, EncapLimit::None, Some(1460)));
+}
+
+#[test]
+fn ds_lite_with_run_time_endpoints_stays_opaque_and_says_why() {
+    // The fixture's tunnel resolves aftrFQDN and takes its local address from a delegation.
+    let rendered = rendered(ALL_KINDS);
+    let tunnel = intent(&rendered, "linux.ipip6.tunnel/ds-lite0");
+    assert!(matches!(tunnel.artifact.spec, ArtifactSpec::Opaque(_)), "{:?}", tunnel.artifact);
+    assert_eq!(tunnel.kind(), ArtifactKind::Ipip6Tunnel);
+    let warnings = &rendered.warnings["net.routerd.net/v1alpha1/DSLiteTunnel/dslite"];
+    assert!(
+        warnings.iter().any(|w| w.contains("aftrFQDN") && w.contains("later issue")),
+        "{warnings:?}"
+    );
+    // Its default route still waits for it (and for the `when` gate's state variable).
+    let route = rendered
+        .intents
+        .iter()
+        .find(|i| i.owner.ends_with("/DSLiteTunnel/dslite") && i.kind() == ArtifactKind::Ipv4Route)
+        .expect("default route");
+    assert_eq!(deps(route)[0], "linux.ipip6.tunnel/ds-lite0");
+}
