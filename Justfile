@@ -12,17 +12,28 @@ demo: build
 build:
     cargo build --workspace --locked
 
-# Every test: formatting, lints, layering, unit, reconciler scenarios, namespace integration (root).
-test: lint
+# Every test: formatting, lints, layering, unit, reconciler scenarios, namespace integration,
+# the browser test and the QEMU image boot test (root).
+test: lint test-image
     # The daemon tests run the routerctl binary next to routerd.
     cargo build --workspace --bins --locked
     cargo nextest run --workspace --locked --no-fail-fast
+
+# The QEMU test image (root): release binaries and Debian's kernel and systemd on the
+# firmware's disk layout, in target/image/disk.img (tests/image/build.sh, docs/image.md).
+test-image:
+    cargo build --release --locked -p routerd-supervisor -p routerd-routerctl
+    tests/image/build.sh
 
 # Static checks.
 lint:
     cargo fmt --all -- --check
     cargo clippy --workspace --all-targets --locked -- -D warnings
     scripts/check-layering.sh
+
+# check-package and savedefconfig round trips against a Buildroot source tree (not in CI).
+check-buildroot BUILDROOT_DIR:
+    scripts/check-buildroot.sh {{BUILDROOT_DIR}}
 
 # The daemon benchmark of docs/benchmarks.md: idle RSS, notification to repair, binary size.
 bench-daemon *args:

@@ -8,6 +8,9 @@ apt_packages=(
   iproute2 iputils-ping                         # lab set-up and independent read-back
   python3 time                                  # benchmark generator and peak RSS, demo web server
   chromium chromium-driver                      # the web UI's browser test (headless, WebDriver)
+  mmdebstrap genimage dosfstools mtools e2fsprogs # the QEMU test image (tests/image/build.sh)
+  grub-efi-amd64-bin grub-common                #   its boot loader (the board's grub.cfg)
+  qemu-system-x86 ovmf                          #   booting it (TCG) under UEFI
 )
 
 missing=()

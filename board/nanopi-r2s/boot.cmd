@@ -52,7 +52,7 @@ fi
 saveenv
 
 echo "routerd: booting slot ${rauc_slot} (A left ${BOOT_A_LEFT}, B left ${BOOT_B_LEFT})"
-setenv bootargs "root=PARTLABEL=${rootlabel} rootwait rw console=ttyS2,1500000 rauc.slot=${rauc_slot}"
+setenv bootargs "root=PARTLABEL=${rootlabel} rootwait rw net.ifnames=0 console=ttyS2,1500000 rauc.slot=${rauc_slot}"
 load ${devtype} ${devnum}:${rootpart} ${kernel_addr_r} /boot/Image
 load ${devtype} ${devnum}:${rootpart} ${fdt_addr_r} /boot/rk3328-nanopi-r2s.dtb
 booti ${kernel_addr_r} - ${fdt_addr_r}
