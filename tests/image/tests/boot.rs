@@ -116,6 +116,10 @@ fn the_image_boots_and_the_supervisor_applies_the_factory_config_and_new_link_ki
         assert!(Instant::now() < deadline, "not Healthy: {not_healthy:#?}\nstatus: {status}");
         std::thread::sleep(Duration::from_secs(1));
     }
+    // The doctor finds nothing failing on the image (it warns about the Blocked DHCP kinds
+    // and the unprotected management interface), and sees systemd's watchdog pings.
+    let doctor = guest.must_run("routerctl doctor", COMMAND);
+    assert!(doctor.contains(" 0 fail") && doctor.contains("pass  U002"), "{doctor}");
     let first_boot = guest.must_run(
         "systemctl is-active routerd-first-boot.service; ls /var/lib/routerd/factory-adopted",
         COMMAND,
