@@ -25,6 +25,11 @@ test-image:
     cargo build --release --locked -p routerd-supervisor -p routerd-routerctl
     tests/image/build.sh
 
+# A signed RAUC bundle (verity) of a root file system image for BOARD, into target/bundles;
+# development keys in target/rauc-dev unless $ROUTERD_RAUC_CERT/_KEY are set (docs/ota.md).
+bundle board="x86_64" rootfs="target/image/rootfs.ext4" version="0.1.0":
+    scripts/bundle.sh {{board}} {{rootfs}} {{version}}
+
 # Static checks.
 lint:
     cargo fmt --all -- --check

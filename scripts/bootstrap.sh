@@ -11,6 +11,7 @@ apt_packages=(
   mmdebstrap genimage dosfstools mtools e2fsprogs # the QEMU test image (tests/image/build.sh)
   grub-efi-amd64-bin grub-common                #   its boot loader (the board's grub.cfg)
   qemu-system-x86 ovmf                          #   booting it (TCG) under UEFI
+  rauc squashfs-tools openssl                   # signed update bundles (scripts/bundle.sh)
 )
 
 missing=()

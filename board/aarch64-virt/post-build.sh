@@ -13,5 +13,8 @@ if [ ! -f "$target_dir/boot/Image" ]; then
 	exit 1
 fi
 
+# RAUC's system.conf and the keyring of the bundles this image accepts.
+"$board_dir/../common/install-rauc.sh" "$target_dir" "$board_dir"
+
 "$board_dir/../common/check-kernel-config.sh" \
 	"$board_dir/../common/linux-routerd.fragment" "$board_dir/linux.fragment"

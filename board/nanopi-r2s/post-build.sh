@@ -23,5 +23,8 @@ cat >"$target_dir/etc/fw_env.config" <<'CONF'
 /dev/mmcblk0  0x3F0000  0x8000
 CONF
 
+# RAUC's system.conf and the keyring of the bundles this image accepts.
+"$board_dir/../common/install-rauc.sh" "$target_dir" "$board_dir"
+
 "$board_dir/../common/check-kernel-config.sh" \
 	"$board_dir/../common/linux-routerd.fragment" "$board_dir/linux.fragment"

@@ -6,7 +6,8 @@
 # systemd) plus our release binaries, since Buildroot cannot download its sources here.
 #
 # Usage: tests/image/build.sh [OUT]   (root; OUT defaults to target/image)
-# Output: OUT/disk.img (raw GPT disk). Debian packages are kept in OUT/apt-cache between runs.
+# Output: OUT/disk.img (raw GPT disk) and OUT/rootfs.ext4 (the slot image, for RAUC bundles).
+# Debian packages are kept in OUT/apt-cache between runs.
 # Needs: mmdebstrap genimage grub-efi-amd64-bin grub-common dosfstools mtools e2fsprogs
 # (scripts/bootstrap.sh installs them) and target/release/{routerd,routerctl}.
 set -euo pipefail
@@ -24,6 +25,7 @@ packages=(
   linux-image-amd64 initramfs-tools zstd
   libnftnl11 libmnl0 nftables iproute2 iputils-ping
   e2fsprogs ca-certificates procps
+  rauc grub-common
 )
 
 # initramfs-tools inside a chroot cannot see the guest's devices (MODULES=dep fails), so
@@ -47,6 +49,8 @@ customize_hook() {
   rm -rf "$root/etc/routerd" "$root/var/lib/routerd"
   cp -a "$top/board/common/rootfs-overlay/." "$root/"
   systemctl --root="$root" enable routerd.service 2>/dev/null
+  # RAUC's system.conf and keyring, as the boards' post-build installs them.
+  "$top/board/common/install-rauc.sh" "$root" "$top/board/x86_64"
   # Buildroot installs the kernel into the slot's /boot under a fixed name; do the same.
   cp "$root"/boot/vmlinuz-* "$root/boot/bzImage"
   cp "$root"/boot/initrd.img-* "$root/boot/initrd.img"
@@ -77,6 +81,8 @@ mkdir -p "$work/efi-part/EFI/BOOT" "$work/empty" "$out/apt-cache"
 
 echo "build.sh: root filesystem from Debian $suite" >&2
 self=$top/tests/image/build.sh
+# The single-quoted $1 is for mmdebstrap to expand (the hook's root directory).
+# shellcheck disable=SC2016
 mmdebstrap --quiet --mode=root --variant=essential \
   --include="$(IFS=,; echo "${packages[*]}")" \
   --setup-hook='mkdir -p "$1/var/cache/apt/archives"' \
@@ -105,5 +111,7 @@ echo "build.sh: disk.img" >&2
 genimage --config "$top/board/x86_64/genimage.cfg" --inputpath "$work" --outputpath "$out" \
   --rootpath "$work/empty" --tmppath "$work/genimage-tmp" >"$work/genimage.log" 2>&1 \
   || { cat "$work/genimage.log" >&2; exit 1; }
-rm -rf "$work/rootfs" "$work/rootfs.ext4"
+# The root file system image stays for bundles: just bundle x86_64 target/image/rootfs.ext4 V.
+mv "$work/rootfs.ext4" "$out/rootfs.ext4"
+rm -rf "$work/rootfs"
 echo "build.sh: $out/disk.img" >&2

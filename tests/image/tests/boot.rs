@@ -74,6 +74,15 @@ fn the_image_boots_and_the_supervisor_applies_the_factory_config_and_new_link_ki
         cmdline.contains("root=PARTLABEL=rootfs-a") && cmdline.contains("rauc.slot=A"),
         "{cmdline}"
     );
+    // GRUB recorded the attempt in grubenv on the boot partition (mounted for RAUC), and
+    // RAUC's config names both slots and trusts a keyring.
+    let grubenv = guest.must_run("grub-editenv /boot/efi/EFI/BOOT/grubenv list", COMMAND);
+    assert!(grubenv.contains("A_TRY=1") && grubenv.contains("B_TRY=0"), "{grubenv}");
+    let rauc = guest.must_run(
+        "grep -c '^device=/dev/disk/by-partlabel/rootfs-' /etc/rauc/system.conf; head -1 /etc/rauc/keyring.pem",
+        COMMAND,
+    );
+    assert_eq!(rauc, "2\n-----BEGIN CERTIFICATE-----\n", "{rauc}");
     // The data partition is mounted and holds the config and the state.
     let mounts = guest.must_run(
         "findmnt -n -o SOURCE,TARGET /data; readlink -f /etc/routerd/router.yaml /var/lib/routerd",
@@ -195,6 +204,8 @@ fn the_image_boots_and_the_supervisor_applies_the_factory_config_and_new_link_ki
         cmdline.contains("root=PARTLABEL=rootfs-b") && cmdline.contains("rauc.slot=B"),
         "{cmdline}"
     );
+    let grubenv = guest.must_run("grub-editenv /boot/efi/EFI/BOOT/grubenv list", COMMAND);
+    assert!(grubenv.contains("A_TRY=1") && grubenv.contains("B_TRY=1"), "{grubenv}");
     assert_eq!(guest.must_run("sha256sum /etc/routerd/router.yaml", COMMAND), applied);
     let status = reconciled(&mut guest, 2, BOOT);
     assert_eq!(status["generation"], 2, "{status}");
