@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fails when a crate depends on something its layer must not (DESIGN.md "Workspace layout"):
 # the reconciler core and the config model know nothing of Linux, D-Bus or nftables, and the
-# operator front ends (routerctl, the web UI) reach the host only through the daemon.
+# operator front ends (routerctl, the web UI) reach the host only through the daemon; the RAUC
+# client (ota) is a leaf that only speaks D-Bus.
 set -euo pipefail
 status=0
 
@@ -22,4 +23,6 @@ done
 for crate in routerd-routerctl routerd-webui; do
   forbid "$crate" '^(rtnetlink|netlink-|nftnl|mnl|zbus|redb|routerd-host|routerd-engine|routerd-ledger) '
 done
+# ota: zbus, tokio, thiserror and friends; none of routerd's crates, no netlink, nftables, redb.
+forbid routerd-ota '^(rtnetlink|netlink-|nftnl|mnl|redb|routerd-(model|graph|ledger|host|engine|webui|supervisor|routerctl)) '
 exit $status
