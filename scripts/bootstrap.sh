@@ -10,8 +10,9 @@ apt_packages=(
   chromium chromium-driver                      # the web UI's browser test (headless, WebDriver)
   mmdebstrap genimage dosfstools mtools e2fsprogs # the QEMU test image (tests/image/build.sh)
   grub-efi-amd64-bin grub-common                #   its boot loader (the board's grub.cfg)
-  qemu-system-x86 ovmf                          #   booting it (TCG) under UEFI
+  qemu-system-x86 qemu-utils ovmf               #   booting it (TCG) under UEFI, its disk overlay
   rauc squashfs-tools openssl                   # signed update bundles (scripts/bundle.sh)
+  dbus-daemon                                   #   the OTA tests' private bus for rauc service
 )
 
 missing=()

@@ -6,7 +6,9 @@
 # systemd) plus our release binaries, since Buildroot cannot download its sources here.
 #
 # Usage: tests/image/build.sh [OUT]   (root; OUT defaults to target/image)
-# Output: OUT/disk.img (raw GPT disk) and OUT/rootfs.ext4 (the slot image, for RAUC bundles).
+# Output: OUT/disk.img (raw GPT disk), OUT/rootfs.ext4 (the slot image, for RAUC bundles) and
+# OUT/update.raucb (a signed bundle of the same system with VERSION=test-update in
+# /etc/routerd-release, which the boot test installs).
 # Debian packages are kept in OUT/apt-cache between runs.
 # Needs: mmdebstrap genimage grub-efi-amd64-bin grub-common dosfstools mtools e2fsprogs
 # (scripts/bootstrap.sh installs them) and target/release/{routerd,routerctl}.
@@ -51,14 +53,18 @@ customize_hook() {
   systemctl --root="$root" enable routerd.service 2>/dev/null
   # RAUC's system.conf and keyring, as the boards' post-build installs them.
   "$top/board/common/install-rauc.sh" "$root" "$top/board/x86_64"
+  # What Buildroot's rauc package brings and Debian's does not (tests/image/rootfs).
+  cp -a "$top/tests/image/rootfs/." "$root/"
+  systemctl --root="$root" enable rauc.service 2>/dev/null
   # Buildroot installs the kernel into the slot's /boot under a fixed name; do the same.
   cp "$root"/boot/vmlinuz-* "$root/boot/bzImage"
   cp "$root"/boot/initrd.img-* "$root/boot/initrd.img"
-  # The guest needs networking, netfilter, tunnels, virtio and ext4 modules; drop the
-  # hardware drivers and file systems a router VM never loads (most of the 400 MB).
+  # The guest needs networking, netfilter, tunnels, virtio, ext4 and device-mapper (dm-verity,
+  # for RAUC bundles) modules; drop the hardware drivers and file systems a router VM never
+  # loads (most of the 400 MB).
   local mods
   mods=$(echo "$root"/lib/modules/*)
-  rm -rf "$mods"/kernel/{sound,drivers/gpu,drivers/media,drivers/net/wireless,drivers/infiniband,drivers/staging,drivers/scsi,drivers/usb,drivers/hid,drivers/iio,drivers/input,drivers/bluetooth,drivers/isdn,drivers/mtd,drivers/platform,drivers/hwmon,drivers/edac,drivers/md,drivers/nvme,drivers/ata,drivers/thunderbolt,net/wireless,net/mac80211,net/bluetooth,fs/btrfs,fs/xfs,fs/ocfs2,fs/gfs2,fs/nfs,fs/nfsd,fs/ceph,fs/smb,fs/f2fs,fs/reiserfs,fs/jfs,fs/ntfs3,fs/nilfs2,fs/ubifs,fs/dlm}
+  rm -rf "$mods"/kernel/{sound,drivers/gpu,drivers/media,drivers/net/wireless,drivers/infiniband,drivers/staging,drivers/scsi,drivers/usb,drivers/hid,drivers/iio,drivers/input,drivers/bluetooth,drivers/isdn,drivers/mtd,drivers/platform,drivers/hwmon,drivers/edac,drivers/nvme,drivers/ata,drivers/thunderbolt,net/wireless,net/mac80211,net/bluetooth,fs/btrfs,fs/xfs,fs/ocfs2,fs/gfs2,fs/nfs,fs/nfsd,fs/ceph,fs/smb,fs/f2fs,fs/reiserfs,fs/jfs,fs/ntfs3,fs/nilfs2,fs/ubifs,fs/dlm}
   chroot "$root" depmod "$(basename "$mods")"
   rm -rf "$root"/usr/share/{doc,man,info,locale}/* "$root"/var/cache/apt/*.bin
   # systemd makes a machine ID on first boot (the root slot is writable).
@@ -92,8 +98,13 @@ mmdebstrap --quiet --mode=root --variant=essential \
   --customize-hook="'$self' --customize-hook \"\$1\"" \
   "$suite" "$work/rootfs" "$mirror"
 
-echo "build.sh: rootfs.ext4" >&2
+echo "build.sh: rootfs.ext4, update.ext4" >&2
+# The image's version, and the one of the update the tests install (the same root file
+# system with another /etc/routerd-release).
+echo "VERSION=test-image" >"$work/rootfs/etc/routerd-release"
 mkfs.ext4 -q -L rootfs -d "$work/rootfs" "$work/rootfs.ext4" 512M
+echo "VERSION=test-update" >"$work/rootfs/etc/routerd-release"
+mkfs.ext4 -q -L rootfs -d "$work/rootfs" "$work/update.ext4" 512M
 
 echo "build.sh: EFI system partition" >&2
 boot=$work/efi-part/EFI/BOOT
@@ -114,4 +125,9 @@ genimage --config "$top/board/x86_64/genimage.cfg" --inputpath "$work" --outputp
 # The root file system image stays for bundles: just bundle x86_64 target/image/rootfs.ext4 V.
 mv "$work/rootfs.ext4" "$out/rootfs.ext4"
 rm -rf "$work/rootfs"
+
+echo "build.sh: update.raucb" >&2
+"$top/scripts/bundle.sh" x86_64 "$work/update.ext4" test-update "$out/update.raucb" >/dev/null 2>"$work/bundle.log" \
+  || { cat "$work/bundle.log" >&2; exit 1; }
+rm -f "$work/update.ext4"
 echo "build.sh: $out/disk.img" >&2

@@ -29,8 +29,28 @@ pub const LAN_CLIENT: &str = "192.168.1.2/24";
 pub fn image_path() -> PathBuf {
     match std::env::var_os("ROUTERD_TEST_IMAGE") {
         Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/image/disk.img"),
+        None => image_dir().join("disk.img"),
     }
+}
+
+/// Where `just test-image` writes: `target/image` (disk.img, rootfs.ext4, update.raucb).
+pub fn image_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/image")
+}
+
+/// Copies `file` to `dir`, padded with zeros to whole 512-byte sectors so that QEMU can attach
+/// it as a disk; returns the copy's path and the original length in bytes (what the guest
+/// reads back with `head -c`).
+pub fn as_disk(file: &Path, dir: &Path) -> (PathBuf, u64) {
+    let bytes = fs::read(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let len = bytes.len() as u64;
+    let mut padded = bytes;
+    padded.resize(padded.len().div_ceil(512) * 512, 0);
+    let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let disk = dir.join(format!("{name}.disk"));
+    fs::create_dir_all(dir).expect("disk directory");
+    fs::write(&disk, padded).unwrap_or_else(|e| panic!("{}: {e}", disk.display()));
+    (disk, len)
 }
 
 /// A network namespace `rdimg-<pid>-<tag>`, deleted on drop (also when the test fails).
@@ -77,6 +97,10 @@ fn must(cmd: &mut Command) -> String {
 /// directory given to [`Guest::boot`].
 pub struct Guest {
     qemu: Child,
+    /// QEMU's arguments, to start it again after a guest reboot.
+    args: Vec<String>,
+    /// The LAN tap's name (QEMU makes it anew at each start).
+    tap: String,
     dir: PathBuf,
     /// Everything the guest wrote to its serial console (also copied to `dir/console.log`).
     console_out: Arc<Mutex<Vec<u8>>>,
@@ -89,65 +113,93 @@ pub struct Guest {
 }
 
 impl Guest {
-    /// Starts QEMU on a throwaway overlay of `image` (`snapshot=on`: the image file is never
-    /// written), with its console log (`console.log`) and QEMU's stderr in `dir`. Returns once QEMU is running and
-    /// the LAN tap is in [`Guest::lan`]; the guest is still booting.
+    /// Starts QEMU on a copy-on-write overlay of `image` (`DIR/overlay.qcow2`: the image file is
+    /// never written, and the guest's writes survive its reboots), with its console log
+    /// (`console.log`) and QEMU's stderr in `dir`. Returns once QEMU is running and the LAN
+    /// tap is in [`Guest::lan`]; the guest is still booting.
     pub fn boot(image: &Path, dir: &Path) -> Self {
+        Self::boot_with_disks(image, dir, &[])
+    }
+
+    /// [`Guest::boot`] with more read-only virtio disks after the image's (`/dev/vdb`, …), to
+    /// hand the guest files (the test image has no network client to fetch them).
+    pub fn boot_with_disks(image: &Path, dir: &Path, disks: &[PathBuf]) -> Self {
         assert!(
             image.exists(),
             "{}: no test image; build it with `just test-image` (root)",
             image.display()
         );
         fs::create_dir_all(dir).expect("console directory");
+        let image = fs::canonicalize(image).expect("image path");
+        let overlay = dir.join("overlay.qcow2");
+        for old in [&overlay, &dir.join("console.log"), &dir.join("qemu.stderr")] {
+            let _ = fs::remove_file(old);
+        }
+        must(
+            Command::new("qemu-img")
+                .args(["create", "-q", "-f", "qcow2", "-F", "raw", "-b"])
+                .arg(&image)
+                .arg(&overlay),
+        );
         let wan_https = free_port();
         let tap = format!("rdimg{}", std::process::id() % 1_000_000);
-        let lan = Netns::new("lan");
-        let qemu = Command::new("qemu-system-x86_64")
-            .args(["-machine", "q35", "-cpu", "max", "-smp", "2", "-m", "1024"])
-            .args(["-nodefaults", "-display", "none"])
-            .args(["-bios", "/usr/share/ovmf/OVMF.fd"])
+        let mut args: Vec<String> = [
+            "-machine",
+            "q35",
+            "-cpu",
+            "max",
+            "-smp",
+            "2",
+            "-m",
+            "1024",
+            "-nodefaults",
+            "-display",
+            "none",
+            "-bios",
+            "/usr/share/ovmf/OVMF.fd",
+            // A guest reboot ends QEMU and Guest::reboot starts it again on the same disks:
+            // a warm reset of OVMF under TCG with several virtio disks sometimes never comes
+            // back, and a cold start is what a power cycle does anyway.
+            "-no-reboot",
             // A hardware watchdog for systemd's RuntimeWatchdogSec= (the overlay sets it).
-            .args(["-device", "i6300esb"])
-            .arg("-drive")
-            .arg(format!("file={},format=raw,if=virtio,snapshot=on", image.display()))
+            "-device",
+            "i6300esb",
             // The serial console on QEMU's stdin/stdout; signal=off: a typed ^C goes to the
             // guest, not to QEMU.
-            .args(["-chardev", "stdio,id=console,signal=off", "-serial", "chardev:console"])
-            .args(["-monitor", "none"])
-            // PCI order names the NICs: 0x3 is eth0 (WAN), 0x4 is eth1 (LAN). No option
-            // ROMs: the firmware boots the disk, not the network.
-            .arg("-netdev")
-            .arg(format!("user,id=wan,hostfwd=tcp:127.0.0.1:{wan_https}-:443"))
-            .args(["-device", "virtio-net-pci,netdev=wan,addr=0x3,mac=52:54:00:00:00:01,romfile="])
-            .arg("-netdev")
-            .arg(format!("tap,id=lan,ifname={tap},script=no,downscript=no"))
-            .args(["-device", "virtio-net-pci,netdev=lan,addr=0x4,mac=52:54:00:00:00:02,romfile="])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(fs::File::create(dir.join("qemu.stderr")).expect("qemu.stderr"))
-            .spawn()
-            .expect("qemu-system-x86_64 (apt-get install qemu-system-x86 ovmf)");
-        let mut qemu = qemu;
-        let console_in = qemu.stdin.take().expect("piped stdin");
-        let mut stdout = qemu.stdout.take().expect("piped stdout");
+            "-chardev",
+            "stdio,id=console,signal=off",
+            "-serial",
+            "chardev:console",
+            "-monitor",
+            "none",
+        ]
+        .map(String::from)
+        .to_vec();
+        args.push("-drive".into());
+        args.push(format!("file={},format=qcow2,if=virtio", overlay.display()));
+        for d in disks {
+            args.push("-drive".into());
+            args.push(format!("file={},format=raw,if=virtio,readonly=on", d.display()));
+        }
+        // PCI order names the NICs: 0x3 is eth0 (WAN), 0x4 is eth1 (LAN). No option ROMs:
+        // the firmware boots the disk, not the network.
+        args.extend([
+            "-netdev".to_string(),
+            format!("user,id=wan,hostfwd=tcp:127.0.0.1:{wan_https}-:443"),
+            "-device".into(),
+            "virtio-net-pci,netdev=wan,addr=0x3,mac=52:54:00:00:00:01,romfile=".into(),
+            "-netdev".into(),
+            format!("tap,id=lan,ifname={tap},script=no,downscript=no"),
+            "-device".into(),
+            "virtio-net-pci,netdev=lan,addr=0x4,mac=52:54:00:00:00:02,romfile=".into(),
+        ]);
+        let lan = Netns::new("lan");
         let console_out = Arc::new(Mutex::new(Vec::new()));
-        let sink = Arc::clone(&console_out);
-        let mut log = fs::File::create(dir.join("console.log")).expect("console.log");
-        // Read as it comes: QEMU stalls the guest's UART when nobody reads.
-        thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = stdout.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                let _ = log.write_all(&buf[..n]);
-                if let Ok(mut out) = sink.lock() {
-                    out.extend_from_slice(&buf[..n]);
-                }
-            }
-        });
+        let (qemu, console_in) = start_qemu(&args, dir, &console_out);
         let mut guest = Self {
             qemu,
+            args,
+            tap,
             dir: dir.to_path_buf(),
             console_out,
             console_in,
@@ -155,25 +207,56 @@ impl Guest {
             wan_https,
             next_command: 0,
         };
+        guest.cable_lan();
+        guest
+    }
 
-        // QEMU makes the tap in this namespace; the test's end of the LAN cable lives in its
-        // own. The tap keeps working after the move (QEMU holds its file descriptor).
+    /// Moves the tap QEMU made into [`Guest::lan`] and gives it [`LAN_CLIENT`]: QEMU makes
+    /// it in this namespace, the test's end of the LAN cable lives in its own. The tap keeps
+    /// working after the move (QEMU holds its file descriptor).
+    fn cable_lan(&mut self) {
+        let tap = self.tap.clone();
         let deadline = Instant::now() + Duration::from_secs(30);
         while !Command::new("ip")
             .args(["link", "show", &tap])
             .output()
             .is_ok_and(|o| o.status.success())
         {
-            guest.check_running();
+            self.check_running();
             assert!(Instant::now() < deadline, "QEMU made no tap {tap} in 30 s");
             thread::sleep(Duration::from_millis(50));
         }
-        must(Command::new("ip").args(["link", "set", &tap, "netns", &guest.lan.0]));
-        guest.lan.ip(&["addr", "add", LAN_CLIENT, "dev", &tap]);
-        guest.lan.ip(&["link", "set", &tap, "up"]);
-        guest.lan.ip(&["link", "set", "lo", "up"]);
+        must(Command::new("ip").args(["link", "set", &tap, "netns", &self.lan.0]));
+        self.lan.ip(&["addr", "add", LAN_CLIENT, "dev", &tap]);
+        self.lan.ip(&["link", "set", &tap, "up"]);
+        self.lan.ip(&["link", "set", "lo", "up"]);
+    }
 
-        guest
+    /// Reboots the guest from its console and waits for the console login after it. With
+    /// `-no-reboot` the reset ends QEMU; it is started again on the same disks (the overlay
+    /// keeps what the guest wrote), like a power cycle. The console log goes on.
+    pub fn reboot(&mut self, limit: Duration) {
+        let mark = self.console_mark();
+        self.type_line("reboot");
+        let deadline = Instant::now() + limit;
+        loop {
+            match self.qemu.try_wait() {
+                Ok(Some(_)) => break,
+                Ok(None) => {}
+                Err(e) => panic!("QEMU: {e}"),
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the guest did not reset within {limit:?}; console:\n{}",
+                self.console_tail()
+            );
+            thread::sleep(Duration::from_millis(200));
+        }
+        let (qemu, console_in) = start_qemu(&self.args, &self.dir, &self.console_out);
+        self.qemu = qemu;
+        self.console_in = console_in;
+        self.cable_lan();
+        self.login_from(mark, limit);
     }
 
     /// Panics with QEMU's exit status and stderr when QEMU is no longer running.
@@ -322,9 +405,12 @@ impl Guest {
 }
 
 impl Drop for Guest {
+    /// Stops QEMU and removes the disk overlay (hundreds of MiB after an update); the
+    /// console log and QEMU's stderr stay.
     fn drop(&mut self) {
         let _ = self.qemu.kill();
         let _ = self.qemu.wait();
+        let _ = fs::remove_file(self.dir.join("overlay.qcow2"));
     }
 }
 
@@ -347,6 +433,45 @@ fn splice(a: TcpStream, b: TcpStream) {
 fn copy_then_shutdown(mut from: TcpStream, mut to: TcpStream) {
     let _ = io::copy(&mut from, &mut to);
     let _ = to.shutdown(std::net::Shutdown::Write);
+}
+
+/// Spawns QEMU with `args`, appending its serial console to `console` and `dir/console.log`
+/// as it comes (QEMU stalls the guest's UART when nobody reads); QEMU's stderr goes to
+/// `dir/qemu.stderr`. Returns the process and the console's input.
+fn start_qemu(args: &[String], dir: &Path, console: &Arc<Mutex<Vec<u8>>>) -> (Child, ChildStdin) {
+    let stderr = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("qemu.stderr"))
+        .expect("qemu.stderr");
+    let mut qemu = Command::new("qemu-system-x86_64")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .expect("qemu-system-x86_64 (apt-get install qemu-system-x86 ovmf)");
+    let console_in = qemu.stdin.take().expect("piped stdin");
+    let mut stdout = qemu.stdout.take().expect("piped stdout");
+    let sink = Arc::clone(console);
+    let mut log = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("console.log"))
+        .expect("console.log");
+    thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stdout.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let _ = log.write_all(&buf[..n]);
+            if let Ok(mut out) = sink.lock() {
+                out.extend_from_slice(&buf[..n]);
+            }
+        }
+    });
+    (qemu, console_in)
 }
 
 /// A TCP port on 127.0.0.1 that nothing listens on now.

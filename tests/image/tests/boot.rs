@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use routerd_image_test::{Guest, LAN_ROUTER, https_get, image_path};
+use routerd_image_test::{Guest, LAN_ROUTER, as_disk, https_get, image_dir, image_path};
 use serde_json::Value;
 
 const BOOT: Duration = Duration::from_secs(300);
@@ -65,7 +65,9 @@ fn guest_link(guest: &mut Guest, name: &str) -> Value {
 #[test]
 fn the_image_boots_and_the_supervisor_applies_the_factory_config_and_new_link_kinds() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("image-{}", std::process::id()));
-    let mut guest = Guest::boot(&image_path(), &dir);
+    // The signed update bundle of `just test-image`, handed to the guest as /dev/vdb.
+    let (update, update_len) = as_disk(&image_dir().join("update.raucb"), &dir);
+    let mut guest = Guest::boot_with_disks(&image_path(), &dir, std::slice::from_ref(&update));
     guest.login(BOOT);
 
     // GRUB booted slot A (the first in ORDER) and recorded the attempt.
@@ -196,9 +198,7 @@ fn the_image_boots_and_the_supervisor_applies_the_factory_config_and_new_link_ki
     // so GRUB moves on to slot B: the operator's config, ledger and generations are on the
     // data partition and come along, and the supervisor re-creates the links there.
     let applied = guest.must_run("sha256sum /etc/routerd/router.yaml", COMMAND);
-    let mark = guest.console_mark();
-    guest.type_line("reboot");
-    guest.login_from(mark, BOOT);
+    guest.reboot(BOOT);
     let cmdline = guest.must_run("cat /proc/cmdline", COMMAND);
     assert!(
         cmdline.contains("root=PARTLABEL=rootfs-b") && cmdline.contains("rauc.slot=B"),
@@ -224,4 +224,31 @@ fn the_image_boots_and_the_supervisor_applies_the_factory_config_and_new_link_ki
         COMMAND,
     );
     assert!(unit.contains("ConditionResult=no"), "{unit}");
+
+    // The image's version, then an update: RAUC on the guest installs the signed bundle (a
+    // new root file system with another /etc/routerd-release) into the slot not booted (A),
+    // makes it the one to try first, and the next boot runs it, with the same data.
+    let release = guest.must_run("cat /etc/routerd-release", COMMAND);
+    assert_eq!(release, "VERSION=test-image\n");
+    let install = guest.must_run(
+        &format!(
+            "head -c {update_len} /dev/vdb >/data/update.raucb && rauc install /data/update.raucb; rc=$?; rm -f /data/update.raucb; [ $rc -eq 0 ]"
+        ),
+        Duration::from_secs(900),
+    );
+    assert!(install.contains("succeeded"), "{install}");
+    let grubenv = guest.must_run("grub-editenv /boot/efi/EFI/BOOT/grubenv list", COMMAND);
+    assert!(
+        grubenv.contains("ORDER=A B") && grubenv.contains("A_OK=1") && grubenv.contains("A_TRY=0"),
+        "{grubenv}"
+    );
+    guest.reboot(BOOT);
+    let cmdline = guest.must_run("cat /proc/cmdline", COMMAND);
+    assert!(cmdline.contains("rauc.slot=A"), "{cmdline}");
+    assert_eq!(guest.must_run("cat /etc/routerd-release", COMMAND), "VERSION=test-update\n");
+    assert_eq!(guest.must_run("sha256sum /etc/routerd/router.yaml", COMMAND), applied);
+    let status = reconciled(&mut guest, 2, BOOT);
+    assert_eq!(status["generation"], 2, "after the update: {status}");
+    drop(guest);
+    let _ = std::fs::remove_file(update);
 }
