@@ -1,6 +1,8 @@
 //! The firmware image booted under QEMU (TCG): GRUB picks a slot, systemd starts the
 //! supervisor, the factory config reaches the guest kernel, the console and the web UI
-//! answer, and links this host's kernel cannot make (VLAN, ip6tnl) are made in the guest's.
+//! answer, links this host's kernel cannot make (VLAN, ip6tnl) are made in the guest's, the
+//! operator's data survives a slot switch, and RAUC installs a signed update that the next
+//! boot runs.
 //!
 //! One boot serves every check: under software emulation a boot costs about a minute.
 
@@ -63,7 +65,7 @@ fn guest_link(guest: &mut Guest, name: &str) -> Value {
 }
 
 #[test]
-fn the_image_boots_and_the_supervisor_applies_the_factory_config_and_new_link_kinds() {
+fn the_image_boots_applies_its_configs_survives_slot_switches_and_installs_a_signed_update() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("image-{}", std::process::id()));
     // The signed update bundle of `just test-image`, handed to the guest as /dev/vdb.
     let (update, update_len) = as_disk(&image_dir().join("update.raucb"), &dir);
