@@ -64,6 +64,18 @@ fn guest_link(guest: &mut Guest, name: &str) -> Value {
     v[0].clone()
 }
 
+/// Asserts that GRUB booted `slot` (`'A'` or `'B'`: its root partition and `rauc.slot=` on
+/// the kernel command line); returns the slot state in grubenv (`grub-editenv … list`).
+fn booted(guest: &mut Guest, slot: char) -> String {
+    let cmdline = guest.must_run("cat /proc/cmdline", COMMAND);
+    let label = format!("root=PARTLABEL=rootfs-{}", slot.to_ascii_lowercase());
+    assert!(
+        cmdline.contains(&label) && cmdline.contains(&format!("rauc.slot={slot}")),
+        "{cmdline}"
+    );
+    guest.must_run("grub-editenv /boot/efi/EFI/BOOT/grubenv list", COMMAND)
+}
+
 #[test]
 fn the_image_boots_applies_its_configs_survives_slot_switches_and_installs_a_signed_update() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("image-{}", std::process::id()));
@@ -73,14 +85,9 @@ fn the_image_boots_applies_its_configs_survives_slot_switches_and_installs_a_sig
     guest.login(BOOT);
 
     // GRUB booted slot A (the first in ORDER) and recorded the attempt.
-    let cmdline = guest.must_run("cat /proc/cmdline", COMMAND);
-    assert!(
-        cmdline.contains("root=PARTLABEL=rootfs-a") && cmdline.contains("rauc.slot=A"),
-        "{cmdline}"
-    );
     // GRUB recorded the attempt in grubenv on the boot partition (mounted for RAUC), and
     // RAUC's config names both slots and trusts a keyring.
-    let grubenv = guest.must_run("grub-editenv /boot/efi/EFI/BOOT/grubenv list", COMMAND);
+    let grubenv = booted(&mut guest, 'A');
     assert!(grubenv.contains("A_TRY=1") && grubenv.contains("B_TRY=0"), "{grubenv}");
     let rauc = guest.must_run(
         "grep -c '^device=/dev/disk/by-partlabel/rootfs-' /etc/rauc/system.conf; head -1 /etc/rauc/keyring.pem",
@@ -201,12 +208,7 @@ fn the_image_boots_applies_its_configs_survives_slot_switches_and_installs_a_sig
     // data partition and come along, and the supervisor re-creates the links there.
     let applied = guest.must_run("sha256sum /etc/routerd/router.yaml", COMMAND);
     guest.reboot(BOOT);
-    let cmdline = guest.must_run("cat /proc/cmdline", COMMAND);
-    assert!(
-        cmdline.contains("root=PARTLABEL=rootfs-b") && cmdline.contains("rauc.slot=B"),
-        "{cmdline}"
-    );
-    let grubenv = guest.must_run("grub-editenv /boot/efi/EFI/BOOT/grubenv list", COMMAND);
+    let grubenv = booted(&mut guest, 'B');
     assert!(grubenv.contains("A_TRY=1") && grubenv.contains("B_TRY=1"), "{grubenv}");
     assert_eq!(guest.must_run("sha256sum /etc/routerd/router.yaml", COMMAND), applied);
     let status = reconciled(&mut guest, 2, BOOT);
@@ -245,8 +247,7 @@ fn the_image_boots_applies_its_configs_survives_slot_switches_and_installs_a_sig
         "{grubenv}"
     );
     guest.reboot(BOOT);
-    let cmdline = guest.must_run("cat /proc/cmdline", COMMAND);
-    assert!(cmdline.contains("rauc.slot=A"), "{cmdline}");
+    booted(&mut guest, 'A');
     assert_eq!(guest.must_run("cat /etc/routerd-release", COMMAND), "VERSION=test-update\n");
     assert_eq!(guest.must_run("sha256sum /etc/routerd/router.yaml", COMMAND), applied);
     let status = reconciled(&mut guest, 2, BOOT);
