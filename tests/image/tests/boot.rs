@@ -84,9 +84,8 @@ fn the_image_boots_applies_its_configs_survives_slot_switches_and_installs_a_sig
     let mut guest = Guest::boot_with_disks(&image_path(), &dir, std::slice::from_ref(&update));
     guest.login(BOOT);
 
-    // GRUB booted slot A (the first in ORDER) and recorded the attempt.
-    // GRUB recorded the attempt in grubenv on the boot partition (mounted for RAUC), and
-    // RAUC's config names both slots and trusts a keyring.
+    // GRUB booted slot A (the first in ORDER) and recorded the attempt in grubenv on the boot
+    // partition (mounted for RAUC); RAUC's config names both slots and trusts a keyring.
     let grubenv = booted(&mut guest, 'A');
     assert!(grubenv.contains("A_TRY=1") && grubenv.contains("B_TRY=0"), "{grubenv}");
     let rauc = guest.must_run(
