@@ -4,9 +4,10 @@
 //! It talks to RAUC's `de.pengutronix.rauc.Installer` at `/` on the system bus with `zbus`
 //! (tokio), following RAUC's D-Bus API reference
 //! (<https://rauc.readthedocs.io/en/latest/reference.html#d-bus-api>) and what a RAUC 1.8
-//! service really exports (checked by `tests/it`). It does not decide when to install or
-//! mark (the supervisor's health gate does), never sets `ignore-compatible`, and depends on
-//! nothing else of routerd's (`scripts/check-layering.sh`).
+//! service really exports (checked by `tests/it`). It never sets `ignore-compatible` and
+//! depends on nothing else of routerd's (`scripts/check-layering.sh`). [`gate`] is the health
+//! gate that confirms a boot (`Mark(good)`) or falls back (`Mark(bad)` and a reboot); what
+//! "healthy" means (routerd's doctor) and how to reboot are the supervisor's, passed in.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), routerd_ota::OtaError> {
@@ -29,10 +30,13 @@
 mod bundle;
 mod dict;
 mod error;
+pub mod gate;
 mod install;
 mod proxy;
 mod rauc;
 mod slot;
+#[cfg(feature = "test-support")]
+pub mod testing;
 
 pub use bundle::{BundleDigest, BundleInfo, DigestParseError};
 pub use error::{Call, OtaError};

@@ -153,6 +153,16 @@ impl SlotStatus {
 }
 
 impl SlotState {
+    /// RAUC's word for the state (`booted`, `active`, `inactive`, or the word as sent).
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Booted => "booted",
+            Self::Active => "active",
+            Self::Inactive => "inactive",
+            Self::Other(word) => word,
+        }
+    }
+
     fn from_word(word: &str) -> Self {
         match word {
             "booted" => Self::Booted,
@@ -164,6 +174,15 @@ impl SlotState {
 }
 
 impl BootStatus {
+    /// RAUC's word for the status (`good`, `bad`, or the word as sent).
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Good => "good",
+            Self::Bad => "bad",
+            Self::Other(word) => word,
+        }
+    }
+
     fn from_word(word: &str) -> Self {
         match word {
             "good" => Self::Good,

@@ -107,6 +107,34 @@ enum Command {
         #[command(subcommand)]
         what: Option<HistoryCommand>,
     },
+    /// Firmware slots and updates (RAUC): status, marking slots.
+    Ota {
+        #[command(subcommand)]
+        what: OtaCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum OtaCommand {
+    /// Both slots (booted, version, boot status) and the health gate's decisions.
+    Status,
+    /// Mark a slot good: the boot loader keeps booting it.
+    MarkGood {
+        /// `booted` (default), `other` or a slot name (`rootfs.1`).
+        #[arg(default_value = "booted")]
+        slot: String,
+    },
+    /// Mark a slot bad: the boot loader skips it until it is installed again or marked good.
+    MarkBad {
+        /// `booted` (default), `other` or a slot name.
+        #[arg(default_value = "booted")]
+        slot: String,
+    },
+    /// Boot this slot next (make it primary).
+    MarkActive {
+        /// `booted`, `other` or a slot name.
+        slot: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -302,6 +330,31 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
         }
         Command::Graph { .. } => {
             print_line(call(&cli.socket, Method::GET, "/v1/graph", None).await?);
+        }
+        Command::Ota { what } => {
+            let mark = match what {
+                OtaCommand::Status => None,
+                OtaCommand::MarkGood { slot } => Some(("good", slot)),
+                OtaCommand::MarkBad { slot } => Some(("bad", slot)),
+                OtaCommand::MarkActive { slot } => Some(("active", slot)),
+            };
+            let Some((state, slot)) = mark else {
+                let body = call(&cli.socket, Method::GET, "/v1/ota", None).await?;
+                if structured {
+                    print_doc(cli.output, &body)?;
+                } else {
+                    print!("{}", ota_table(&parse(&body)?));
+                }
+                return Ok(());
+            };
+            let request = serde_json::json!({ "state": state, "slot": slot });
+            let body = call(&cli.socket, Method::POST, "/v1/ota/mark", Some(request)).await?;
+            if structured {
+                print_doc(cli.output, &body)?;
+            } else {
+                let answer: serde_json::Value = parse(&body)?;
+                println!("{}", answer["message"].as_str().unwrap_or_default());
+            }
         }
         Command::Reconcile => {
             let body = call(&cli.socket, Method::POST, "/v1/reconcile", None).await?;
@@ -653,6 +706,58 @@ fn status_table(s: &DaemonStatus) -> String {
     for (key, value) in rows {
         out.push_str(&fit(&format!("{key:<12}{value}")));
         out.push('\n');
+    }
+    out
+}
+
+/// `routerctl ota status` as text: RAUC's summary, one line per slot, then the health gate's
+/// records (newest first).
+fn ota_table(status: &serde_json::Value) -> String {
+    let text = |v: &serde_json::Value| v.as_str().unwrap_or("-").to_string();
+    let mut out = format!(
+        "compatible  {}\nbooted      {}\nprimary     {}\noperation   {}\n",
+        text(&status["compatible"]),
+        text(&status["bootSlot"]),
+        text(&status["primary"]),
+        text(&status["operation"]),
+    );
+    if let Some(error) = status["lastError"].as_str().filter(|e| !e.is_empty()) {
+        out.push_str(&format!("last error  {error}\n"));
+    }
+    out.push_str(&format!(
+        "\n{:<10} {:<5} {:<9} {:<6} {:<16} {}\n",
+        "SLOT", "BOOT", "STATE", "STATUS", "VERSION", "INSTALLED"
+    ));
+    for slot in status["slots"].as_array().into_iter().flatten() {
+        out.push_str(&format!(
+            "{:<10} {:<5} {:<9} {:<6} {:<16} {}\n",
+            text(&slot["name"]),
+            text(&slot["bootname"]),
+            text(&slot["state"]),
+            text(&slot["bootStatus"]),
+            text(&slot["version"]),
+            text(&slot["installed"]),
+        ));
+    }
+    let gate = status["gate"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if status["healthGate"].as_bool() != Some(true) {
+        out.push_str("\nhealth gate off (routerd serve without --health-gate)\n");
+    }
+    if !gate.is_empty() {
+        out.push_str(&format!(
+            "\n{:<10} {:<9} {:<8} {}\n",
+            "GATE SLOT", "PHASE", "WINDOW", "DETAIL"
+        ));
+    }
+    for record in gate.iter().take(5) {
+        let window = record["windowSeconds"].as_u64().map_or("-".into(), |s| format!("{s}s"));
+        out.push_str(&format!(
+            "{:<10} {:<9} {:<8} {}\n",
+            text(&record["slot"]),
+            text(&record["phase"]),
+            window,
+            text(&record["detail"]),
+        ));
     }
     out
 }

@@ -71,7 +71,12 @@ pub fn router(
     snapshot: watch::Receiver<Snapshot>,
     loop_tx: mpsc::Sender<Msg>,
     metrics: Arc<Metrics>,
+    ota: Arc<crate::ota::OtaOptions>,
 ) -> Router {
+    let ota = Router::new()
+        .route("/v1/ota", get(crate::ota::status))
+        .route("/v1/ota/mark", post(crate::ota::mark))
+        .with_state(ota);
     Router::new()
         .route("/v1/status", get(status))
         .route("/v1/result", get(result))
@@ -92,6 +97,7 @@ pub fn router(
         .route("/v1/passwd", post(passwd))
         .route("/metrics", get(metrics_text))
         .with_state(ControlState { snapshot, loop_tx, metrics })
+        .merge(ota)
 }
 
 /// Body of `POST /v1/apply`.

@@ -214,6 +214,8 @@ pub struct ServeOptions {
     pub state_dir: PathBuf,
     /// The web UI's address, if it is served.
     pub listen: Option<std::net::SocketAddr>,
+    /// RAUC and the health gate.
+    pub ota: crate::ota::OtaOptions,
 }
 
 /// The applied config.
@@ -338,7 +340,11 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         ),
         None => None,
     };
-    let server = tokio::spawn(socket.serve(router(snapshot_rx, msg_tx, Arc::clone(&metrics))));
+    if opts.ota.health_gate {
+        crate::ota::spawn_gate(opts.ota.clone(), msg_tx.clone());
+    }
+    let ota = Arc::new(opts.ota.clone());
+    let server = tokio::spawn(socket.serve(router(snapshot_rx, msg_tx, Arc::clone(&metrics), ota)));
     tracing::info!(
         "serving {} (control socket {}, resync every {})",
         opts.config.display(),

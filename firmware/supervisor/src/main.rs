@@ -8,6 +8,7 @@ mod daemon;
 mod doctor;
 mod lockout;
 mod metrics;
+mod ota;
 mod service;
 mod status;
 mod tls;
@@ -63,6 +64,19 @@ enum Command {
         /// made on first start (STATE_DIR/tls) on any other address.
         #[arg(long, value_name = "ADDR:PORT")]
         listen: Option<std::net::SocketAddr>,
+        /// Confirm this boot's slot to RAUC (mark it good) once the doctor passes; mark it bad
+        /// and reboot into the other slot when it does not pass within --health-window.
+        #[arg(long)]
+        health_gate: bool,
+        /// How long a boot has to pass the doctor (`90s`, `5m`).
+        #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
+        health_window: Duration,
+        /// RAUC's D-Bus address (`unix:path=…`); the system bus by default.
+        #[arg(long, value_name = "ADDRESS")]
+        rauc_bus: Option<String>,
+        /// Mark a failing slot bad but do not reboot (tests).
+        #[arg(long, hide = true)]
+        health_gate_no_reboot: bool,
     },
     /// Lay out Graphviz DOT from stdin and write the SVG to stdout (the daemon runs this as a
     /// child process for the web UI's graph page, so a layout failure cannot stop the daemon).
@@ -163,8 +177,26 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         .build()
         .context("starting the async runtime")?;
     match cli.command {
-        Command::Serve { target, control_socket, resync, debounce, state_dir, listen } => {
+        Command::Serve {
+            target,
+            control_socket,
+            resync,
+            debounce,
+            state_dir,
+            listen,
+            health_gate,
+            health_window,
+            rauc_bus,
+            health_gate_no_reboot,
+        } => {
             service::init_logging();
+            let ota = ota::OtaOptions {
+                health_gate,
+                health_window,
+                rauc_bus,
+                state_file: state_dir.join(ota::GATE_STATE_FILE),
+                reboot: !health_gate_no_reboot,
+            };
             runtime.block_on(daemon::serve(daemon::ServeOptions {
                 config: target.config,
                 netns: target.netns,
@@ -174,6 +206,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 debounce,
                 state_dir,
                 listen,
+                ota,
             }))
         }
         Command::RenderGraph => web::render_graph_child(),

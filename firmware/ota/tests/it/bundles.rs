@@ -61,7 +61,7 @@ fn file_digest(bundle: &Path) -> BundleDigest {
 
 #[tokio::test]
 async fn inspect_reports_compatible_version_and_a_digest_that_tells_bundles_apart() {
-    let fixture = RaucFixture::start().await;
+    let fixture = crate::support::start().await;
     let rauc = fixture.client().await;
     let first = good_bundle(&fixture, "first.raucb", "1.2.3");
     let second = good_bundle(&fixture, "second.raucb", "1.2.4");
@@ -82,7 +82,7 @@ async fn inspect_reports_compatible_version_and_a_digest_that_tells_bundles_apar
 
 #[tokio::test]
 async fn install_of_the_inspected_bundle_reports_progress_to_100_and_writes_slot_b() {
-    let fixture = RaucFixture::start().await;
+    let fixture = crate::support::start().await;
     let rauc = fixture.client().await;
     let bundle = good_bundle(&fixture, "good.raucb", "1.2.3");
     let info = rauc.inspect(&bundle).await.expect("inspect");
@@ -132,7 +132,7 @@ async fn install_of_the_inspected_bundle_reports_progress_to_100_and_writes_slot
 /// The bundle was replaced (validly signed, other version) after it was inspected.
 #[tokio::test]
 async fn install_of_a_bundle_replaced_after_inspect_is_refused_and_writes_nothing() {
-    let fixture = RaucFixture::start().await;
+    let fixture = crate::support::start().await;
     let rauc = fixture.client().await;
     let bundle = good_bundle(&fixture, "update.raucb", "1.0.0");
     let inspected = rauc.inspect(&bundle).await.expect("inspect").digest;
@@ -156,7 +156,7 @@ async fn install_of_a_bundle_replaced_after_inspect_is_refused_and_writes_nothin
 /// refuses the mismatch itself.
 #[tokio::test]
 async fn install_with_a_manifest_hash_that_does_not_match_is_refused_and_writes_nothing() {
-    let fixture = RaucFixture::start().await;
+    let fixture = crate::support::start().await;
     let rauc = fixture.client().await;
     let bundle = good_bundle(&fixture, "update.raucb", "1.0.0");
     let wrong = BundleDigest::Manifest("0".repeat(64));
@@ -179,7 +179,7 @@ async fn install_with_a_manifest_hash_that_does_not_match_is_refused_and_writes_
 
 #[tokio::test]
 async fn a_bundle_for_another_compatible_is_refused_with_raucs_reason_and_writes_nothing() {
-    let fixture = RaucFixture::start().await;
+    let fixture = crate::support::start().await;
     let rauc = fixture.client().await;
     let ca = fixture.ca();
     let spec =
@@ -200,7 +200,7 @@ async fn a_bundle_for_another_compatible_is_refused_with_raucs_reason_and_writes
 
 #[tokio::test]
 async fn a_bundle_signed_by_another_ca_is_refused_and_writes_nothing() {
-    let fixture = RaucFixture::start().await;
+    let fixture = crate::support::start().await;
     let rauc = fixture.client().await;
     let other_ca = fixture.other_ca();
     let spec =
@@ -222,7 +222,7 @@ async fn a_bundle_signed_by_another_ca_is_refused_and_writes_nothing() {
 
 #[tokio::test]
 async fn a_truncated_bundle_is_refused_and_writes_nothing() {
-    let fixture = RaucFixture::start().await;
+    let fixture = crate::support::start().await;
     let rauc = fixture.client().await;
     let bundle = good_bundle(&fixture, "cut.raucb", "1");
     let bytes = fs::read(&bundle).expect("bundle");

@@ -3,13 +3,13 @@
 use routerd_ota::{Call, OtaError};
 use zbus::fdo::IntrospectableProxy;
 
-use crate::support::{COMPATIBLE, RaucFixture};
+use crate::support::COMPATIBLE;
 
 /// The methods, properties and signal the client relies on exist on this RAUC (1.8 on
 /// Debian 12): `InspectBundle` or its older stand-in `Info`, and everything else by name.
 #[tokio::test]
 async fn the_running_rauc_exports_what_the_client_calls() {
-    let fixture = RaucFixture::start().await;
+    let fixture = crate::support::start().await;
     let conn = zbus::connection::Builder::address(fixture.address())
         .expect("address")
         .build()
@@ -59,7 +59,7 @@ fn names(xml: &str, tag: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn properties_report_the_test_system_while_idle() {
-    let fixture = RaucFixture::start().await;
+    let fixture = crate::support::start().await;
     let rauc = fixture.client().await;
     assert_eq!(rauc.compatible().await.expect("Compatible"), COMPATIBLE);
     assert_eq!(rauc.boot_slot().await.expect("BootSlot"), "A");
@@ -71,7 +71,7 @@ async fn properties_report_the_test_system_while_idle() {
 /// With RAUC gone the bus answers, not RAUC: that is a transport error, never "RAUC refused".
 #[tokio::test]
 async fn rauc_not_running_is_a_transport_error_not_a_refusal() {
-    let mut fixture = RaucFixture::start().await;
+    let mut fixture = crate::support::start().await;
     let rauc = fixture.client().await;
     fixture.stop_rauc();
     let err = rauc.primary().await.expect_err("nobody owns de.pengutronix.rauc");

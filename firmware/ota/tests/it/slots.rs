@@ -2,11 +2,9 @@
 
 use routerd_ota::{BootStatus, Call, MarkState, OtaError, SlotRef, SlotState};
 
-use crate::support::RaucFixture;
-
 #[tokio::test]
 async fn slot_status_lists_both_slots_with_the_booted_one_first_in_grub_order() {
-    let fixture = RaucFixture::start().await;
+    let fixture = crate::support::start().await;
     let rauc = fixture.client().await;
     let slots = rauc.slots().await.expect("GetSlotStatus");
     let names: Vec<&str> = slots.iter().map(|s| s.name.as_str()).collect();
@@ -31,7 +29,7 @@ async fn slot_status_lists_both_slots_with_the_booted_one_first_in_grub_order() 
 
 #[tokio::test]
 async fn mark_good_booted_and_bad_other_answer_with_slot_names_and_reach_the_boot_loader() {
-    let fixture = RaucFixture::start().await;
+    let fixture = crate::support::start().await;
     let rauc = fixture.client().await;
 
     let good = rauc.mark(MarkState::Good, &SlotRef::Booted).await.expect("Mark good booted");
@@ -52,7 +50,7 @@ async fn mark_good_booted_and_bad_other_answer_with_slot_names_and_reach_the_boo
 
 #[tokio::test]
 async fn mark_active_by_name_makes_that_slot_primary() {
-    let fixture = RaucFixture::start().await;
+    let fixture = crate::support::start().await;
     let rauc = fixture.client().await;
     let marked = rauc
         .mark(MarkState::Active, &SlotRef::Named("rootfs.1".into()))
@@ -67,7 +65,7 @@ async fn mark_active_by_name_makes_that_slot_primary() {
 /// RAUC's reason comes back word for word, classified as a refusal.
 #[tokio::test]
 async fn marking_a_slot_that_does_not_exist_is_refused_with_raucs_message() {
-    let fixture = RaucFixture::start().await;
+    let fixture = crate::support::start().await;
     let rauc = fixture.client().await;
     let err = rauc
         .mark(MarkState::Bad, &SlotRef::Named("rootfs.9".into()))

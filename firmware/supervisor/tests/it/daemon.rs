@@ -20,7 +20,7 @@ fn routerctl() -> PathBuf {
     path
 }
 
-const CONFIG: &str = "apiVersion: routerd.net/v1alpha1
+pub(crate) const CONFIG: &str = "apiVersion: routerd.net/v1alpha1
 kind: Router
 metadata:
   name: t
@@ -92,7 +92,7 @@ impl Drop for Daemon {
     }
 }
 
-fn wait_for(what: &str, deadline: Duration, mut ok: impl FnMut() -> bool) {
+pub(crate) fn wait_for(what: &str, deadline: Duration, mut ok: impl FnMut() -> bool) {
     let until = Instant::now() + deadline;
     while !ok() {
         assert!(Instant::now() < until, "timed out after {deadline:?} waiting for {what}");
@@ -219,7 +219,7 @@ fn a_second_daemon_on_the_same_socket_is_refused() {
 
 /// `CONFIG` plus a static route in table 1000, which a rollback removes again (routes in
 /// routerd's protocol are ledger-owned and cleaned up; addresses never are, seed 000).
-fn with_route() -> String {
+pub(crate) fn with_route() -> String {
     CONFIG.replace("        managed: true\n", "        managed: true\n        adminUp: true\n")
         + "    - apiVersion: net.routerd.net/v1alpha1
       kind: IPv4StaticRoute
@@ -234,18 +234,26 @@ fn with_route() -> String {
 }
 
 /// A running daemon with its namespace, files and `routerctl`.
-struct Served {
+pub(crate) struct Served {
     lab: Lab,
     dir: tempfile::TempDir,
     daemon: Option<Daemon>,
+    /// Options added to every start.
+    extra: Vec<String>,
 }
 
 impl Served {
     fn start(tag: &str, config: &str) -> Self {
+        Self::start_with(tag, config, &[])
+    }
+
+    /// Starts the daemon with `extra` options after the usual ones.
+    pub(crate) fn start_with(tag: &str, config: &str, extra: &[&str]) -> Self {
         let lab = Lab::new(tag);
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("router.yaml"), config).expect("config");
-        let mut served = Self { lab, dir, daemon: None };
+        let extra = extra.iter().map(|s| s.to_string()).collect();
+        let mut served = Self { lab, dir, daemon: None, extra };
         served.spawn();
         served
     }
@@ -259,13 +267,14 @@ impl Served {
         self.dir.path().join("daemon.log")
     }
 
-    fn logged(&self, text: &str) -> bool {
+    pub(crate) fn logged(&self, text: &str) -> bool {
         std::fs::read_to_string(self.log()).is_ok_and(|log| log.contains(text))
     }
 
     fn spawn(&mut self) {
         let child = serve_command(&self.lab, self.dir.path())
             .args(["--debounce", "50ms"])
+            .args(&self.extra)
             .stdout(Stdio::null())
             .stderr(
                 std::fs::File::options().create(true).append(true).open(self.log()).expect("log"),
@@ -279,7 +288,7 @@ impl Served {
         });
     }
 
-    fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         let Some(mut daemon) = self.daemon.take() else { return };
         let pid = daemon.0.id().to_string();
         assert!(Command::new("kill").args(["-TERM", &pid]).status().expect("kill").success());
@@ -287,7 +296,7 @@ impl Served {
         assert!(code.success(), "exit {code:?}");
     }
 
-    fn ctl(&self, args: &[&str]) -> std::process::Output {
+    pub(crate) fn ctl(&self, args: &[&str]) -> std::process::Output {
         Command::new(routerctl())
             .args(["--socket", &self.socket().to_string_lossy()])
             .args(args)

@@ -5,4 +5,5 @@
 mod browser;
 mod cli;
 mod daemon;
+mod ota;
 mod support;

@@ -1,0 +1,281 @@
+//! The supervisor's side of A/B updates: the health gate task (`routerd serve --health-gate`),
+//! rebooting through systemd, and the control API's `/v1/ota` endpoints.
+//!
+//! "Healthy" for the gate is the doctor's verdict: a reconcile has finished (R001 passes) and
+//! no check fails. Warnings do not hold the gate: a router that warns is still reachable and
+//! reconciling, and a warning (a resource waiting for adoption, say) is the operator's to act
+//! on, not a reason to fall back to older firmware. The gate itself is
+//! [`routerd_ota::gate`]; `docs/ota.md` describes what the operator sees.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use routerd_model::status::{CheckStatus, DoctorCheck};
+use routerd_ota::gate::{self, GateOptions, GateRecord};
+use routerd_ota::{MarkState, Rauc, SlotRef, SlotStatus};
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+
+use crate::daemon::{Msg, request};
+
+/// Name of the gate's state file in the daemon's state directory.
+pub const GATE_STATE_FILE: &str = "ota-gate.json";
+
+/// Time between two doctor runs while the gate's window is open.
+const CHECK_INTERVAL: Duration = Duration::from_secs(5);
+
+/// How `routerd serve` reaches RAUC and runs the gate.
+#[derive(Clone, Debug)]
+pub struct OtaOptions {
+    /// Run the health gate after start.
+    pub health_gate: bool,
+    /// How long a boot has to prove healthy.
+    pub health_window: Duration,
+    /// RAUC's bus address; `None` is the system bus.
+    pub rauc_bus: Option<String>,
+    /// The gate's state file.
+    pub state_file: PathBuf,
+    /// Reboot when the gate marks a slot bad (off only in tests: the test host must not
+    /// reboot).
+    pub reboot: bool,
+}
+
+/// The doctor's verdict for the gate: `Ok` when a reconcile finished and nothing fails,
+/// otherwise the failing (or not yet passing R001) checks, `; `-joined.
+pub fn verdict(checks: &[DoctorCheck]) -> Result<(), String> {
+    let mut problems: Vec<String> = checks
+        .iter()
+        .filter(|c| {
+            c.status == CheckStatus::Fail || (c.code == "R001" && c.status != CheckStatus::Pass)
+        })
+        .map(|c| format!("{} {}: {}", c.code, c.name, c.detail))
+        .collect();
+    if !checks.iter().any(|c| c.code == "R001") {
+        problems.push("R001 last reconcile ran: not reported".to_string());
+    }
+    if problems.is_empty() { Ok(()) } else { Err(problems.join("; ")) }
+}
+
+/// Runs the gate for this boot in the background; logs its decision or why it cannot run.
+///
+/// Side effects: RAUC `Mark` of the booted slot; for a failed window a reboot through systemd
+/// ([`reboot`]).
+pub fn spawn_gate(options: OtaOptions, loop_tx: mpsc::Sender<Msg>) {
+    tokio::spawn(async move {
+        let boot_id = match gate::boot_id() {
+            Ok(id) => id,
+            Err(e) => {
+                tracing::error!("health gate off: cannot read the boot id: {e}");
+                return;
+            }
+        };
+        let rauc = match Rauc::connect(options.rauc_bus.as_deref()).await {
+            Ok(rauc) => rauc,
+            Err(e) => {
+                tracing::error!("health gate off: {e}");
+                return;
+            }
+        };
+        let gate_options = GateOptions {
+            window: options.health_window,
+            interval: CHECK_INTERVAL,
+            state_file: options.state_file.clone(),
+            boot_id,
+        };
+        let health = || {
+            let loop_tx = loop_tx.clone();
+            async move {
+                match request(&loop_tx, Msg::Doctor).await {
+                    Ok(checks) => verdict(&checks),
+                    Err(_) => Err("the daemon is stopping".to_string()),
+                }
+            }
+        };
+        let restart = || async move {
+            if options.reboot {
+                reboot().await;
+            } else {
+                tracing::warn!("health gate: reboot skipped (--health-gate-no-reboot)");
+            }
+        };
+        match gate::run(&rauc, &gate_options, health, restart).await {
+            Ok(record) => tracing::info!(
+                "health gate: slot {} is {} ({})",
+                record.slot,
+                record.phase.as_str(),
+                record.detail
+            ),
+            Err(e) => tracing::error!("health gate: {e}"),
+        }
+    });
+}
+
+/// Asks systemd to reboot: `StartUnit("reboot.target", "replace-irreversibly")` on
+/// `org.freedesktop.systemd1` over the system bus, what `systemctl reboot` does
+/// (`org.freedesktop.systemd1(5)`). Failures are logged: the router stays up.
+pub async fn reboot() {
+    let result = async {
+        let conn = zbus::Connection::system().await?;
+        conn.call_method(
+            Some("org.freedesktop.systemd1"),
+            "/org/freedesktop/systemd1",
+            Some("org.freedesktop.systemd1.Manager"),
+            "StartUnit",
+            &("reboot.target", "replace-irreversibly"),
+        )
+        .await?;
+        Ok::<_, zbus::Error>(())
+    }
+    .await;
+    match result {
+        Ok(()) => tracing::warn!("reboot requested"),
+        Err(e) => tracing::error!("reboot through systemd failed: {e}"),
+    }
+}
+
+/// What `GET /v1/ota` answers.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct OtaStatus {
+    /// RAUC's `Compatible`.
+    compatible: String,
+    /// RAUC's `BootSlot` (the booted slot's boot name).
+    boot_slot: String,
+    /// The slot the boot loader starts next.
+    primary: Option<String>,
+    /// `idle` or `installing`.
+    operation: String,
+    /// RAUC's `LastError`.
+    last_error: String,
+    /// Every slot.
+    slots: Vec<SlotView>,
+    /// Whether this daemon runs the health gate.
+    health_gate: bool,
+    /// The gate's records, newest first.
+    gate: Vec<GateRecord>,
+}
+
+/// One slot as the control API shows it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SlotView {
+    name: String,
+    bootname: Option<String>,
+    state: Option<String>,
+    boot_status: Option<String>,
+    version: Option<String>,
+    installed: Option<String>,
+    install_status: Option<String>,
+}
+
+impl From<&SlotStatus> for SlotView {
+    fn from(s: &SlotStatus) -> Self {
+        Self {
+            name: s.name.clone(),
+            bootname: s.bootname.clone(),
+            state: s.state.as_ref().map(|x| x.as_str().to_string()),
+            boot_status: s.boot_status.as_ref().map(|x| x.as_str().to_string()),
+            version: s.installed_version.clone(),
+            installed: s.installed_timestamp.clone(),
+            install_status: s.install_status.clone(),
+        }
+    }
+}
+
+/// Body of `POST /v1/ota/mark`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MarkBody {
+    /// `good`, `bad` or `active`.
+    state: String,
+    /// `booted`, `other` or a slot name; default `booted`.
+    #[serde(default)]
+    slot: Option<String>,
+}
+
+fn error(status: StatusCode, message: impl Into<String>) -> Response {
+    (status, Json(serde_json::json!({ "error": message.into() }))).into_response()
+}
+
+/// An error talking to RAUC as a response: RAUC's refusals are 409 with its words, an
+/// unreachable RAUC 503.
+fn rauc_error(e: routerd_ota::OtaError) -> Response {
+    if e.is_refused() {
+        error(StatusCode::CONFLICT, e.to_string())
+    } else {
+        error(StatusCode::SERVICE_UNAVAILABLE, e.to_string())
+    }
+}
+
+/// `GET /v1/ota`: RAUC's view of the slots and the health gate's records.
+pub async fn status(State(options): State<Arc<OtaOptions>>) -> Response {
+    let rauc = match Rauc::connect(options.rauc_bus.as_deref()).await {
+        Ok(rauc) => rauc,
+        Err(e) => return rauc_error(e),
+    };
+    let read = async {
+        let slots = rauc.slots().await?;
+        Ok::<_, routerd_ota::OtaError>(OtaStatus {
+            compatible: rauc.compatible().await?,
+            boot_slot: rauc.boot_slot().await?,
+            // The noop boot loader backend cannot tell; not worth failing the page for.
+            primary: rauc.primary().await.ok(),
+            operation: rauc.operation().await?,
+            last_error: rauc.last_error().await?,
+            slots: slots.iter().map(SlotView::from).collect(),
+            health_gate: options.health_gate,
+            gate: Vec::new(),
+        })
+    };
+    let mut answer = match read.await {
+        Ok(answer) => answer,
+        Err(e) => return rauc_error(e),
+    };
+    match gate::records(&options.state_file) {
+        Ok(mut records) => {
+            records.reverse();
+            answer.gate = records;
+        }
+        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+    Json(answer).into_response()
+}
+
+/// `POST /v1/ota/mark`: RAUC's `Mark` of a slot (`good`, `bad`, `active`).
+pub async fn mark(State(options): State<Arc<OtaOptions>>, body: axum::body::Bytes) -> Response {
+    let body: MarkBody = match serde_json::from_slice(&body) {
+        Ok(body) => body,
+        Err(e) => return error(StatusCode::BAD_REQUEST, format!("body: {e}")),
+    };
+    let state = match body.state.as_str() {
+        "good" => MarkState::Good,
+        "bad" => MarkState::Bad,
+        "active" => MarkState::Active,
+        other => {
+            let message = format!("state {other:?}: expected good, bad or active");
+            return error(StatusCode::BAD_REQUEST, message);
+        }
+    };
+    let slot = match body.slot.as_deref().unwrap_or("booted") {
+        "booted" => SlotRef::Booted,
+        "other" => SlotRef::Other,
+        name => SlotRef::Named(name.to_string()),
+    };
+    let rauc = match Rauc::connect(options.rauc_bus.as_deref()).await {
+        Ok(rauc) => rauc,
+        Err(e) => return rauc_error(e),
+    };
+    match rauc.mark(state, &slot).await {
+        Ok(marked) => {
+            tracing::info!("ota: {} (by the operator)", marked.message);
+            Json(serde_json::json!({ "slot": marked.slot, "message": marked.message }))
+                .into_response()
+        }
+        Err(e) => rauc_error(e),
+    }
+}
