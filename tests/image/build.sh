@@ -8,7 +8,8 @@
 # Usage: tests/image/build.sh [OUT]   (root; OUT defaults to target/image)
 # Output: OUT/disk.img (raw GPT disk), OUT/rootfs.ext4 (the slot image, for RAUC bundles) and
 # OUT/update.raucb (a signed bundle of the same system with VERSION=test-update in
-# /etc/routerd-release, which the boot test installs).
+# /etc/routerd-release, which the boot test installs) and OUT/broken.raucb (VERSION=test-broken,
+# whose supervisor fails its doctor: tests/image/broken).
 # Debian packages are kept in OUT/apt-cache between runs.
 # Needs: mmdebstrap genimage grub-efi-amd64-bin grub-common dosfstools mtools e2fsprogs
 # (scripts/bootstrap.sh installs them) and target/release/{routerd,routerctl}.
@@ -98,13 +99,21 @@ mmdebstrap --quiet --mode=root --variant=essential \
   --customize-hook="'$self' --customize-hook \"\$1\"" \
   "$suite" "$work/rootfs" "$mirror"
 
-echo "build.sh: rootfs.ext4, update.ext4" >&2
+echo "build.sh: rootfs.ext4, update.ext4, broken.ext4" >&2
 # The image's version, and the one of the update the tests install (the same root file
 # system with another /etc/routerd-release).
 echo "VERSION=test-image" >"$work/rootfs/etc/routerd-release"
 mkfs.ext4 -q -L rootfs -d "$work/rootfs" "$work/rootfs.ext4" 512M
 echo "VERSION=test-update" >"$work/rootfs/etc/routerd-release"
 mkfs.ext4 -q -L rootfs -d "$work/rootfs" "$work/update.ext4" 512M
+# A broken update: its supervisor applies a config whose static route the kernel refuses, so
+# its doctor fails (R002) and the health gate marks the slot bad within 20 s and reboots.
+echo "VERSION=test-broken" >"$work/rootfs/etc/routerd-release"
+cat "$top/board/common/rootfs-overlay/usr/share/routerd/router.yaml" \
+  "$top/tests/image/broken/unreachable-route.yaml" >"$work/rootfs/usr/share/routerd/broken.yaml"
+mkdir -p "$work/rootfs/etc/systemd/system/routerd.service.d"
+cp "$top/tests/image/broken/routerd-broken.conf" "$work/rootfs/etc/systemd/system/routerd.service.d/"
+mkfs.ext4 -q -L rootfs -d "$work/rootfs" "$work/broken.ext4" 512M
 
 echo "build.sh: EFI system partition" >&2
 boot=$work/efi-part/EFI/BOOT
@@ -130,4 +139,8 @@ echo "build.sh: update.raucb" >&2
 "$top/scripts/bundle.sh" x86_64 "$work/update.ext4" test-update "$out/update.raucb" >/dev/null 2>"$work/bundle.log" \
   || { cat "$work/bundle.log" >&2; exit 1; }
 rm -f "$work/update.ext4"
+echo "build.sh: broken.raucb" >&2
+"$top/scripts/bundle.sh" x86_64 "$work/broken.ext4" test-broken "$out/broken.raucb" >/dev/null 2>"$work/bundle.log" \
+  || { cat "$work/bundle.log" >&2; exit 1; }
+rm -f "$work/broken.ext4"
 echo "build.sh: $out/disk.img" >&2

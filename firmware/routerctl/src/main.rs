@@ -135,6 +135,20 @@ enum OtaCommand {
         /// `booted`, `other` or a slot name.
         slot: String,
     },
+    /// Check a bundle's signature and show its manifest; installs nothing.
+    Inspect {
+        /// The bundle file on the router.
+        file: PathBuf,
+    },
+    /// Install a bundle into the slot not booted, with a progress bar; reboot to run it.
+    Install {
+        /// The bundle file on the router.
+        file: PathBuf,
+        /// Install only if the bundle still has this digest (from `inspect`); without it the
+        /// bundle is inspected first and exactly that bundle is installed.
+        #[arg(long)]
+        digest: Option<String>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -331,9 +345,22 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
         Command::Graph { .. } => {
             print_line(call(&cli.socket, Method::GET, "/v1/graph", None).await?);
         }
+        Command::Ota { what: OtaCommand::Inspect { file } } => {
+            let info = inspect(cli, file).await?;
+            if structured {
+                print_doc(cli.output, &info.to_string())?;
+            } else {
+                print!("{}", inspect_table(&info));
+            }
+        }
+        Command::Ota { what: OtaCommand::Install { file, digest } } => {
+            install(cli, file, digest.as_deref()).await?;
+        }
         Command::Ota { what } => {
             let mark = match what {
-                OtaCommand::Status => None,
+                OtaCommand::Status | OtaCommand::Inspect { .. } | OtaCommand::Install { .. } => {
+                    None
+                }
                 OtaCommand::MarkGood { slot } => Some(("good", slot)),
                 OtaCommand::MarkBad { slot } => Some(("bad", slot)),
                 OtaCommand::MarkActive { slot } => Some(("active", slot)),
@@ -609,6 +636,19 @@ async fn call(
     path: &str,
     body: Option<serde_json::Value>,
 ) -> Result<String, Failure> {
+    let response = send(socket, method, path, body).await?;
+    let status = response.status();
+    let text = read_all(response).await?;
+    if status.is_success() { Ok(text) } else { Err(answered_error(status, text)) }
+}
+
+/// Sends one request on the control socket; the response's body is still to be read.
+async fn send(
+    socket: &Path,
+    method: Method,
+    path: &str,
+    body: Option<serde_json::Value>,
+) -> Result<hyper::Response<hyper::body::Incoming>, Failure> {
     let stream = UnixStream::connect(socket)
         .await
         .with_context(|| format!("cannot reach routerd on {}", socket.display()))
@@ -626,12 +666,14 @@ async fn call(
         .header("content-type", "application/json")
         .body(Full::new(Bytes::from(body)))
         .map_err(|e| Failure::Answered(format!("building the request: {e}")))?;
-    let response = sender
+    sender
         .send_request(request)
         .await
         .context("control socket request")
-        .map_err(Failure::Unreachable)?;
-    let status = response.status();
+        .map_err(Failure::Unreachable)
+}
+
+async fn read_all(response: hyper::Response<hyper::body::Incoming>) -> Result<String, Failure> {
     let bytes = response
         .into_body()
         .collect()
@@ -639,16 +681,17 @@ async fn call(
         .context("reading the answer")
         .map_err(Failure::Unreachable)?
         .to_bytes();
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    if status.is_success() {
-        return Ok(text);
-    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The daemon's error answer as a failure: its `error` message, and config errors one per
+/// line as `routerd validate` prints them.
+fn answered_error(status: StatusCode, text: String) -> Failure {
     let answer = serde_json::from_str::<serde_json::Value>(&text).ok();
     let mut message = answer
         .as_ref()
         .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_owned))
         .unwrap_or(text);
-    // Config errors, one per line, as `routerd validate` prints them.
     for e in answer.iter().flat_map(|v| v["errors"].as_array().into_iter().flatten()) {
         message.push_str(&format!(
             "\n{}:{}:{}: {}{}",
@@ -659,7 +702,38 @@ async fn call(
             e["message"].as_str().unwrap_or("")
         ));
     }
-    Err(Failure::Answered(format!("{} {message}", status_text(status))))
+    Failure::Answered(format!("{} {message}", status_text(status)))
+}
+
+/// `POST /v1/ota/install` with its newline-delimited JSON answer: each line is handed to
+/// `on_line` as it arrives. Returns the last line (the `completed` event).
+async fn stream_lines(
+    socket: &Path,
+    path: &str,
+    body: serde_json::Value,
+    mut on_line: impl FnMut(&serde_json::Value),
+) -> Result<serde_json::Value, Failure> {
+    let response = send(socket, Method::POST, path, Some(body)).await?;
+    let status = response.status();
+    if !status.is_success() {
+        return Err(answered_error(status, read_all(response).await?));
+    }
+    let mut body = response.into_body();
+    let mut pending = Vec::new();
+    let mut last = serde_json::Value::Null;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.context("reading the answer").map_err(Failure::Unreachable)?;
+        let Ok(data) = frame.into_data() else { continue };
+        pending.extend_from_slice(&data);
+        while let Some(end) = pending.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = pending.drain(..=end).collect();
+            let value: serde_json::Value = serde_json::from_slice(&line)
+                .map_err(|e| Failure::Answered(format!("unexpected line from the daemon: {e}")))?;
+            on_line(&value);
+            last = value;
+        }
+    }
+    Ok(last)
 }
 
 fn status_text(status: StatusCode) -> String {
@@ -708,6 +782,105 @@ fn status_table(s: &DaemonStatus) -> String {
         out.push('\n');
     }
     out
+}
+
+/// `POST /v1/ota/inspect` of `file` (made absolute: the daemon does not share our directory).
+async fn inspect(cli: &Cli, file: &Path) -> Result<serde_json::Value, Failure> {
+    let path = std::path::absolute(file)
+        .map_err(|e| Failure::Answered(format!("{}: {e}", file.display())))?;
+    let body = serde_json::json!({ "path": path });
+    parse(&call(&cli.socket, Method::POST, "/v1/ota/inspect", Some(body)).await?)
+}
+
+/// `routerctl ota inspect` as text.
+fn inspect_table(info: &serde_json::Value) -> String {
+    let mut out = String::new();
+    for (label, key) in [
+        ("bundle", "path"),
+        ("compatible", "compatible"),
+        ("version", "version"),
+        ("description", "description"),
+        ("build", "build"),
+        ("format", "format"),
+        ("digest", "digest"),
+    ] {
+        if let Some(value) = info[key].as_str() {
+            out.push_str(&format!("{label:<12}{value}\n"));
+        }
+    }
+    out
+}
+
+/// `routerctl ota install`: inspects first unless given the digest, then installs and shows
+/// RAUC's progress (a bar redrawn in place on a terminal, one line per step otherwise, the
+/// daemon's JSON lines with `-o json`). Fails with RAUC's reason when the install fails.
+async fn install(cli: &Cli, file: &Path, digest: Option<&str>) -> Result<(), Failure> {
+    use std::io::{IsTerminal, Write};
+    let structured = cli.output != Output::Table;
+    let (path, digest) = match digest {
+        Some(digest) => {
+            let path = std::path::absolute(file)
+                .map_err(|e| Failure::Answered(format!("{}: {e}", file.display())))?;
+            (path.display().to_string(), digest.to_string())
+        }
+        None => {
+            let info = inspect(cli, file).await?;
+            if !structured {
+                print!("{}", inspect_table(&info));
+            }
+            let text = |key: &str| info[key].as_str().unwrap_or_default().to_string();
+            (text("path"), text("digest"))
+        }
+    };
+    let terminal = std::io::stdout().is_terminal();
+    let body = serde_json::json!({ "path": path, "digest": digest });
+    let last = stream_lines(&cli.socket, "/v1/ota/install", body, |line| {
+        if structured {
+            println!("{line}");
+        } else if line["event"] == "progress" {
+            let percent = line["percent"].as_u64().unwrap_or(0).min(100);
+            let bar = progress_bar(percent, line["message"].as_str().unwrap_or_default());
+            if terminal {
+                print!("\r{bar:<80}");
+                let _ = std::io::stdout().flush();
+            } else {
+                println!("{bar}");
+            }
+        }
+    })
+    .await?;
+    if terminal && !structured {
+        println!();
+    }
+    match (last["event"].as_str(), last["ok"].as_bool()) {
+        (Some("completed"), Some(true)) => {
+            if !structured {
+                println!("installed; reboot to run it (the health gate confirms it)");
+            }
+            Ok(())
+        }
+        (Some("completed"), _) => Err(Failure::Answered(format!(
+            "install failed: {}",
+            last["lastError"].as_str().unwrap_or("RAUC gave no reason")
+        ))),
+        _ => Err(Failure::Answered(format!(
+            "install: {}",
+            last["error"].as_str().unwrap_or("the daemon stopped reporting before the end")
+        ))),
+    }
+}
+
+/// `[##########..........]  50% message`, at most 80 columns.
+fn progress_bar(percent: u64, message: &str) -> String {
+    const WIDTH: u64 = 20;
+    let done = (percent * WIDTH / 100) as usize;
+    let bar = format!("[{}{}] {percent:>3}% ", "#".repeat(done), ".".repeat(WIDTH as usize - done));
+    let room = 80usize.saturating_sub(bar.chars().count());
+    if message.chars().count() <= room {
+        return bar + message;
+    }
+    let cut: String = message.chars().take(room.saturating_sub(1)).collect();
+    bar + &cut + "…"
 }
 
 /// `routerctl ota status` as text: RAUC's summary, one line per slot, then the health gate's
@@ -766,6 +939,22 @@ fn ota_table(status: &serde_json::Value) -> String {
 mod tests {
     use super::*;
     use routerd_model::status::ReconcileSummary;
+
+    #[test]
+    fn the_progress_bar_fills_with_the_percentage_and_fits_80_columns() {
+        assert_eq!(
+            progress_bar(0, "Checking bundle"),
+            "[....................]   0% Checking bundle"
+        );
+        assert_eq!(progress_bar(55, "Copying"), "[###########.........]  55% Copying");
+        assert_eq!(
+            progress_bar(100, "Installing done."),
+            "[####################] 100% Installing done."
+        );
+        let long = progress_bar(40, &"Copying image to rootfs.1 ".repeat(5));
+        assert_eq!(long.chars().count(), 80, "{long}");
+        assert!(long.ends_with('…'), "{long}");
+    }
 
     #[test]
     fn the_status_table_fits_80_columns() {

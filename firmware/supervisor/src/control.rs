@@ -76,6 +76,8 @@ pub fn router(
     let ota = Router::new()
         .route("/v1/ota", get(crate::ota::status))
         .route("/v1/ota/mark", post(crate::ota::mark))
+        .route("/v1/ota/inspect", post(crate::ota::inspect))
+        .route("/v1/ota/install", post(crate::ota::install))
         .with_state(ota);
     Router::new()
         .route("/v1/status", get(status))

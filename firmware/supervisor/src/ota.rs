@@ -279,3 +279,109 @@ pub async fn mark(State(options): State<Arc<OtaOptions>>, body: axum::body::Byte
         Err(e) => rauc_error(e),
     }
 }
+
+/// Body of `POST /v1/ota/inspect` and `POST /v1/ota/install`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BundleBody {
+    /// The bundle file on the router (absolute).
+    path: PathBuf,
+    /// Install only: the digest `inspect` reported (`file-sha256:…`, `manifest-sha256:…`).
+    #[serde(default)]
+    digest: Option<String>,
+}
+
+/// The body, or why it is a bad request.
+fn bundle_body(body: &[u8]) -> Result<BundleBody, String> {
+    let body: BundleBody = serde_json::from_slice(body).map_err(|e| format!("body: {e}"))?;
+    if !body.path.is_absolute() {
+        return Err(format!("path {:?}: must be absolute", body.path));
+    }
+    Ok(body)
+}
+
+/// `POST /v1/ota/inspect`: RAUC checks the bundle's signature and reads its manifest; nothing
+/// is installed. Answers compatible, version and the digest to install it by.
+pub async fn inspect(State(options): State<Arc<OtaOptions>>, body: axum::body::Bytes) -> Response {
+    let body = match bundle_body(&body) {
+        Ok(body) => body,
+        Err(message) => return error(StatusCode::BAD_REQUEST, message),
+    };
+    let rauc = match Rauc::connect(options.rauc_bus.as_deref()).await {
+        Ok(rauc) => rauc,
+        Err(e) => return rauc_error(e),
+    };
+    match rauc.inspect(&body.path).await {
+        Ok(info) => Json(serde_json::json!({
+            "path": body.path,
+            "compatible": info.compatible,
+            "version": info.version,
+            "description": info.description,
+            "build": info.build,
+            "format": info.format,
+            "digest": info.digest.to_string(),
+        }))
+        .into_response(),
+        Err(e) => rauc_error(e),
+    }
+}
+
+/// `POST /v1/ota/install`: installs the bundle into the other slot if it still has `digest`;
+/// the answer streams the install as newline-delimited JSON (`application/x-ndjson`), one
+/// `progress` object per step and a final `completed` one with RAUC's verdict.
+pub async fn install(State(options): State<Arc<OtaOptions>>, body: axum::body::Bytes) -> Response {
+    let body = match bundle_body(&body) {
+        Ok(body) => body,
+        Err(message) => return error(StatusCode::BAD_REQUEST, message),
+    };
+    let Some(digest) = body.digest.as_deref() else {
+        return error(StatusCode::BAD_REQUEST, "digest: required (inspect the bundle first)");
+    };
+    let digest: routerd_ota::BundleDigest = match digest.parse() {
+        Ok(digest) => digest,
+        Err(e) => return error(StatusCode::BAD_REQUEST, format!("{e}")),
+    };
+    let rauc = match Rauc::connect(options.rauc_bus.as_deref()).await {
+        Ok(rauc) => rauc,
+        Err(e) => return rauc_error(e),
+    };
+    let installation = match rauc.install(&body.path, &digest).await {
+        Ok(installation) => installation,
+        Err(e @ routerd_ota::OtaError::DigestMismatch { .. }) => {
+            return error(StatusCode::CONFLICT, e.to_string());
+        }
+        Err(e) => return rauc_error(e),
+    };
+    tracing::info!("ota: installing {} ({digest})", body.path.display());
+    let events = futures::stream::unfold(Some(installation), |installation| async move {
+        let mut installation = installation?;
+        let line = match installation.next_event().await? {
+            Ok(event) => install_line(&event),
+            Err(e) => serde_json::json!({ "event": "error", "error": e.to_string() }),
+        };
+        let mut text = line.to_string();
+        text.push('\n');
+        if line["event"] == "completed" {
+            let ok = line["ok"].as_bool() == Some(true);
+            let what = line["lastError"].as_str().unwrap_or("");
+            tracing::info!("ota: install finished: {}", if ok { "ok" } else { what });
+        }
+        Some((Ok::<_, std::convert::Infallible>(axum::body::Bytes::from(text)), Some(installation)))
+    });
+    Response::builder()
+        .header("content-type", "application/x-ndjson")
+        .body(axum::body::Body::from_stream(events))
+        .unwrap_or_else(|e| error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
+}
+
+/// One install event as a JSON line.
+fn install_line(event: &routerd_ota::InstallEvent) -> serde_json::Value {
+    match event {
+        routerd_ota::InstallEvent::Progress { percent, message, depth } => serde_json::json!({
+            "event": "progress", "percent": percent, "message": message, "depth": depth,
+        }),
+        routerd_ota::InstallEvent::Completed { ok, result, last_error } => serde_json::json!({
+            "event": "completed", "ok": ok, "result": result, "lastError": last_error,
+        }),
+    }
+}

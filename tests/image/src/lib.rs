@@ -238,6 +238,19 @@ impl Guest {
     pub fn reboot(&mut self, limit: Duration) {
         let mark = self.console_mark();
         self.type_line("reboot");
+        self.restart_after_reset(limit);
+        self.login_from(mark, limit);
+    }
+
+    /// Waits until the guest resets by itself (the health gate's reboot) and starts QEMU
+    /// again, like [`Guest::reboot`], without typing anything or waiting for the login.
+    pub fn await_reset(&mut self, limit: Duration) {
+        self.restart_after_reset(limit);
+    }
+
+    /// Waits (deadline) for QEMU to end after a guest reset and starts it again on the same
+    /// disks.
+    fn restart_after_reset(&mut self, limit: Duration) {
         let deadline = Instant::now() + limit;
         loop {
             match self.qemu.try_wait() {
@@ -256,7 +269,6 @@ impl Guest {
         self.qemu = qemu;
         self.console_in = console_in;
         self.cable_lan();
-        self.login_from(mark, limit);
     }
 
     /// Panics with QEMU's exit status and stderr when QEMU is no longer running.

@@ -1,8 +1,9 @@
 //! The firmware image booted under QEMU (TCG): GRUB picks a slot, systemd starts the
 //! supervisor, the factory config reaches the guest kernel, the console and the web UI
 //! answer, links this host's kernel cannot make (VLAN, ip6tnl) are made in the guest's, the
-//! operator's data survives a slot switch, and RAUC installs a signed update that the next
-//! boot runs.
+//! operator's data survives a slot switch, RAUC installs a signed update that the next boot
+//! runs, and the supervisor's health gate confirms healthy boots and falls back from a broken
+//! update.
 //!
 //! One boot serves every check: under software emulation a boot costs about a minute.
 
@@ -64,6 +65,20 @@ fn guest_link(guest: &mut Guest, name: &str) -> Value {
     v[0].clone()
 }
 
+/// Waits until the health gate decided this boot; its record (`routerctl ota status`).
+fn gate_decision(guest: &mut Guest, limit: Duration) -> Value {
+    let deadline = Instant::now() + limit;
+    loop {
+        let status = routerctl_json(guest, "ota status");
+        let record = status["gate"][0].clone();
+        if record["phase"].as_str().is_some_and(|p| p != "checking") {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "the health gate did not decide: {status}");
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
 /// Asserts that GRUB booted `slot` (`'A'` or `'B'`: its root partition and `rauc.slot=` on
 /// the kernel command line); returns the slot state in grubenv (`grub-editenv … list`).
 fn booted(guest: &mut Guest, slot: char) -> String {
@@ -77,17 +92,20 @@ fn booted(guest: &mut Guest, slot: char) -> String {
 }
 
 #[test]
-fn the_image_boots_applies_its_configs_survives_slot_switches_and_installs_a_signed_update() {
+fn the_image_boots_applies_its_configs_survives_slot_switches_and_updates_with_a_health_gate() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("image-{}", std::process::id()));
     // The signed update bundle of `just test-image`, handed to the guest as /dev/vdb.
+    // And the broken one (its supervisor fails its doctor) as /dev/vdc.
     let (update, update_len) = as_disk(&image_dir().join("update.raucb"), &dir);
-    let mut guest = Guest::boot_with_disks(&image_path(), &dir, std::slice::from_ref(&update));
+    let (broken, broken_len) = as_disk(&image_dir().join("broken.raucb"), &dir);
+    let disks = [update.clone(), broken.clone()];
+    let mut guest = Guest::boot_with_disks(&image_path(), &dir, &disks);
     guest.login(BOOT);
 
-    // GRUB booted slot A (the first in ORDER) and recorded the attempt in grubenv on the boot
-    // partition (mounted for RAUC); RAUC's config names both slots and trusts a keyring.
+    // GRUB booted slot A (the first in ORDER); grubenv is on the boot partition (mounted for
+    // RAUC); RAUC's config names both slots and trusts a keyring.
     let grubenv = booted(&mut guest, 'A');
-    assert!(grubenv.contains("A_TRY=1") && grubenv.contains("B_TRY=0"), "{grubenv}");
+    assert!(grubenv.contains("B_TRY=0"), "{grubenv}");
     let rauc = guest.must_run(
         "grep -c '^device=/dev/disk/by-partlabel/rootfs-' /etc/rauc/system.conf; head -1 /etc/rauc/keyring.pem",
         COMMAND,
@@ -139,6 +157,13 @@ fn the_image_boots_applies_its_configs_survives_slot_switches_and_installs_a_sig
     // and the unprotected management interface), and sees systemd's watchdog pings.
     let doctor = guest.must_run("routerctl doctor", COMMAND);
     assert!(doctor.contains(" 0 fail") && doctor.contains("pass  U002"), "{doctor}");
+    // The health gate saw the doctor pass and confirmed slot A to RAUC: GRUB's try flag,
+    // set when it booted A, is cleared again.
+    let ota = gate_decision(&mut guest, BOOT);
+    assert_eq!(ota["gate"][0]["phase"], "good", "{ota}");
+    assert_eq!(ota["gate"][0]["slot"], "rootfs.0", "{ota}");
+    let grubenv = guest.must_run("grub-editenv /boot/efi/EFI/BOOT/grubenv list", COMMAND);
+    assert!(grubenv.contains("A_OK=1") && grubenv.contains("A_TRY=0"), "{grubenv}");
     let first_boot = guest.must_run(
         "systemctl is-active routerd-first-boot.service; ls /var/lib/routerd/factory-adopted",
         COMMAND,
@@ -202,13 +227,14 @@ fn the_image_boots_applies_its_configs_survives_slot_switches_and_installs_a_sig
     assert_eq!(tunnel["linkinfo"]["info_data"]["remote"], "2001:db8::1", "{tunnel}");
     assert_eq!(tunnel["linkinfo"]["info_data"]["local"], "2001:db8::2", "{tunnel}");
 
-    // Reboot. Nothing has marked slot A's boot good (that is RAUC's, with the update issue),
-    // so GRUB moves on to slot B: the operator's config, ledger and generations are on the
-    // data partition and come along, and the supervisor re-creates the links there.
+    // The operator switches slots (`routerctl ota mark-active other`) and reboots: the
+    // config, ledger and generations are on the data partition and come along, and the
+    // supervisor re-creates the links there.
     let applied = guest.must_run("sha256sum /etc/routerd/router.yaml", COMMAND);
+    let marked = guest.must_run("routerctl ota mark-active other", COMMAND);
+    assert!(marked.contains("rootfs.1"), "{marked}");
     guest.reboot(BOOT);
-    let grubenv = booted(&mut guest, 'B');
-    assert!(grubenv.contains("A_TRY=1") && grubenv.contains("B_TRY=1"), "{grubenv}");
+    booted(&mut guest, 'B');
     assert_eq!(guest.must_run("sha256sum /etc/routerd/router.yaml", COMMAND), applied);
     let status = reconciled(&mut guest, 2, BOOT);
     assert_eq!(status["generation"], 2, "{status}");
@@ -227,6 +253,9 @@ fn the_image_boots_applies_its_configs_survives_slot_switches_and_installs_a_sig
         COMMAND,
     );
     assert!(unit.contains("ConditionResult=no"), "{unit}");
+    let ota = gate_decision(&mut guest, BOOT);
+    assert_eq!(ota["gate"][0]["phase"], "good", "{ota}");
+    assert_eq!(ota["gate"][0]["slot"], "rootfs.1", "{ota}");
 
     // The image's version, then an update: RAUC on the guest installs the signed bundle (a
     // new root file system with another /etc/routerd-release) into the slot not booted (A),
@@ -251,6 +280,37 @@ fn the_image_boots_applies_its_configs_survives_slot_switches_and_installs_a_sig
     assert_eq!(guest.must_run("sha256sum /etc/routerd/router.yaml", COMMAND), applied);
     let status = reconciled(&mut guest, 2, BOOT);
     assert_eq!(status["generation"], 2, "after the update: {status}");
+    let ota = gate_decision(&mut guest, BOOT);
+    let record = &ota["gate"][0];
+    assert_eq!((&record["phase"], &record["slot"]), (&"good".into(), &"rootfs.0".into()), "{ota}");
+    assert_eq!(record["version"], "test-update", "{ota}");
+
+    // A broken update: installed into B like the good one, but its supervisor's doctor
+    // fails (tests/image/broken). Its health gate marks B bad after its 20 s window and
+    // reboots; GRUB skips B and the router comes back on A, which confirms itself again.
+    let install = guest.must_run(
+        &format!(
+            "head -c {broken_len} /dev/vdc >/data/broken.raucb && rauc install /data/broken.raucb; rc=$?; rm -f /data/broken.raucb; [ $rc -eq 0 ]"
+        ),
+        Duration::from_secs(900),
+    );
+    assert!(install.contains("succeeded"), "{install}");
+    guest.type_line("reboot");
+    guest.await_reset(BOOT);
+    let mark = guest.console_mark();
+    guest.await_reset(Duration::from_secs(600));
+    guest.login_from(mark, BOOT);
+    let grubenv = booted(&mut guest, 'A');
+    assert!(grubenv.contains("B_OK=0"), "{grubenv}");
+    assert_eq!(guest.must_run("cat /etc/routerd-release", COMMAND), "VERSION=test-update\n");
+    let ota = gate_decision(&mut guest, BOOT);
+    let (now, before) = (&ota["gate"][0], &ota["gate"][1]);
+    assert_eq!((&now["phase"], &now["slot"]), (&"good".into(), &"rootfs.0".into()), "{ota}");
+    assert_eq!((&before["phase"], &before["slot"]), (&"bad".into(), &"rootfs.1".into()), "{ota}");
+    assert_eq!(before["version"], "test-broken", "{ota}");
+    let why = before["detail"].as_str().unwrap_or_default();
+    assert!(why.contains("R002") && why.contains("198.51.100.0/24"), "{ota}");
     drop(guest);
     let _ = std::fs::remove_file(update);
+    let _ = std::fs::remove_file(broken);
 }

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use routerd_ota::testing::RaucFixture;
+use routerd_ota::testing::{BundleSpec, RaucFixture};
 
 use crate::daemon::{CONFIG, Served, wait_for, with_route};
 
@@ -102,5 +102,62 @@ async fn a_router_whose_doctor_fails_marks_its_slot_bad_after_the_window() {
     let env = fixture.grubenv();
     assert!(has(&env, "A_OK=0") && has(&env, "B_OK=1"), "{env}");
     assert!(s.logged("reboot skipped"), "the reboot was asked for");
+    s.stop();
+}
+
+#[tokio::test]
+async fn routerctl_inspects_and_installs_a_bundle_with_progress_and_refuses_a_foreign_one() {
+    routerd_ota::testing::require_root();
+    let fixture = rauc().await;
+    let mut s = Served::start_with("ota-install", CONFIG, &["--rauc-bus", fixture.address()]);
+    let ca = fixture.ca();
+    let good = fixture.bundle(&BundleSpec {
+        name: "good.raucb",
+        compatible: routerd_ota::testing::COMPATIBLE,
+        version: "2.0.0",
+        ca: &ca,
+    });
+    let good = good.to_str().expect("utf-8 path");
+
+    let inspected = s.ctl(&["ota", "inspect", good]);
+    let text = String::from_utf8_lossy(&inspected.stdout);
+    assert!(inspected.status.success(), "{}", String::from_utf8_lossy(&inspected.stderr));
+    assert!(
+        text.contains("version     2.0.0") && text.contains("digest      file-sha256:"),
+        "{text}"
+    );
+
+    // Not a terminal: one progress line per step, then the verdict.
+    let installed = s.ctl(&["ota", "install", good]);
+    let text = String::from_utf8_lossy(&installed.stdout);
+    assert!(installed.status.success(), "{text}{}", String::from_utf8_lossy(&installed.stderr));
+    let bars: Vec<&str> = text.lines().filter(|l| l.starts_with('[')).collect();
+    assert!(bars.len() >= 3, "progress shown step by step: {text}");
+    assert!(bars.last().is_some_and(|l| l.contains("100%")), "{text}");
+    assert!(text.contains("installed; reboot"), "{text}");
+    let slot_b = std::fs::read(fixture.slot_file("B")).expect("slot B");
+    assert!(slot_b.starts_with(&RaucFixture::image_bytes("2.0.0")), "slot B holds the image");
+    let status = ota_status(&s);
+    assert_eq!(status["slots"][1]["version"], "2.0.0", "{status}");
+    assert_eq!(status["primary"], "rootfs.1", "{status}");
+
+    // Signed by a CA the system does not trust: RAUC's reason, and slot B keeps its bytes.
+    let other = fixture.other_ca();
+    let foreign = fixture.bundle(&BundleSpec {
+        name: "foreign.raucb",
+        compatible: routerd_ota::testing::COMPATIBLE,
+        version: "6.6.6",
+        ca: &other,
+    });
+    let refused = s.ctl(&["ota", "install", foreign.to_str().expect("utf-8 path")]);
+    assert_eq!(refused.status.code(), Some(1));
+    let message = String::from_utf8_lossy(&refused.stderr);
+    assert!(message.contains("rauc"), "RAUC's words reach the operator: {message}");
+    assert_eq!(std::fs::read(fixture.slot_file("B")).expect("slot B"), slot_b);
+    // A digest that is not the bundle's: refused before RAUC installs anything.
+    let wrong = format!("file-sha256:{}", "0".repeat(64));
+    let mismatch = s.ctl(&["ota", "install", good, "--digest", &wrong]);
+    assert_eq!(mismatch.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&mismatch.stderr).contains("changed since it was inspected"));
     s.stop();
 }
