@@ -16,7 +16,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use routerd_model::status::{CheckStatus, DoctorCheck};
-use routerd_ota::gate::{self, GateOptions, GateRecord};
+use routerd_ota::gate::{self, GateError, GateOptions, GateRecord};
 use routerd_ota::{MarkState, Rauc, SlotRef, SlotStatus};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
@@ -74,43 +74,58 @@ pub fn spawn_gate(options: OtaOptions, loop_tx: mpsc::Sender<Msg>) {
                 return;
             }
         };
-        let rauc = match Rauc::connect(options.rauc_bus.as_deref()).await {
-            Ok(rauc) => rauc,
-            Err(e) => {
-                tracing::error!("health gate off: {e}");
-                return;
-            }
-        };
         let gate_options = GateOptions {
             window: options.health_window,
             interval: CHECK_INTERVAL,
             state_file: options.state_file.clone(),
             boot_id,
         };
-        let health = || {
-            let loop_tx = loop_tx.clone();
-            async move {
-                match request(&loop_tx, Msg::Doctor).await {
-                    Ok(checks) => verdict(&checks),
-                    Err(_) => Err("the daemon is stopping".to_string()),
+        // RAUC may start after routerd (nothing orders them: the network must not wait for
+        // the updater), so an unreachable RAUC is retried for as long as the window lasts.
+        let give_up = tokio::time::Instant::now() + options.health_window;
+        loop {
+            let health = || {
+                let loop_tx = loop_tx.clone();
+                async move {
+                    match request(&loop_tx, Msg::Doctor).await {
+                        Ok(checks) => verdict(&checks),
+                        Err(_) => Err("the daemon is stopping".to_string()),
+                    }
+                }
+            };
+            let allow_reboot = options.reboot;
+            let restart = || async move {
+                if allow_reboot {
+                    reboot().await;
+                } else {
+                    tracing::warn!("health gate: reboot skipped (--health-gate-no-reboot)");
+                }
+            };
+            let outcome = match Rauc::connect(options.rauc_bus.as_deref()).await {
+                Ok(rauc) => gate::run(&rauc, &gate_options, health, restart).await,
+                Err(e) => Err(e.into()),
+            };
+            match outcome {
+                Ok(record) => {
+                    tracing::info!(
+                        "health gate: slot {} is {} ({})",
+                        record.slot,
+                        record.phase.as_str(),
+                        record.detail
+                    );
+                    return;
+                }
+                Err(GateError::Rauc(e))
+                    if !e.is_refused() && tokio::time::Instant::now() < give_up =>
+                {
+                    tracing::warn!("health gate: RAUC not reachable yet ({e}); retrying");
+                    tokio::time::sleep(CHECK_INTERVAL).await;
+                }
+                Err(e) => {
+                    tracing::error!("health gate: {e}");
+                    return;
                 }
             }
-        };
-        let restart = || async move {
-            if options.reboot {
-                reboot().await;
-            } else {
-                tracing::warn!("health gate: reboot skipped (--health-gate-no-reboot)");
-            }
-        };
-        match gate::run(&rauc, &gate_options, health, restart).await {
-            Ok(record) => tracing::info!(
-                "health gate: slot {} is {} ({})",
-                record.slot,
-                record.phase.as_str(),
-                record.detail
-            ),
-            Err(e) => tracing::error!("health gate: {e}"),
         }
     });
 }
