@@ -6,7 +6,8 @@ use std::cell::Cell;
 use std::path::Path;
 use std::time::Duration;
 
-use routerd_ota::gate::{self, GateOptions, GatePhase, GateRecord};
+use routerd_ota::Rauc;
+use routerd_ota::gate::{self, GateOptions, GatePhase, GateRecord, Health};
 
 use crate::support::RaucFixture;
 
@@ -27,6 +28,23 @@ fn persisted(path: &Path) -> Vec<GateRecord> {
     gate::records(path).expect("state file readable")
 }
 
+/// Runs the gate with a health check that always answers `verdict`; the record, how many
+/// checks ran and how many reboots were asked for.
+async fn run_gate(rauc: &Rauc, opts: &GateOptions, verdict: Health) -> (GateRecord, u32, u32) {
+    let (checks, reboots) = (Cell::new(0), Cell::new(0));
+    let health = || {
+        checks.set(checks.get() + 1);
+        let verdict = verdict.clone();
+        async move { verdict }
+    };
+    let reboot = || {
+        reboots.set(reboots.get() + 1);
+        async {}
+    };
+    let record = gate::run(rauc, opts, health, reboot).await.expect("gate");
+    (record, checks.get(), reboots.get())
+}
+
 #[tokio::test]
 async fn a_healthy_boot_is_marked_good_and_its_try_flag_cleared() {
     let fixture = crate::support::start().await;
@@ -34,26 +52,11 @@ async fn a_healthy_boot_is_marked_good_and_its_try_flag_cleared() {
     fixture.set_grubenv(&["A_TRY=1"]);
     let rauc = fixture.client().await;
     let opts = options(&fixture, "boot-1", Duration::from_secs(30));
-    let checks = Cell::new(0);
-    let reboots = Cell::new(0);
-    let record = gate::run(
-        &rauc,
-        &opts,
-        || {
-            checks.set(checks.get() + 1);
-            async { Ok(()) }
-        },
-        || {
-            reboots.set(reboots.get() + 1);
-            async {}
-        },
-    )
-    .await
-    .expect("gate");
+    let (record, checks, reboots) = run_gate(&rauc, &opts, Ok(())).await;
     assert_eq!(record.phase, GatePhase::Good);
     assert_eq!((record.slot.as_str(), record.bootname.as_deref()), ("rootfs.0", Some("A")));
     assert!(record.detail.contains("rootfs.0"), "RAUC's Mark answer: {}", record.detail);
-    assert_eq!((checks.get(), reboots.get()), (1, 0));
+    assert_eq!((checks, reboots), (1, 0));
     let env = fixture.grubenv();
     assert!(has(&env, "A_TRY=0") && has(&env, "A_OK=1"), "{env}");
     assert_eq!(persisted(&opts.state_file), [record]);
@@ -65,45 +68,21 @@ async fn an_unhealthy_boot_is_marked_bad_and_rebooted_when_the_other_slot_is_goo
     fixture.set_grubenv(&["A_TRY=1"]);
     let rauc = fixture.client().await;
     let opts = options(&fixture, "boot-1", Duration::from_secs(2));
-    let checks = Cell::new(0);
-    let reboots = Cell::new(0);
-    let record = gate::run(
-        &rauc,
-        &opts,
-        || {
-            checks.set(checks.get() + 1);
-            async { Err("R002 operations succeeded: 3 failed".to_string()) }
-        },
-        || {
-            reboots.set(reboots.get() + 1);
-            async {}
-        },
-    )
-    .await
-    .expect("gate");
+    let failing = Err("R002 operations succeeded: 3 failed".to_string());
+    let (record, checks, reboots) = run_gate(&rauc, &opts, failing).await;
     assert_eq!(record.phase, GatePhase::Bad);
     assert_eq!(record.detail, "R002 operations succeeded: 3 failed");
-    assert!(checks.get() >= 2, "checked again within the window: {}", checks.get());
-    assert_eq!(reboots.get(), 1);
+    assert!(checks >= 2, "checked again within the window: {checks}");
+    assert_eq!(reboots, 1);
     let env = fixture.grubenv();
     assert!(has(&env, "A_OK=0") && has(&env, "B_OK=1"), "{env}");
     assert_eq!(persisted(&opts.state_file), std::slice::from_ref(&record));
 
     // The supervisor restarts in the same boot (the reboot did not happen yet) and the router
     // looks healthy now: the slot stays bad and the reboot is asked for again.
-    let again = gate::run(
-        &rauc,
-        &opts,
-        || async { Ok(()) },
-        || {
-            reboots.set(reboots.get() + 1);
-            async {}
-        },
-    )
-    .await
-    .expect("gate again");
+    let (again, _, reboots_again) = run_gate(&rauc, &opts, Ok(())).await;
     assert_eq!(again, record);
-    assert_eq!(reboots.get(), 2);
+    assert_eq!(reboots_again, 1);
     assert!(has(&fixture.grubenv(), "A_OK=0"));
 }
 
@@ -113,20 +92,9 @@ async fn an_unhealthy_boot_with_nothing_to_fall_back_to_is_held_unconfirmed() {
     fixture.set_grubenv(&["A_TRY=1", "B_OK=0"]);
     let rauc = fixture.client().await;
     let opts = options(&fixture, "boot-1", Duration::from_secs(1));
-    let reboots = Cell::new(0);
-    let record = gate::run(
-        &rauc,
-        &opts,
-        || async { Err("R001 failed".to_string()) },
-        || {
-            reboots.set(reboots.get() + 1);
-            async {}
-        },
-    )
-    .await
-    .expect("gate");
+    let (record, _, reboots) = run_gate(&rauc, &opts, Err("R001 failed".to_string())).await;
     assert_eq!(record.phase, GatePhase::Held);
-    assert_eq!(reboots.get(), 0);
+    assert_eq!(reboots, 0);
     let env = fixture.grubenv();
     // Neither confirmed nor marked bad: the boot loader state is as GRUB left it.
     assert!(has(&env, "A_OK=1") && has(&env, "A_TRY=1"), "{env}");
@@ -163,26 +131,15 @@ async fn a_restarted_gate_resumes_its_window_and_a_new_boot_gets_its_own_record(
     std::fs::write(&opts.state_file, serde_json::to_vec(&[&older, &opened]).expect("json"))
         .expect("state file");
     assert!(uptime > 10.0, "the machine has been up for more than 10 s");
-    let checks = Cell::new(0);
-    let record = gate::run(
-        &rauc,
-        &opts,
-        || {
-            checks.set(checks.get() + 1);
-            async { Err("still failing".to_string()) }
-        },
-        || async {},
-    )
-    .await
-    .expect("gate");
+    let (record, checks, _) = run_gate(&rauc, &opts, Err("still failing".to_string())).await;
     // The window was over already: one check, then the decision, not a fresh window.
-    assert_eq!(checks.get(), 1);
+    assert_eq!(checks, 1);
     assert_eq!(record.phase, GatePhase::Bad);
     assert_eq!(record.started_uptime, opened.started_uptime);
 
     let next = options(&fixture, "boot-2", Duration::from_secs(30));
     fixture.set_grubenv(&["A_OK=1", "A_TRY=1"]);
-    let confirmed = gate::run(&rauc, &next, || async { Ok(()) }, || async {}).await.expect("gate");
+    let (confirmed, _, _) = run_gate(&rauc, &next, Ok(())).await;
     assert_eq!(confirmed.phase, GatePhase::Good);
     let ids: Vec<String> = persisted(&opts.state_file).into_iter().map(|r| r.boot_id).collect();
     assert_eq!(ids, ["boot-0", "boot-1", "boot-2"]);
