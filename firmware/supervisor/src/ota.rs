@@ -217,10 +217,10 @@ fn error(status: StatusCode, message: impl Into<String>) -> Response {
     (status, Json(serde_json::json!({ "error": message.into() }))).into_response()
 }
 
-/// An error talking to RAUC as a response: RAUC's refusals are 409 with its words, an
-/// unreachable RAUC 503.
+/// An error talking to RAUC as a response: RAUC's refusals and a bundle that changed since
+/// it was inspected are 409 with the reason, an unreachable RAUC 503.
 fn rauc_error(e: routerd_ota::OtaError) -> Response {
-    if e.is_refused() {
+    if e.is_refused() || matches!(e, routerd_ota::OtaError::DigestMismatch { .. }) {
         error(StatusCode::CONFLICT, e.to_string())
     } else {
         error(StatusCode::SERVICE_UNAVAILABLE, e.to_string())
@@ -362,9 +362,6 @@ pub async fn install(State(options): State<Arc<OtaOptions>>, body: axum::body::B
     };
     let installation = match rauc.install(&body.path, &digest).await {
         Ok(installation) => installation,
-        Err(e @ routerd_ota::OtaError::DigestMismatch { .. }) => {
-            return error(StatusCode::CONFLICT, e.to_string());
-        }
         Err(e) => return rauc_error(e),
     };
     tracing::info!("ota: installing {} ({digest})", body.path.display());
