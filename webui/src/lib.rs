@@ -21,6 +21,7 @@ mod doctor;
 mod graph;
 mod history;
 mod ledger;
+mod ota;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -28,12 +29,14 @@ use std::sync::Arc;
 
 use askama::Template;
 use axum::Router;
+use axum::body::Bytes;
 use axum::extract::{ConnectInfo, Form, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use serde::Deserialize;
+use tokio::sync::{mpsc, watch};
 
 pub use crate::artifacts::{ArtifactRow, ArtifactStatus};
 pub use crate::graph::{DRAW_UP_TO, GraphSvg, render_svg};
@@ -94,6 +97,138 @@ pub trait Backend: Send + Sync + 'static {
     fn graph_svg(&self) -> impl Future<Output = Result<GraphSvg, String>> + Send;
     /// The doctor's checks, run now.
     fn doctor(&self) -> impl Future<Output = Result<Vec<CheckView>, String>> + Send;
+    /// RAUC's slots, the health gate's records and the staged bundle (`docs/ota.md`).
+    fn ota(&self) -> impl Future<Output = Result<OtaView, String>> + Send;
+    /// Stores an uploaded bundle as the staged one (replacing any before it) and has RAUC
+    /// inspect it. `chunks` ends when the upload is complete; an `Err` in it (the browser
+    /// went away) abandons the upload. The error is shown to the operator.
+    fn ota_upload(
+        &self,
+        file_name: String,
+        chunks: mpsc::Receiver<Result<Bytes, String>>,
+    ) -> impl Future<Output = Result<BundleView, String>> + Send;
+    /// Downloads the bundle at `url` (http or https) as the staged one and inspects it.
+    fn ota_fetch(&self, url: String) -> impl Future<Output = Result<BundleView, String>> + Send;
+    /// Deletes the staged bundle.
+    fn ota_discard(&self) -> impl Future<Output = ()> + Send;
+    /// Starts installing the staged bundle, if its digest is still `digest`, into the other
+    /// slot; progress goes to [`Backend::ota_progress`].
+    fn ota_install(&self, digest: String) -> impl Future<Output = Result<(), String>> + Send;
+    /// The install in progress or the last one, whoever started it (web UI or `routerctl`).
+    fn ota_progress(&self) -> watch::Receiver<InstallView>;
+    /// Makes `slot` (a slot name) the one the boot loader starts next (RAUC `Mark(active)`).
+    fn ota_boot_next(&self, slot: String) -> impl Future<Output = Result<String, String>> + Send;
+    /// Reboots the router (through systemd).
+    fn reboot(&self) -> impl Future<Output = Result<(), String>> + Send;
+}
+
+/// The OTA page: RAUC's view of the slots, the health gate's records and the staged bundle.
+#[derive(Clone, Debug, Default)]
+pub struct OtaView {
+    /// The system's `compatible` (RAUC installs only bundles made for it).
+    pub compatible: String,
+    /// The booted slot's boot name (`A`).
+    pub boot_slot: String,
+    /// RAUC's operation: `idle` or `installing`.
+    pub operation: String,
+    /// RAUC's `LastError` (empty when the last operation succeeded).
+    pub last_error: String,
+    /// Every slot.
+    pub slots: Vec<SlotRow>,
+    /// Whether the daemon runs the health gate.
+    pub health_gate: bool,
+    /// The health gate's records, newest first.
+    pub gate: Vec<GateRow>,
+    /// The bundle uploaded or downloaded and inspected, waiting for Install.
+    pub staged: Option<BundleView>,
+}
+
+/// One slot.
+#[derive(Clone, Debug, Default)]
+pub struct SlotRow {
+    /// RAUC's slot name (`rootfs.0`).
+    pub name: String,
+    /// The boot loader's name for it (`A`), empty for slots it does not boot.
+    pub bootname: String,
+    /// `booted`, `active` or `inactive`.
+    pub state: String,
+    /// The boot loader's mark: `good`, `bad` or empty.
+    pub boot_status: String,
+    /// The version installed in it, empty when unknown.
+    pub version: String,
+    /// When it was installed (RFC 3339), empty when unknown.
+    pub installed: String,
+    /// Whether this is the slot running now.
+    pub booted: bool,
+    /// Whether the boot loader starts this slot next.
+    pub primary: bool,
+}
+
+/// One health-gate decision (`docs/ota.md`).
+#[derive(Clone, Debug, Default)]
+pub struct GateRow {
+    /// The slot on trial.
+    pub slot: String,
+    /// Its version.
+    pub version: String,
+    /// `checking`, `good`, `bad` or `held`.
+    pub phase: String,
+    /// When the trial began (RFC 3339).
+    pub started: String,
+    /// When it was decided, empty while checking.
+    pub decided: String,
+    /// Why.
+    pub detail: String,
+}
+
+/// A bundle RAUC inspected (signature checked, manifest read), not installed yet.
+#[derive(Clone, Debug, Default)]
+pub struct BundleView {
+    /// Where it came from: the uploaded file's name or the URL.
+    pub source: String,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// The manifest's `compatible`.
+    pub compatible: String,
+    /// The manifest's version, empty when it has none.
+    pub version: String,
+    /// The manifest's description, empty when it has none.
+    pub description: String,
+    /// The manifest's build id, empty when it has none.
+    pub build: String,
+    /// `verity`, `crypt` or `plain`, empty when RAUC does not say.
+    pub format: String,
+    /// The digest Install passes back (`manifest-sha256:…` or `file-sha256:…`).
+    pub digest: String,
+}
+
+/// Where an install stands.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum InstallPhase {
+    /// None since the daemon started.
+    #[default]
+    Idle,
+    /// RAUC is installing.
+    Running,
+    /// The last install succeeded: the other slot boots next.
+    Succeeded,
+    /// The last install failed; nothing was switched.
+    Failed,
+}
+
+/// The install in progress or the last one.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct InstallView {
+    /// Where it stands.
+    pub phase: InstallPhase,
+    /// The bundle: its version and where it came from.
+    pub bundle: String,
+    /// RAUC's overall progress, 0 to 100.
+    pub percent: u8,
+    /// RAUC's message for the current step.
+    pub message: String,
+    /// When finished: RAUC's last error on failure, empty on success.
+    pub detail: String,
 }
 
 /// One doctor check.
@@ -350,6 +485,19 @@ pub fn router<B: Backend>(backend: Arc<B>, options: Options) -> Router {
         .route("/graph.dot", get(graph::dot::<B>))
         .route("/doctor", get(doctor::page::<B>))
         .route("/doctor/events", get(doctor::events::<B>))
+        .route("/ota", get(ota::page::<B>))
+        .route(
+            "/ota/upload",
+            // A bundle is far larger than axum's default 2 MB body limit; the backend stops
+            // an upload that outgrows the room on its data partition.
+            post(ota::upload::<B>).layer(axum::extract::DefaultBodyLimit::disable()),
+        )
+        .route("/ota/fetch", post(ota::fetch::<B>))
+        .route("/ota/discard", post(ota::discard::<B>))
+        .route("/ota/install", post(ota::install::<B>))
+        .route("/ota/events", get(ota::events::<B>))
+        .route("/ota/boot-next", post(ota::boot_next::<B>))
+        .route("/ota/reboot", post(ota::reboot::<B>))
         .route("/assets/{hashed}", get(assets::serve))
         .route("/metrics", get(metrics::<B>))
         .with_state(state)

@@ -7,9 +7,10 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use axum::response::Response;
 use routerd_webui::{
-    ApplyRequest, ApplyView, ArtifactRow, ArtifactStatus, AttributeChange, Backend, CandidateView,
-    CheckView, ConfigProblem, ConfirmView, GenerationView, GraphSvg, LedgerRow, OperationView,
-    Options, OrphanView, Overview, PlanOp, PlanView, Refused, router,
+    ApplyRequest, ApplyView, ArtifactRow, ArtifactStatus, AttributeChange, Backend, BundleView,
+    CandidateView, CheckView, ConfigProblem, ConfirmView, GateRow, GenerationView, GraphSvg,
+    InstallPhase, InstallView, LedgerRow, OperationView, Options, OrphanView, OtaView, Overview,
+    PlanOp, PlanView, Refused, SlotRow, router,
 };
 use tower::ServiceExt;
 
@@ -26,6 +27,28 @@ struct TestBackend {
     applied: Mutex<Vec<ApplyRequest>>,
     confirm: Mutex<Option<ConfirmView>>,
     calls: Mutex<Vec<&'static str>>,
+    /// The staged bundle's source and bytes.
+    staged: Mutex<Option<(String, Vec<u8>)>>,
+    /// Digests passed to `ota_install`.
+    installs: Mutex<Vec<String>>,
+    progress: tokio::sync::watch::Sender<InstallView>,
+    rebooted: std::sync::atomic::AtomicBool,
+}
+
+/// What the test backend's "RAUC" accepts: a bundle starting with this.
+const SIGNED: &[u8] = b"SIGNED-BUNDLE";
+const DIGEST: &str = "manifest-sha256:0f1e2d3c";
+
+fn bundle_view(source: &str, bytes: usize) -> BundleView {
+    BundleView {
+        source: source.into(),
+        bytes: bytes as u64,
+        compatible: "routerd-x86_64".into(),
+        version: "2.0.<b>1</b>".into(),
+        format: "verity".into(),
+        digest: DIGEST.into(),
+        ..BundleView::default()
+    }
 }
 
 /// Valid when every line is `key: value` or blank; the test's stand-in for the daemon's parser.
@@ -226,6 +249,83 @@ impl Backend for TestBackend {
         });
         Ok(())
     }
+    async fn ota(&self) -> Result<OtaView, String> {
+        let slot = |name: &str, bootname: &str, state: &str, version: &str| SlotRow {
+            name: name.into(),
+            bootname: bootname.into(),
+            state: state.into(),
+            boot_status: "good".into(),
+            version: version.into(),
+            booted: state == "booted",
+            primary: name == "rootfs.1",
+            ..SlotRow::default()
+        };
+        let staged = self.staged.lock().expect("lock").clone();
+        Ok(OtaView {
+            compatible: "routerd-x86_64".into(),
+            boot_slot: "A".into(),
+            operation: "idle".into(),
+            slots: vec![
+                slot("rootfs.0", "A", "booted", "1.0"),
+                slot("rootfs.1", "B", "inactive", "0.9"),
+            ],
+            health_gate: true,
+            gate: vec![GateRow {
+                slot: "rootfs.0".into(),
+                version: "1.0".into(),
+                phase: "good".into(),
+                detail: "every check passed".into(),
+                ..GateRow::default()
+            }],
+            staged: staged.map(|(source, bytes)| bundle_view(&source, bytes.len())),
+            ..OtaView::default()
+        })
+    }
+    async fn ota_upload(
+        &self,
+        file_name: String,
+        mut chunks: tokio::sync::mpsc::Receiver<Result<axum::body::Bytes, String>>,
+    ) -> Result<BundleView, String> {
+        let mut bytes = Vec::new();
+        while let Some(chunk) = chunks.recv().await {
+            bytes.extend_from_slice(&chunk?);
+        }
+        if !bytes.starts_with(SIGNED) {
+            return Err("RAUC refused the bundle: signature verification failed".into());
+        }
+        let view = bundle_view(&file_name, bytes.len());
+        *self.staged.lock().expect("lock") = Some((file_name, bytes));
+        Ok(view)
+    }
+    async fn ota_fetch(&self, url: String) -> Result<BundleView, String> {
+        Err(format!("Download failed: {url} answered 404 Not Found"))
+    }
+    async fn ota_discard(&self) {
+        self.staged.lock().expect("lock").take();
+    }
+    async fn ota_install(&self, digest: String) -> Result<(), String> {
+        if digest != DIGEST {
+            return Err("The staged bundle changed since it was shown; check it again.".into());
+        }
+        self.installs.lock().expect("lock").push(digest);
+        self.progress.send_replace(InstallView {
+            phase: InstallPhase::Running,
+            bundle: "version 2.0".into(),
+            message: "Installing".into(),
+            ..InstallView::default()
+        });
+        Ok(())
+    }
+    fn ota_progress(&self) -> tokio::sync::watch::Receiver<InstallView> {
+        self.progress.subscribe()
+    }
+    async fn ota_boot_next(&self, slot: String) -> Result<String, String> {
+        Ok(format!("activated slot {slot}"))
+    }
+    async fn reboot(&self) -> Result<(), String> {
+        self.rebooted.store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
+    }
     async fn rollback(&self) -> Result<(), String> {
         self.calls.lock().expect("lock").push("rollback");
         self.confirm.lock().expect("lock").take().map(|_| ()).ok_or_else(|| "nothing waits".into())
@@ -268,6 +368,39 @@ impl Ui {
             request = request.header(header::COOKIE, c);
         }
         self.send(request.body(Body::from(form.to_string())).expect("request")).await
+    }
+
+    /// A `multipart/form-data` POST of the text `fields`, then `file` as `bundle`
+    /// (`update.raucb`), in that order.
+    async fn upload(&self, fields: &[(&str, &str)], file: Option<&[u8]>, cookie: &str) -> Response {
+        const BOUNDARY: &str = "routerd-test-boundary";
+        let mut body = Vec::new();
+        for (name, value) in fields {
+            body.extend_from_slice(
+                format!(
+                    "--{BOUNDARY}\r\ncontent-disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
+                )
+                .as_bytes(),
+            );
+        }
+        if let Some(file) = file {
+            body.extend_from_slice(
+                format!(
+                    "--{BOUNDARY}\r\ncontent-disposition: form-data; name=\"bundle\"; \
+                     filename=\"update.raucb\"\r\ncontent-type: application/octet-stream\r\n\r\n"
+                )
+                .as_bytes(),
+            );
+            body.extend_from_slice(file);
+            body.extend_from_slice(b"\r\n");
+        }
+        body.extend_from_slice(format!("--{BOUNDARY}--\r\n").as_bytes());
+        let request = Request::post("/ota/upload")
+            .header(header::CONTENT_TYPE, format!("multipart/form-data; boundary={BOUNDARY}"))
+            .header(header::COOKIE, cookie)
+            .body(Body::from(body))
+            .expect("request");
+        self.send(request).await
     }
 
     /// Logs in; the `name=value` of the session cookie.
@@ -722,4 +855,140 @@ async fn the_graph_page_draws_the_plan_as_svg_and_offers_the_dot() {
     let disposition = dot.headers()[header::CONTENT_DISPOSITION].to_str().expect("ascii");
     assert!(disposition.starts_with("attachment"), "{disposition}");
     assert_eq!(body(dot).await, GRAPH);
+}
+
+/// The next server-sent event named `name` on `stream`, within 10 s.
+async fn next_event(stream: &mut Body, name: &str) -> String {
+    use http_body_util::BodyExt;
+    let deadline = std::time::Duration::from_secs(10);
+    loop {
+        let frame = tokio::time::timeout(deadline, stream.frame()).await.expect("an event in time");
+        let data = frame.expect("stream open").expect("frame").into_data().unwrap_or_default();
+        let text = String::from_utf8_lossy(&data).into_owned();
+        if text.contains(&format!("event: {name}")) {
+            return text;
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_updates_page_shows_the_slots_and_stages_only_an_upload_carrying_the_csrf_token() {
+    let ui = Ui::with_password();
+    let cookie = ui.login().await;
+    let page = body(ui.get("/ota", Some(&cookie)).await).await;
+    assert!(page.contains("rootfs.0") && page.contains("(running now)"), "{page}");
+    assert!(page.contains("inactive, boots next"), "{page}");
+    assert!(page.contains("class=\"gate-good\"") && page.contains("every check passed"));
+    assert!(
+        page.contains("enctype=\"multipart/form-data\"") && page.contains("action=\"/ota/fetch\"")
+    );
+    assert!(page.contains("data-events=\"/ota/events\""), "{page}");
+    let csrf = csrf_of(&page);
+    // Larger than one multipart chunk, so the upload is streamed in pieces.
+    let mut bundle = SIGNED.to_vec();
+    bundle.extend((0..300_000u32).map(|i| (i % 251) as u8));
+
+    let refused = ui.upload(&[("csrf", "not-the-token")], Some(&bundle), &cookie).await;
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    let file_first = ui.upload(&[], Some(&bundle), &cookie).await;
+    assert_eq!(file_first.status(), StatusCode::FORBIDDEN, "the token must come before the file");
+    assert!(ui.backend.staged.lock().expect("lock").is_none(), "nothing stored without the token");
+    assert_eq!(location(&ui.upload(&[("csrf", &csrf)], Some(&bundle), "").await), "/login");
+
+    let tampered = ui.upload(&[("csrf", &csrf)], Some(b"unsigned"), &cookie).await;
+    assert_eq!(tampered.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let html = body(tampered).await;
+    assert!(html.contains("RAUC refused the bundle: signature verification failed"), "{html}");
+
+    let stored = ui.upload(&[("csrf", &csrf)], Some(&bundle), &cookie).await;
+    assert_eq!(stored.status(), StatusCode::SEE_OTHER);
+    assert_eq!(location(&stored), "/ota");
+    let staged = ui.backend.staged.lock().expect("lock").clone().expect("staged");
+    assert_eq!(staged.0, "update.raucb");
+    assert!(staged.1 == bundle, "the bundle arrives byte for byte");
+
+    let page = body(ui.get("/ota", Some(&cookie)).await).await;
+    assert!(
+        page.contains("2.0.&#60;b&#62;1&#60;/b&#62;") || page.contains("2.0.&lt;b&gt;1&lt;/b&gt;"),
+        "{page}"
+    );
+    assert!(page.contains(DIGEST) && page.contains("id=\"install-button\""), "{page}");
+    assert!(!page.contains("action=\"/ota/upload\""), "one bundle at a time");
+
+    let form = format!("csrf={csrf}&url=http%3A%2F%2Fh%2Fx");
+    let html = body(ui.post("/ota/fetch", &form, Some(&cookie)).await).await;
+    assert!(html.contains("Download failed: http://h/x answered 404 Not Found"), "{html}");
+
+    let discarded = ui.post("/ota/discard", &format!("csrf={csrf}"), Some(&cookie)).await;
+    assert_eq!(discarded.status(), StatusCode::SEE_OTHER);
+    assert!(ui.backend.staged.lock().expect("lock").is_none());
+}
+
+#[tokio::test]
+async fn an_install_needs_the_digest_shown_streams_its_progress_and_offers_the_reboot() {
+    let ui = Ui::with_password();
+    let cookie = ui.login().await;
+    let csrf = csrf_of(&body(ui.get("/ota", Some(&cookie)).await).await);
+
+    let forged = ui.post("/ota/install", &format!("csrf=x&digest={DIGEST}"), Some(&cookie)).await;
+    assert_eq!(forged.status(), StatusCode::FORBIDDEN);
+    let form = format!("csrf={csrf}&digest=manifest-sha256%3Aff");
+    let stale = ui.post("/ota/install", &form, Some(&cookie)).await;
+    assert_eq!(stale.status(), StatusCode::CONFLICT);
+    assert!(body(stale).await.contains("changed since it was shown"));
+    assert!(ui.backend.installs.lock().expect("lock").is_empty());
+
+    let events = ui.get("/ota/events", Some(&cookie)).await;
+    assert_eq!(events.headers()[header::CONTENT_TYPE], "text/event-stream");
+    let mut stream = events.into_body();
+    let idle = next_event(&mut stream, "progress").await;
+    assert!(idle.contains("No update installed"), "{idle}");
+
+    let digest = urlencode(DIGEST);
+    let form = format!("csrf={csrf}&digest={digest}");
+    let started = ui.post("/ota/install", &form, Some(&cookie)).await;
+    assert_eq!(started.status(), StatusCode::SEE_OTHER);
+    assert_eq!(*ui.backend.installs.lock().expect("lock"), vec![DIGEST.to_string()]);
+    let running = next_event(&mut stream, "progress").await;
+    assert!(
+        running.contains("value=\"0\"") && running.contains("Installing version 2.0"),
+        "{running}"
+    );
+    let page = body(ui.get("/ota", Some(&cookie)).await).await;
+    assert!(page.contains("id=\"upload-button\" disabled"), "no second bundle during an install");
+
+    ui.backend.progress.send_modify(|v| {
+        v.percent = 40;
+        v.message = "Copying image to rootfs.1".into();
+    });
+    let moving = next_event(&mut stream, "progress").await;
+    assert!(
+        moving.contains("value=\"40\"") && moving.contains("Copying image to rootfs.1"),
+        "{moving}"
+    );
+    ui.backend.progress.send_modify(|v| {
+        v.phase = InstallPhase::Succeeded;
+        v.percent = 100;
+    });
+    // The slots changed as well: the page reloads, then shows the result and the reboot.
+    let reload = next_event(&mut stream, "reload").await;
+    assert!(reload.contains("succeeded"), "{reload}");
+    let page = body(ui.get("/ota", Some(&cookie)).await).await;
+    assert!(
+        page.contains("Installed version 2.0") && page.contains("id=\"install-reboot\""),
+        "{page}"
+    );
+
+    let forged = ui.post("/ota/reboot", "csrf=x", Some(&cookie)).await;
+    assert_eq!(forged.status(), StatusCode::FORBIDDEN);
+    assert!(!ui.backend.rebooted.load(std::sync::atomic::Ordering::SeqCst));
+    let rebooting =
+        body(ui.post("/ota/reboot", &format!("csrf={csrf}"), Some(&cookie)).await).await;
+    assert!(rebooting.contains("The router is rebooting"), "{rebooting}");
+    assert!(ui.backend.rebooted.load(std::sync::atomic::Ordering::SeqCst));
+
+    let form = format!("csrf={csrf}&slot=rootfs.0");
+    let next = body(ui.post("/ota/boot-next", &form, Some(&cookie)).await).await;
+    assert!(next.contains("activated slot rootfs.0"), "{next}");
+    assert_eq!(location(&ui.get("/ota/events", None).await), "/login");
 }

@@ -30,6 +30,7 @@
 mod bundle;
 mod dict;
 mod error;
+pub mod fetch;
 pub mod gate;
 mod install;
 mod proxy;

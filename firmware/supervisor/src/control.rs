@@ -71,7 +71,7 @@ pub fn router(
     snapshot: watch::Receiver<Snapshot>,
     loop_tx: mpsc::Sender<Msg>,
     metrics: Arc<Metrics>,
-    ota: Arc<crate::ota::OtaOptions>,
+    ota: Arc<crate::ota::Updates>,
 ) -> Router {
     let ota = Router::new()
         .route("/v1/ota", get(crate::ota::status))

@@ -327,6 +327,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
     });
     let socket_path = socket.path().to_path_buf();
     let metrics = Arc::new(Metrics::new());
+    let updates = Arc::new(crate::ota::Updates::new(opts.ota.clone()));
     let web = match opts.listen {
         Some(addr) => Some(
             crate::web::bind(crate::web::WebOptions {
@@ -335,6 +336,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
                 loop_tx: msg_tx.clone(),
                 metrics: Arc::clone(&metrics),
                 state_dir: opts.state_dir.clone(),
+                updates: Arc::clone(&updates),
             })
             .await?,
         ),
@@ -343,8 +345,8 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
     if opts.ota.health_gate {
         crate::ota::spawn_gate(opts.ota.clone(), msg_tx.clone());
     }
-    let ota = Arc::new(opts.ota.clone());
-    let server = tokio::spawn(socket.serve(router(snapshot_rx, msg_tx, Arc::clone(&metrics), ota)));
+    let server =
+        tokio::spawn(socket.serve(router(snapshot_rx, msg_tx, Arc::clone(&metrics), updates)));
     tracing::info!(
         "serving {} (control socket {}, resync every {})",
         opts.config.display(),
@@ -921,7 +923,7 @@ fn instant_of(deadline: u64) -> tokio::time::Instant {
     tokio::time::Instant::now() + Duration::from_secs(left)
 }
 
-fn rfc3339(unix: u64) -> String {
+pub(crate) fn rfc3339(unix: u64) -> String {
     humantime::format_rfc3339_seconds(SystemTime::UNIX_EPOCH + Duration::from_secs(unix))
         .to_string()
 }

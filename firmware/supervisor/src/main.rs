@@ -74,9 +74,10 @@ enum Command {
         /// RAUC's D-Bus address (`unix:path=…`); the system bus by default.
         #[arg(long, value_name = "ADDRESS")]
         rauc_bus: Option<String>,
-        /// Mark a failing slot bad but do not reboot (tests).
+        /// Never reboot: the health gate marks a failing slot bad and the web UI's Reboot only
+        /// logs (tests, which must not reboot their host).
         #[arg(long, hide = true)]
-        health_gate_no_reboot: bool,
+        no_reboot: bool,
     },
     /// Lay out Graphviz DOT from stdin and write the SVG to stdout (the daemon runs this as a
     /// child process for the web UI's graph page, so a layout failure cannot stop the daemon).
@@ -187,7 +188,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             health_gate,
             health_window,
             rauc_bus,
-            health_gate_no_reboot,
+            no_reboot,
         } => {
             service::init_logging();
             let ota = ota::OtaOptions {
@@ -195,7 +196,8 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 health_window,
                 rauc_bus,
                 state_file: state_dir.join(ota::GATE_STATE_FILE),
-                reboot: !health_gate_no_reboot,
+                reboot: !no_reboot,
+                staging_dir: state_dir.join(ota::STAGING_DIR),
             };
             runtime.block_on(daemon::serve(daemon::ServeOptions {
                 config: target.config,

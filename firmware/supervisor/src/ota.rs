@@ -1,5 +1,6 @@
 //! The supervisor's side of A/B updates: the health gate task (`routerd serve --health-gate`),
-//! rebooting through systemd, and the control API's `/v1/ota` endpoints.
+//! rebooting through systemd, the control API's `/v1/ota` endpoints, and [`Updates`]: the
+//! bundle the web UI staged and the progress of the install in flight.
 //!
 //! "Healthy" for the gate is the doctor's verdict: a reconcile has finished (R001 passes) and
 //! no check fails. Warnings do not hold the gate: a router that warns is still reachable and
@@ -7,7 +8,7 @@
 //! on, not a reason to fall back to older firmware. The gate itself is
 //! [`routerd_ota::gate`]; `docs/ota.md` describes what the operator sees.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,14 +18,26 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use routerd_model::status::{CheckStatus, DoctorCheck};
 use routerd_ota::gate::{self, GateError, GateOptions, GateRecord};
-use routerd_ota::{MarkState, Rauc, SlotRef, SlotStatus};
+use routerd_ota::{BundleDigest, BundleInfo, InstallEvent, MarkState, Rauc, SlotRef, SlotStatus};
+use routerd_webui::{BundleView, GateRow, InstallPhase, InstallView, OtaView, SlotRow};
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
-use crate::daemon::{Msg, request};
+use crate::daemon::{Msg, request, rfc3339};
 
 /// Name of the gate's state file in the daemon's state directory.
 pub const GATE_STATE_FILE: &str = "ota-gate.json";
+
+/// Name of the directory in the daemon's state directory (the data partition) where the web
+/// UI's uploaded or downloaded bundle waits for Install.
+pub const STAGING_DIR: &str = "ota";
+
+/// The staged bundle's file name in [`STAGING_DIR`]; one bundle at a time.
+const STAGED_FILE: &str = "staged.raucb";
+
+/// Room a staged bundle must leave free on the data partition: the ledger, the config history
+/// and the gate's records live there too, and a full partition would stop their writes.
+const RESERVE_BYTES: u64 = 64 << 20;
 
 /// Time between two doctor runs while the gate's window is open.
 const CHECK_INTERVAL: Duration = Duration::from_secs(5);
@@ -40,9 +53,11 @@ pub struct OtaOptions {
     pub rauc_bus: Option<String>,
     /// The gate's state file.
     pub state_file: PathBuf,
-    /// Reboot when the gate marks a slot bad (off only in tests: the test host must not
-    /// reboot).
+    /// Reboot when the gate marks a slot bad or the operator asks (off only in tests: the
+    /// test host must not reboot).
     pub reboot: bool,
+    /// Where the web UI's bundles are staged ([`STAGING_DIR`] in the state directory).
+    pub staging_dir: PathBuf,
 }
 
 /// The doctor's verdict for the gate: `Ok` when a reconcile finished and nothing fails,
@@ -95,10 +110,8 @@ pub fn spawn_gate(options: OtaOptions, loop_tx: mpsc::Sender<Msg>) {
             };
             let allow_reboot = options.reboot;
             let restart = || async move {
-                if allow_reboot {
-                    reboot().await;
-                } else {
-                    tracing::warn!("health gate: reboot skipped (--health-gate-no-reboot)");
+                if let Err(e) = reboot(allow_reboot).await {
+                    tracing::error!("health gate: {e}");
                 }
             };
             let outcome = match Rauc::connect(options.rauc_bus.as_deref()).await {
@@ -132,8 +145,14 @@ pub fn spawn_gate(options: OtaOptions, loop_tx: mpsc::Sender<Msg>) {
 
 /// Asks systemd to reboot: `StartUnit("reboot.target", "replace-irreversibly")` on
 /// `org.freedesktop.systemd1` over the system bus, what `systemctl reboot` does
-/// (`org.freedesktop.systemd1(5)`). Failures are logged: the router stays up.
-pub async fn reboot() {
+/// (`org.freedesktop.systemd1(5)`). With `allowed` false (`--no-reboot`, tests) it only logs.
+///
+/// Errors: the bus or systemd refused, as a sentence; the router stays up.
+pub async fn reboot(allowed: bool) -> Result<(), String> {
+    if !allowed {
+        tracing::warn!("reboot skipped (--no-reboot)");
+        return Ok(());
+    }
     let result = async {
         let conn = zbus::Connection::system().await?;
         conn.call_method(
@@ -148,8 +167,11 @@ pub async fn reboot() {
     }
     .await;
     match result {
-        Ok(()) => tracing::warn!("reboot requested"),
-        Err(e) => tracing::error!("reboot through systemd failed: {e}"),
+        Ok(()) => {
+            tracing::warn!("reboot requested");
+            Ok(())
+        }
+        Err(e) => Err(format!("reboot through systemd failed: {e}")),
     }
 }
 
@@ -228,41 +250,48 @@ fn rauc_error(e: routerd_ota::OtaError) -> Response {
 }
 
 /// `GET /v1/ota`: RAUC's view of the slots and the health gate's records.
-pub async fn status(State(options): State<Arc<OtaOptions>>) -> Response {
-    let rauc = match Rauc::connect(options.rauc_bus.as_deref()).await {
+pub async fn status(State(updates): State<Arc<Updates>>) -> Response {
+    let rauc = match updates.rauc().await {
         Ok(rauc) => rauc,
         Err(e) => return rauc_error(e),
     };
-    let read = async {
-        let slots = rauc.slots().await?;
-        Ok::<_, routerd_ota::OtaError>(OtaStatus {
-            compatible: rauc.compatible().await?,
-            boot_slot: rauc.boot_slot().await?,
-            // The noop boot loader backend cannot tell; not worth failing the page for.
-            primary: rauc.primary().await.ok(),
-            operation: rauc.operation().await?,
-            last_error: rauc.last_error().await?,
-            slots: slots.iter().map(SlotView::from).collect(),
-            health_gate: options.health_gate,
-            gate: Vec::new(),
-        })
-    };
-    let mut answer = match read.await {
+    let mut answer = match read_status(&rauc).await {
         Ok(answer) => answer,
         Err(e) => return rauc_error(e),
     };
-    match gate::records(&options.state_file) {
-        Ok(mut records) => {
-            records.reverse();
-            answer.gate = records;
-        }
+    answer.health_gate = updates.options.health_gate;
+    match gate_records(&updates.options.state_file) {
+        Ok(records) => answer.gate = records,
         Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     }
     Json(answer).into_response()
 }
 
+/// RAUC's side of [`OtaStatus`] (the gate's fields empty).
+async fn read_status(rauc: &Rauc) -> Result<OtaStatus, routerd_ota::OtaError> {
+    let slots = rauc.slots().await?;
+    Ok(OtaStatus {
+        compatible: rauc.compatible().await?,
+        boot_slot: rauc.boot_slot().await?,
+        // The noop boot loader backend cannot tell; not worth failing the page for.
+        primary: rauc.primary().await.ok(),
+        operation: rauc.operation().await?,
+        last_error: rauc.last_error().await?,
+        slots: slots.iter().map(SlotView::from).collect(),
+        health_gate: false,
+        gate: Vec::new(),
+    })
+}
+
+/// The gate's records, newest first.
+fn gate_records(state_file: &Path) -> Result<Vec<GateRecord>, GateError> {
+    let mut records = gate::records(state_file)?;
+    records.reverse();
+    Ok(records)
+}
+
 /// `POST /v1/ota/mark`: RAUC's `Mark` of a slot (`good`, `bad`, `active`).
-pub async fn mark(State(options): State<Arc<OtaOptions>>, body: axum::body::Bytes) -> Response {
+pub async fn mark(State(updates): State<Arc<Updates>>, body: axum::body::Bytes) -> Response {
     let body: MarkBody = match serde_json::from_slice(&body) {
         Ok(body) => body,
         Err(e) => return error(StatusCode::BAD_REQUEST, format!("body: {e}")),
@@ -281,7 +310,7 @@ pub async fn mark(State(options): State<Arc<OtaOptions>>, body: axum::body::Byte
         "other" => SlotRef::Other,
         name => SlotRef::Named(name.to_string()),
     };
-    let rauc = match Rauc::connect(options.rauc_bus.as_deref()).await {
+    let rauc = match updates.rauc().await {
         Ok(rauc) => rauc,
         Err(e) => return rauc_error(e),
     };
@@ -317,12 +346,12 @@ fn bundle_body(body: &[u8]) -> Result<BundleBody, String> {
 
 /// `POST /v1/ota/inspect`: RAUC checks the bundle's signature and reads its manifest; nothing
 /// is installed. Answers compatible, version and the digest to install it by.
-pub async fn inspect(State(options): State<Arc<OtaOptions>>, body: axum::body::Bytes) -> Response {
+pub async fn inspect(State(updates): State<Arc<Updates>>, body: axum::body::Bytes) -> Response {
     let body = match bundle_body(&body) {
         Ok(body) => body,
         Err(message) => return error(StatusCode::BAD_REQUEST, message),
     };
-    let rauc = match Rauc::connect(options.rauc_bus.as_deref()).await {
+    let rauc = match updates.rauc().await {
         Ok(rauc) => rauc,
         Err(e) => return rauc_error(e),
     };
@@ -344,7 +373,7 @@ pub async fn inspect(State(options): State<Arc<OtaOptions>>, body: axum::body::B
 /// `POST /v1/ota/install`: installs the bundle into the other slot if it still has `digest`;
 /// the answer streams the install as newline-delimited JSON (`application/x-ndjson`), one
 /// `progress` object per step and a final `completed` one with RAUC's verdict.
-pub async fn install(State(options): State<Arc<OtaOptions>>, body: axum::body::Bytes) -> Response {
+pub async fn install(State(updates): State<Arc<Updates>>, body: axum::body::Bytes) -> Response {
     let body = match bundle_body(&body) {
         Ok(body) => body,
         Err(message) => return error(StatusCode::BAD_REQUEST, message),
@@ -356,33 +385,23 @@ pub async fn install(State(options): State<Arc<OtaOptions>>, body: axum::body::B
         Ok(digest) => digest,
         Err(e) => return error(StatusCode::BAD_REQUEST, format!("{e}")),
     };
-    let rauc = match Rauc::connect(options.rauc_bus.as_deref()).await {
-        Ok(rauc) => rauc,
+    let events = match updates.install(&body.path, &digest, body.path.display().to_string()).await {
+        Ok(events) => events,
         Err(e) => return rauc_error(e),
     };
-    let installation = match rauc.install(&body.path, &digest).await {
-        Ok(installation) => installation,
-        Err(e) => return rauc_error(e),
-    };
-    tracing::info!("ota: installing {} ({digest})", body.path.display());
-    let events = futures::stream::unfold(Some(installation), |installation| async move {
-        let mut installation = installation?;
-        let line = match installation.next_event().await? {
+    let lines = futures::stream::unfold(events, |mut events| async move {
+        let line = match events.recv().await? {
             Ok(event) => install_line(&event),
-            Err(e) => serde_json::json!({ "event": "error", "error": e.to_string() }),
+            Err(e) => serde_json::json!({ "event": "error", "error": e }),
         };
         let mut text = line.to_string();
         text.push('\n');
-        if line["event"] == "completed" {
-            let ok = line["ok"].as_bool() == Some(true);
-            let what = line["lastError"].as_str().unwrap_or("");
-            tracing::info!("ota: install finished: {}", if ok { "ok" } else { what });
-        }
-        Some((Ok::<_, std::convert::Infallible>(axum::body::Bytes::from(text)), Some(installation)))
+        let bytes = axum::body::Bytes::from(text);
+        Some((Ok::<_, std::convert::Infallible>(bytes), events))
     });
     Response::builder()
         .header("content-type", "application/x-ndjson")
-        .body(axum::body::Body::from_stream(events))
+        .body(axum::body::Body::from_stream(lines))
         .unwrap_or_else(|e| error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
 }
 
@@ -395,5 +414,355 @@ fn install_line(event: &routerd_ota::InstallEvent) -> serde_json::Value {
         routerd_ota::InstallEvent::Completed { ok, result, last_error } => serde_json::json!({
             "event": "completed", "ok": ok, "result": result, "lastError": last_error,
         }),
+    }
+}
+
+/// The daemon's updates: how to reach RAUC, the bundle the web UI staged (uploaded or
+/// downloaded, then inspected) and the install in flight, whoever started it. One bundle is
+/// staged at a time, in [`OtaOptions::staging_dir`] on the data partition, and it must leave
+/// [`RESERVE_BYTES`] free there.
+pub struct Updates {
+    /// The daemon's OTA options.
+    pub options: OtaOptions,
+    /// The staged bundle; the lock also serialises uploads and downloads.
+    staged: tokio::sync::Mutex<Option<Staged>>,
+    /// The install in flight or the last one.
+    progress: watch::Sender<InstallView>,
+}
+
+/// A bundle RAUC inspected, waiting for Install.
+struct Staged {
+    path: PathBuf,
+    view: BundleView,
+    digest: BundleDigest,
+}
+
+/// An install's events for the client that started it: RAUC's events, or why they stopped.
+pub type InstallEvents = mpsc::UnboundedReceiver<Result<InstallEvent, String>>;
+
+impl Updates {
+    /// No bundle staged, no install seen.
+    pub fn new(options: OtaOptions) -> Self {
+        Self {
+            options,
+            staged: tokio::sync::Mutex::new(None),
+            progress: watch::Sender::new(InstallView::default()),
+        }
+    }
+
+    async fn rauc(&self) -> Result<Rauc, routerd_ota::OtaError> {
+        Rauc::connect(self.options.rauc_bus.as_deref()).await
+    }
+
+    /// The install in flight or the last one.
+    pub fn progress(&self) -> watch::Receiver<InstallView> {
+        self.progress.subscribe()
+    }
+
+    fn installing(&self) -> bool {
+        self.progress.borrow().phase == InstallPhase::Running
+    }
+
+    /// Starts installing `path` if it still has `digest`: RAUC accepted the install when this
+    /// returns; a task follows it to the end, publishing to [`Updates::progress`] and sending
+    /// each event to the returned channel (dropping it does not stop the install).
+    ///
+    /// Errors: RAUC unreachable or refusing (an install already running, say).
+    pub async fn install(
+        self: &Arc<Self>,
+        path: &Path,
+        digest: &BundleDigest,
+        label: String,
+    ) -> Result<InstallEvents, routerd_ota::OtaError> {
+        let rauc = self.rauc().await?;
+        let mut installation = rauc.install(path, digest).await?;
+        tracing::info!("ota: installing {label} ({digest})");
+        self.progress.send_replace(InstallView {
+            phase: InstallPhase::Running,
+            bundle: label,
+            message: "Installing".into(),
+            ..InstallView::default()
+        });
+        let (tx, rx) = mpsc::unbounded_channel();
+        let updates = Arc::clone(self);
+        tokio::spawn(async move {
+            // Holding the connection keeps the install's signal subscription alive.
+            let _rauc = rauc;
+            loop {
+                match installation.next_event().await {
+                    Some(Ok(event)) => {
+                        let done = updates.record(&event);
+                        let _ = tx.send(Ok(event));
+                        if done {
+                            break;
+                        }
+                    }
+                    Some(Err(e)) => {
+                        updates.finish(false, format!("lost track of the install: {e}"));
+                        let _ = tx.send(Err(e.to_string()));
+                        break;
+                    }
+                    None => {
+                        updates.finish(false, "RAUC ended the install without a verdict".into());
+                        break;
+                    }
+                }
+            }
+        });
+        Ok(rx)
+    }
+
+    /// Publishes one install event; true when it ends the install.
+    fn record(&self, event: &InstallEvent) -> bool {
+        match event {
+            InstallEvent::Progress { percent, message, .. } => {
+                self.progress.send_modify(|view| {
+                    view.percent = (*percent).min(100);
+                    view.message = message.clone();
+                });
+                false
+            }
+            InstallEvent::Completed { ok, last_error, .. } => {
+                let detail =
+                    if *ok { String::new() } else { last_error.clone().unwrap_or_default() };
+                self.finish(*ok, detail);
+                true
+            }
+        }
+    }
+
+    fn finish(&self, ok: bool, detail: String) {
+        let bundle = self.progress.borrow().bundle.clone();
+        if ok {
+            tracing::info!("ota: installed {bundle}");
+        } else {
+            tracing::warn!("ota: installing {bundle} failed: {detail}");
+        }
+        self.progress.send_modify(|view| {
+            view.phase = if ok { InstallPhase::Succeeded } else { InstallPhase::Failed };
+            if ok {
+                view.percent = 100;
+            }
+            view.detail = detail;
+        });
+    }
+
+    /// RAUC's slots, the gate's records and the staged bundle, for the web UI.
+    pub async fn view(&self) -> Result<OtaView, String> {
+        let rauc = self.rauc().await.map_err(|e| e.to_string())?;
+        let status = read_status(&rauc).await.map_err(|e| e.to_string())?;
+        let records = gate_records(&self.options.state_file).map_err(|e| e.to_string())?;
+        let primary = status.primary.clone();
+        let slots = status
+            .slots
+            .iter()
+            .map(|s| SlotRow {
+                name: s.name.clone(),
+                bootname: s.bootname.clone().unwrap_or_default(),
+                state: s.state.clone().unwrap_or_default(),
+                boot_status: s.boot_status.clone().unwrap_or_default(),
+                version: s.version.clone().unwrap_or_default(),
+                installed: s.installed.clone().unwrap_or_default(),
+                booted: s.state.as_deref() == Some("booted"),
+                primary: primary.as_deref() == Some(s.name.as_str()),
+            })
+            .collect();
+        let gate = records
+            .iter()
+            .map(|r| GateRow {
+                slot: r.slot.clone(),
+                version: r.version.clone().unwrap_or_default(),
+                phase: r.phase.as_str().to_string(),
+                started: rfc3339(r.started),
+                decided: r.decided.map(rfc3339).unwrap_or_default(),
+                detail: r.detail.clone(),
+            })
+            .collect();
+        Ok(OtaView {
+            compatible: status.compatible,
+            boot_slot: status.boot_slot,
+            operation: status.operation,
+            last_error: status.last_error,
+            slots,
+            health_gate: self.options.health_gate,
+            gate,
+            staged: self.staged.lock().await.as_ref().map(|s| s.view.clone()),
+        })
+    }
+
+    /// Bytes a new staged bundle may take: what the data partition has free, plus the staged
+    /// bundle it replaces, less [`RESERVE_BYTES`].
+    fn room(&self, replaced: u64) -> Result<u64, String> {
+        let dir = &self.options.staging_dir;
+        let stat = nix::sys::statvfs::statvfs(dir)
+            .map_err(|e| format!("cannot read the free space of {}: {e}", dir.display()))?;
+        let free = stat.blocks_available().saturating_mul(stat.fragment_size());
+        Ok((free + replaced).saturating_sub(RESERVE_BYTES))
+    }
+
+    /// Prepares to stage a new bundle: refuses during an install, removes the staged one, and
+    /// answers the partial file to write and the room there is.
+    fn begin(&self, staged: &mut Option<Staged>) -> Result<(PathBuf, u64), String> {
+        if self.installing() {
+            return Err("An install is running; wait for it to finish.".into());
+        }
+        let dir = &self.options.staging_dir;
+        std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        let replaced = staged.take().map_or(0, |s| {
+            let _ = std::fs::remove_file(&s.path);
+            s.view.bytes
+        });
+        let room = self.room(replaced)?;
+        Ok((dir.join(format!("{STAGED_FILE}.part")), room))
+    }
+
+    /// The partial file complete: moves it into place and has RAUC inspect it. A bundle RAUC
+    /// refuses is deleted and the refusal, in RAUC's words, is the error.
+    async fn stage(
+        &self,
+        staged: &mut Option<Staged>,
+        part: &Path,
+        source: String,
+        bytes: u64,
+    ) -> Result<BundleView, String> {
+        let path = self.options.staging_dir.join(STAGED_FILE);
+        std::fs::rename(part, &path).map_err(|e| format!("storing the bundle: {e}"))?;
+        let inspected = match self.rauc().await {
+            Ok(rauc) => rauc.inspect(&path).await,
+            Err(e) => Err(e),
+        };
+        let info: BundleInfo = match inspected {
+            Ok(info) => info,
+            Err(e) => {
+                let _ = std::fs::remove_file(&path);
+                tracing::warn!("ota: bundle from {source} refused: {e}");
+                return Err(if e.is_refused() {
+                    format!("RAUC refused the bundle: {e}")
+                } else {
+                    format!("RAUC could not inspect the bundle: {e}")
+                });
+            }
+        };
+        let view = BundleView {
+            source: source.clone(),
+            bytes,
+            compatible: info.compatible,
+            version: info.version.unwrap_or_default(),
+            description: info.description.unwrap_or_default(),
+            build: info.build.unwrap_or_default(),
+            format: info.format.unwrap_or_default(),
+            digest: info.digest.to_string(),
+        };
+        tracing::info!("ota: staged {source} (version {:?}, {})", view.version, view.digest);
+        *staged = Some(Staged { path, view: view.clone(), digest: info.digest });
+        Ok(view)
+    }
+
+    /// Writes an upload's chunks to the staging directory and inspects the bundle.
+    pub async fn upload(
+        &self,
+        file_name: String,
+        mut chunks: mpsc::Receiver<Result<axum::body::Bytes, String>>,
+    ) -> Result<BundleView, String> {
+        use std::io::Write;
+        let mut staged = self.staged.lock().await;
+        let (part, room) = self.begin(&mut staged)?;
+        let written = async {
+            let mut file = std::fs::File::create(&part)
+                .map_err(|e| format!("creating {}: {e}", part.display()))?;
+            let mut bytes: u64 = 0;
+            while let Some(chunk) = chunks.recv().await {
+                let chunk = chunk?;
+                bytes += chunk.len() as u64;
+                if bytes > room {
+                    return Err(format!(
+                        "The bundle does not fit: {room} bytes are free for it on the data \
+                         partition."
+                    ));
+                }
+                file.write_all(&chunk).map_err(|e| format!("storing the bundle: {e}"))?;
+            }
+            file.sync_all().map_err(|e| format!("storing the bundle: {e}"))?;
+            Ok(bytes)
+        }
+        .await;
+        match written {
+            Ok(bytes) => self.stage(&mut staged, &part, file_name, bytes).await,
+            Err(e) => {
+                let _ = std::fs::remove_file(&part);
+                Err(e)
+            }
+        }
+    }
+
+    /// Downloads `url` into the staging directory and inspects the bundle.
+    pub async fn fetch(&self, url: String) -> Result<BundleView, String> {
+        let mut staged = self.staged.lock().await;
+        let (part, room) = self.begin(&mut staged)?;
+        tracing::info!("ota: downloading {url}");
+        match routerd_ota::fetch::download(&url, &part, room).await {
+            Ok(done) => self.stage(&mut staged, &part, url, done.bytes).await,
+            Err(e) => Err(format!("Download failed: {e}")),
+        }
+    }
+
+    /// Deletes the staged bundle (not during an install, which reads it).
+    pub async fn discard(&self) {
+        if self.installing() {
+            return;
+        }
+        if let Some(s) = self.staged.lock().await.take() {
+            let _ = std::fs::remove_file(&s.path);
+        }
+    }
+
+    /// Installs the staged bundle if its digest is still `digest` (the one the operator saw);
+    /// the bundle is deleted once installed.
+    pub async fn install_staged(self: &Arc<Self>, digest: &str) -> Result<(), String> {
+        let staged = self.staged.lock().await;
+        let Some(bundle) = staged.as_ref() else {
+            return Err("No bundle is staged: upload or download one first.".into());
+        };
+        if bundle.view.digest != digest {
+            return Err("The staged bundle changed since it was shown; check it again.".into());
+        }
+        let label = match bundle.view.version.as_str() {
+            "" => bundle.view.source.clone(),
+            version => format!("version {version} ({})", bundle.view.source),
+        };
+        let events =
+            self.install(&bundle.path, &bundle.digest, label).await.map_err(|e| e.to_string())?;
+        drop(staged);
+        // The installed bundle only takes room on the data partition.
+        let updates = Arc::clone(self);
+        tokio::spawn(async move {
+            let mut events = events;
+            while events.recv().await.is_some() {}
+            if updates.progress.borrow().phase == InstallPhase::Succeeded {
+                updates.discard_installed().await;
+            }
+        });
+        Ok(())
+    }
+
+    async fn discard_installed(&self) {
+        if let Some(s) = self.staged.lock().await.take() {
+            let _ = std::fs::remove_file(&s.path);
+        }
+    }
+
+    /// Makes `slot` the one the boot loader starts next; RAUC's message.
+    pub async fn boot_next(&self, slot: String) -> Result<String, String> {
+        let rauc = self.rauc().await.map_err(|e| e.to_string())?;
+        let marked =
+            rauc.mark(MarkState::Active, &SlotRef::Named(slot)).await.map_err(|e| e.to_string())?;
+        tracing::info!("ota: {} (by the operator)", marked.message);
+        Ok(marked.message)
+    }
+
+    /// Reboots (unless `--no-reboot`).
+    pub async fn reboot(&self) -> Result<(), String> {
+        tracing::warn!("ota: reboot asked for by the operator");
+        reboot(self.options.reboot).await
     }
 }

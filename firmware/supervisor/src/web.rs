@@ -14,9 +14,9 @@ use axum::serve::ListenerExt;
 
 use routerd_ledger::Channel;
 use routerd_webui::{
-    ApplyRequest, ApplyView, ArtifactRow, ArtifactStatus, AttributeChange, Backend, CandidateView,
-    CheckView, ConfigProblem, ConfirmView, GenerationView, GraphSvg, LedgerRow, OperationView,
-    Options, OrphanView, Overview, PlanOp, PlanView, Refused,
+    ApplyRequest, ApplyView, ArtifactRow, ArtifactStatus, AttributeChange, Backend, BundleView,
+    CandidateView, CheckView, ConfigProblem, ConfirmView, GenerationView, GraphSvg, InstallView,
+    LedgerRow, OperationView, Options, OrphanView, OtaView, Overview, PlanOp, PlanView, Refused,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -31,6 +31,7 @@ pub struct WebBackend {
     loop_tx: mpsc::Sender<Msg>,
     auth: AuthStore,
     metrics: Arc<Metrics>,
+    updates: Arc<crate::ota::Updates>,
     /// The last graph drawn, by the SHA-256 of its DOT: the graph page and the image it embeds
     /// ask for the same drawing, and a layout can take a second.
     drawn: std::sync::Mutex<Option<([u8; 32], GraphSvg)>>,
@@ -357,6 +358,42 @@ impl Backend for WebBackend {
             .collect())
     }
 
+    async fn ota(&self) -> Result<OtaView, String> {
+        self.updates.view().await
+    }
+
+    async fn ota_upload(
+        &self,
+        file_name: String,
+        chunks: mpsc::Receiver<Result<axum::body::Bytes, String>>,
+    ) -> Result<BundleView, String> {
+        self.updates.upload(file_name, chunks).await
+    }
+
+    async fn ota_fetch(&self, url: String) -> Result<BundleView, String> {
+        self.updates.fetch(url).await
+    }
+
+    async fn ota_discard(&self) {
+        self.updates.discard().await;
+    }
+
+    async fn ota_install(&self, digest: String) -> Result<(), String> {
+        self.updates.install_staged(&digest).await
+    }
+
+    fn ota_progress(&self) -> watch::Receiver<InstallView> {
+        self.updates.progress()
+    }
+
+    async fn ota_boot_next(&self, slot: String) -> Result<String, String> {
+        self.updates.boot_next(slot).await
+    }
+
+    async fn reboot(&self) -> Result<(), String> {
+        self.updates.reboot().await
+    }
+
     async fn rollback_to(&self, generation: u64) -> Result<(), String> {
         self.call(|reply| Msg::Rollback(Some(generation), reply))
             .await
@@ -484,6 +521,8 @@ pub struct WebOptions {
     pub metrics: Arc<Metrics>,
     /// `--state-dir`: credentials and the TLS certificate.
     pub state_dir: PathBuf,
+    /// RAUC, the staged bundle and the install in flight.
+    pub updates: Arc<crate::ota::Updates>,
 }
 
 /// Binds `addr` and serves the UI until the process stops: plain HTTP on a loopback address,
@@ -512,6 +551,7 @@ pub async fn bind(opts: WebOptions) -> anyhow::Result<tokio::task::JoinHandle<()
         loop_tx: opts.loop_tx,
         auth: AuthStore::new(&opts.state_dir),
         metrics: opts.metrics,
+        updates: opts.updates,
         drawn: std::sync::Mutex::new(None),
     });
     let app = routerd_webui::router(backend, Options { tls });

@@ -82,14 +82,7 @@ async fn a_router_whose_doctor_fails_marks_its_slot_bad_after_the_window() {
     let mut s = Served::start_with(
         "ota-bad",
         &broken,
-        &[
-            "--health-gate",
-            "--health-window",
-            "3s",
-            "--rauc-bus",
-            fixture.address(),
-            "--health-gate-no-reboot",
-        ],
+        &["--health-gate", "--health-window", "3s", "--rauc-bus", fixture.address(), "--no-reboot"],
     );
     wait_for("the health gate's decision", GATE_DEADLINE, || {
         gate_phase(&s).is_some_and(|p| p != "checking")
