@@ -18,7 +18,9 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use routerd_model::status::{CheckStatus, DoctorCheck};
 use routerd_ota::gate::{self, GateError, GateOptions, GateRecord};
-use routerd_ota::{BundleDigest, BundleInfo, InstallEvent, MarkState, Rauc, SlotRef, SlotStatus};
+use routerd_ota::{
+    BundleDigest, BundleInfo, Call, InstallEvent, MarkState, Rauc, SlotRef, SlotStatus,
+};
 use routerd_webui::{BundleView, GateRow, InstallPhase, InstallView, OtaView, SlotRow};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, watch};
@@ -176,7 +178,7 @@ pub async fn reboot(allowed: bool) -> Result<(), String> {
 }
 
 /// What `GET /v1/ota` answers.
-#[derive(Serialize)]
+#[derive(Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct OtaStatus {
     /// RAUC's `Compatible`.
@@ -198,7 +200,7 @@ struct OtaStatus {
 }
 
 /// One slot as the control API shows it.
-#[derive(Serialize)]
+#[derive(Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct SlotView {
     name: String,
@@ -255,7 +257,7 @@ pub async fn status(State(updates): State<Arc<Updates>>) -> Response {
         Ok(rauc) => rauc,
         Err(e) => return rauc_error(e),
     };
-    let mut answer = match read_status(&rauc).await {
+    let mut answer = match updates.status(&rauc).await {
         Ok(answer) => answer,
         Err(e) => return rauc_error(e),
     };
@@ -428,6 +430,8 @@ pub struct Updates {
     staged: tokio::sync::Mutex<Option<Staged>>,
     /// The install in flight or the last one.
     progress: watch::Sender<InstallView>,
+    /// RAUC's last status answer: RAUC answers no `GetSlotStatus` while it installs.
+    last_status: std::sync::Mutex<Option<OtaStatus>>,
 }
 
 /// A bundle RAUC inspected, waiting for Install.
@@ -447,6 +451,31 @@ impl Updates {
             options,
             staged: tokio::sync::Mutex::new(None),
             progress: watch::Sender::new(InstallView::default()),
+            last_status: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// RAUC's status; while RAUC installs (and refuses status calls) the last answer from
+    /// before, with `operation` `installing`.
+    async fn status(&self, rauc: &Rauc) -> Result<OtaStatus, routerd_ota::OtaError> {
+        let last = || self.last_status.lock().ok().and_then(|last| last.clone());
+        match read_status(rauc).await {
+            Ok(status) => {
+                if let Ok(mut last) = self.last_status.lock() {
+                    *last = Some(status.clone());
+                }
+                Ok(status)
+            }
+            Err(e) if e.is_refused() && rauc.operation().await.is_ok_and(|o| o != "idle") => {
+                match last() {
+                    Some(mut status) => {
+                        status.operation = "installing".into();
+                        Ok(status)
+                    }
+                    None => Err(e),
+                }
+            }
+            Err(e) => Err(e),
         }
     }
 
@@ -550,7 +579,7 @@ impl Updates {
     /// RAUC's slots, the gate's records and the staged bundle, for the web UI.
     pub async fn view(&self) -> Result<OtaView, String> {
         let rauc = self.rauc().await.map_err(|e| e.to_string())?;
-        let status = read_status(&rauc).await.map_err(|e| e.to_string())?;
+        let status = self.status(&rauc).await.map_err(|e| e.to_string())?;
         let records = gate_records(&self.options.state_file).map_err(|e| e.to_string())?;
         let primary = status.primary.clone();
         let slots = status
@@ -636,11 +665,18 @@ impl Updates {
             Err(e) => {
                 let _ = std::fs::remove_file(&path);
                 tracing::warn!("ota: bundle from {source} refused: {e}");
-                return Err(if e.is_refused() {
-                    format!("RAUC refused the bundle: {e}")
-                } else {
-                    format!("RAUC could not inspect the bundle: {e}")
-                });
+                return Err(
+                    if matches!(e, routerd_ota::OtaError::Refused { call: Call::Info, .. }) {
+                        // RAUC before 1.9 inspects through `Info`, whose error has no reason.
+                        format!(
+                            "RAUC refused the bundle: {e} (this RAUC gives its reason only in its log: journalctl -u rauc)"
+                        )
+                    } else if e.is_refused() {
+                        format!("RAUC refused the bundle: {e}")
+                    } else {
+                        format!("RAUC could not inspect the bundle: {e}")
+                    },
+                );
             }
         };
         let view = BundleView {

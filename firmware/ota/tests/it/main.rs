@@ -5,6 +5,7 @@
 //! fail loudly when not root, they never skip. The slot, mark and property tests do not.
 
 mod bundles;
+mod fetch;
 mod gate;
 mod service;
 mod slots;

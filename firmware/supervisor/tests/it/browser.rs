@@ -106,8 +106,8 @@ fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
 }
 
 /// The directory of this test's screenshots and logs, emptied first.
-fn output_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("browser");
+fn output_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("the screenshot directory");
     dir
@@ -126,6 +126,11 @@ struct Router {
 
 impl Router {
     fn start(out: &Path) -> Self {
+        Self::start_with(out, &[])
+    }
+
+    /// Started with `extra` arguments to `routerd serve`.
+    fn start_with(out: &Path, extra: &[&str]) -> Self {
         let lab = Netns::new("browser");
         lab.ip(&["link", "add", "lan0", "type", "veth", "peer", "name", "peer0"]);
         let dir = tempfile::tempdir().expect("tempdir");
@@ -143,6 +148,7 @@ impl Router {
             .arg("--state-dir")
             .arg(dir.path().join("state"))
             .args(["--listen", &format!("127.0.0.1:{port}")])
+            .args(extra)
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).expect("log"))
             .spawn()
@@ -388,7 +394,7 @@ impl Ui {
 
 #[tokio::test]
 async fn an_operator_edits_applies_rolls_back_adopts_and_watches_the_doctor_in_chromium() {
-    let out = output_dir();
+    let out = output_dir("browser");
     let driver = Driver::start(&out);
     let router = Router::start(&out);
     let client = driver.connect().await;
@@ -564,4 +570,133 @@ async fn watch_the_doctor_fail_live(ui: &Ui, router: &Router) {
     assert_eq!(same, serde_json::json!(true), "pushed to the open page, not reloaded");
     assert!(router.routes().is_empty(), "routerd could not repair it");
     ui.shot("doctor-failure-live").await;
+}
+
+/// Serves `files` (path → bytes) over plain HTTP on a loopback port from a thread of its own,
+/// one request per connection; `/latest` redirects (302) to the first file. Returns the port.
+fn serve_files(files: Vec<(&'static str, Vec<u8>)>) -> u16 {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+            let mut request_line = String::new();
+            let _ = reader.read_line(&mut request_line);
+            let mut header = String::new();
+            while reader.read_line(&mut header).is_ok_and(|n| n > 2) {
+                header.clear();
+            }
+            let path = request_line.split(' ').nth(1).unwrap_or("/").to_string();
+            let head = |status: &str, extra: &str, length: usize| {
+                format!(
+                    "HTTP/1.1 {status}\r\n{extra}Content-Length: {length}\r\nConnection: close\r\n\r\n"
+                )
+            };
+            let found = files.iter().find(|(p, _)| *p == path);
+            let _ = match (path.as_str(), found) {
+                ("/latest", _) => {
+                    let to = format!("Location: {}\r\n", files[0].0);
+                    stream.write_all(head("302 Found", &to, 0).as_bytes())
+                }
+                (_, Some((_, body))) => stream
+                    .write_all(head("200 OK", "", body.len()).as_bytes())
+                    .and_then(|()| stream.write_all(body)),
+                (_, None) => stream.write_all(head("404 Not Found", "", 0).as_bytes()),
+            };
+        }
+    });
+    port
+}
+
+/// The updates page against a real RAUC on a private bus: a bundle downloaded from a URL
+/// (through a redirect) is inspected and shown, then discarded; a bundle signed by a foreign
+/// CA is uploaded and refused in RAUC's words; the good bundle is uploaded, inspected and
+/// installed, the page follows the install by itself (server-sent events) to the result and
+/// the updated slots table; slot B holds the image; Reboot is asked for (the daemon runs with
+/// `--no-reboot`); slot A is made the next boot again.
+#[tokio::test]
+async fn an_operator_installs_an_update_from_the_updates_page_in_chromium() {
+    use routerd_ota::testing::{BundleSpec, COMPATIBLE, RaucFixture};
+    routerd_ota::testing::require_root();
+    let out = output_dir("browser-ota");
+    let fixture = RaucFixture::start_in(Path::new(env!("CARGO_TARGET_TMPDIR"))).await;
+    fixture.set_grubenv(&["A_TRY=1"]);
+    let ca = fixture.ca();
+    let spec = |name, version, ca| BundleSpec { name, compatible: COMPATIBLE, version, ca };
+    let good = fixture.bundle(&spec("good.raucb", "2.0.0", &ca));
+    let other = fixture.other_ca();
+    let foreign = fixture.bundle(&spec("foreign.raucb", "6.6.6", &other));
+    let good_bytes = std::fs::read(&good).expect("the bundle");
+    let port = serve_files(vec![("/files/good.raucb", good_bytes)]);
+
+    let driver = Driver::start(&out);
+    let extra = ["--rauc-bus", fixture.address(), "--health-gate", "--health-window", "60s"];
+    let router = Router::start_with(&out, &[&extra[..], &["--no-reboot"]].concat());
+    let client = driver.connect().await;
+    let ui = Ui { client, base: router.url(), out, step: Cell::new(0) };
+    log_in(&ui, &router).await;
+
+    ui.goto("/ota").await;
+    ui.wait_text("h1", "Updates").await;
+    ui.wait_text("#slot-A", "(running now)").await;
+    // The health gate confirms the booted slot; its record is on the page after a reload.
+    ui.wait("the health gate's verdict", async || {
+        ui.goto("/ota").await;
+        ui.text("table.gate").await.contains("good")
+    })
+    .await;
+    ui.shot("updates").await;
+
+    // From a URL that redirects to the bundle: downloaded, inspected, shown; then discarded.
+    let url = format!("http://127.0.0.1:{port}/latest");
+    ui.type_into("input[name=url]", &url).await;
+    ui.click("#fetch-button").await;
+    ui.wait_text("#bundle-version", "2.0.0").await;
+    assert!(ui.text("#bundle-source").await.contains(&url));
+    assert!(ui.text("#bundle-digest").await.contains("sha256:"));
+    ui.shot("downloaded").await;
+    ui.click("form[action='/ota/discard'] button").await;
+    ui.wait_text("form[action='/ota/upload']", "Bundle file").await;
+
+    // Signed by a CA this router does not trust: refused, in RAUC's words.
+    let input = ui.find("input[name=bundle]").await;
+    input.send_keys(&foreign.display().to_string()).await.expect("choose the file");
+    ui.click("#upload-button").await;
+    ui.wait_text("#error", "RAUC refused the bundle").await;
+    ui.shot("foreign-refused").await;
+    let staged = router.dir.path().join("state/ota/staged.raucb");
+    assert!(!staged.exists(), "a refused bundle is not kept");
+
+    // The good one: uploaded, inspected, installed.
+    let input = ui.find("input[name=bundle]").await;
+    input.send_keys(&good.display().to_string()).await.expect("choose the file");
+    ui.click("#upload-button").await;
+    ui.wait_text("#bundle-version", "2.0.0").await;
+    assert_eq!(ui.text("#bundle-source").await.trim(), "good.raucb");
+    ui.shot("uploaded").await;
+    ui.click("#install-button").await;
+    // No navigation from here: the event stream updates the panel and reloads the page.
+    ui.wait_text("#install-result", "Installed version 2.0.0").await;
+    ui.wait_text("#slot-B", "2.0.0").await;
+    ui.wait_text("#slot-B", "boots next").await;
+    let value = ui.find("#install-progress").await.attr("value").await.expect("value");
+    assert_eq!(value.as_deref(), Some("100"));
+    ui.shot("installed").await;
+    let slot_b = std::fs::read(fixture.slot_file("B")).expect("slot B");
+    assert!(slot_b.starts_with(&RaucFixture::image_bytes("2.0.0")), "slot B holds the image");
+    assert!(!staged.exists(), "the installed bundle no longer takes room");
+
+    ui.click("#install-reboot").await;
+    ui.wait_text("#notice", "The router is rebooting").await;
+    let log = std::fs::read_to_string(&router.log).expect("the daemon's log");
+    assert!(log.contains("reboot skipped (--no-reboot)"), "{log}");
+
+    // Changed mind: slot A boots next again.
+    ui.click("#slot-A form[action='/ota/boot-next'] button").await;
+    ui.wait_text("#notice", "rootfs.0").await;
+    ui.wait_text("#slot-A", "boots next").await;
+    ui.shot("boot-next").await;
+    ui.client.close().await.expect("end the browser session");
 }
