@@ -200,6 +200,10 @@ pub struct BundleView {
     pub format: String,
     /// The digest Install passes back (`manifest-sha256:…` or `file-sha256:…`).
     pub digest: String,
+    /// The signing certificate's subject (RFC 4514), empty when it could not be read.
+    pub signer: String,
+    /// Its issuer and the end of its validity, as a phrase.
+    pub signer_issuer: String,
 }
 
 /// Where an install stands.

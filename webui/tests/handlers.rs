@@ -47,6 +47,8 @@ fn bundle_view(source: &str, bytes: usize) -> BundleView {
         version: "2.0.<b>1</b>".into(),
         format: "verity".into(),
         digest: DIGEST.into(),
+        signer: "CN=routerd release signing,O=Example".into(),
+        signer_issuer: "CN=Example CA, valid until 2036-01-01T00:00:00Z".into(),
         ..BundleView::default()
     }
 }
@@ -913,6 +915,7 @@ async fn the_updates_page_shows_the_slots_and_stages_only_an_upload_carrying_the
         "{page}"
     );
     assert!(page.contains(DIGEST) && page.contains("id=\"install-button\""), "{page}");
+    assert!(page.contains("CN=routerd release signing,O=Example"), "the signer is shown");
     assert!(!page.contains("action=\"/ota/upload\""), "one bundle at a time");
 
     let form = format!("csrf={csrf}&url=http%3A%2F%2Fh%2Fx");

@@ -33,6 +33,9 @@ pub struct BundleInfo {
     pub format: Option<String>,
     /// What [`crate::Rauc::install`] must be given to install exactly this bundle.
     pub digest: BundleDigest,
+    /// The certificate that signed it, read from the bundle after RAUC verified it
+    /// ([`crate::signer`]); `None` when its signature could not be parsed here.
+    pub signer: Option<crate::signer::Signer>,
 }
 
 /// Identifies one bundle for "install what was inspected".
@@ -112,6 +115,7 @@ pub(crate) fn parse_inspect_reply(
         build: take(CALL, &mut update, "build")?,
         format: take(CALL, &mut bundle, "format")?,
         digest: BundleDigest::Manifest(hash),
+        signer: None,
     })
 }
 
@@ -125,6 +129,7 @@ pub(crate) fn from_info(compatible: String, version: String, file_hex: String) -
         build: None,
         format: None,
         digest: BundleDigest::File(file_hex),
+        signer: None,
     }
 }
 

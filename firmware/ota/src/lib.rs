@@ -35,6 +35,7 @@ pub mod gate;
 mod install;
 mod proxy;
 mod rauc;
+pub mod signer;
 mod slot;
 #[cfg(feature = "test-support")]
 pub mod testing;

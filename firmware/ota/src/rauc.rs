@@ -67,9 +67,23 @@ impl Rauc {
     /// answers that with `UnknownMethod`, it uses `Info` and hashes the file here (digest:
     /// SHA-256 of the file); 1.8's `Info` reports every failure as just `rauc info error`
     /// (the reason goes to RAUC's log only).
+    /// The signer ([`BundleInfo::signer`]) is read from the bundle once RAUC accepted it.
     /// Errors: [`OtaError::Refused`] for a bundle RAUC will not open (bad signature, not a
     /// bundle, truncated, wrong format); [`OtaError::Read`] when hashing the file fails.
     pub async fn inspect(&self, path: &Path) -> Result<BundleInfo, OtaError> {
+        let mut info = self.inspect_manifest(path).await?;
+        // RAUC accepted the signature; who made it is read from the bundle here.
+        info.signer = match crate::signer::read(path) {
+            Ok(signer) => Some(signer),
+            Err(e) => {
+                tracing::warn!("{}: no signer shown: {e}", path.display());
+                None
+            }
+        };
+        Ok(info)
+    }
+
+    async fn inspect_manifest(&self, path: &Path) -> Result<BundleInfo, OtaError> {
         let source = utf8(path)?;
         match self.proxy.inspect_bundle(source, HashMap::new()).await {
             Ok(info) => bundle::parse_inspect_reply(info),

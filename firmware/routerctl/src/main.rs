@@ -808,6 +808,13 @@ fn inspect_table(info: &serde_json::Value) -> String {
             out.push_str(&format!("{label:<12}{value}\n"));
         }
     }
+    let signer = &info["signer"];
+    if let Some(subject) = signer["subject"].as_str() {
+        out.push_str(&format!("{:<12}{subject}\n", "signed by"));
+        let issuer = signer["issuer"].as_str().unwrap_or("?");
+        let until = signer["notAfter"].as_str().unwrap_or("?");
+        out.push_str(&format!("{:<12}{issuer}, valid until {until}\n", "issued by"));
+    }
     out
 }
 

@@ -366,6 +366,9 @@ pub async fn inspect(State(updates): State<Arc<Updates>>, body: axum::body::Byte
             "build": info.build,
             "format": info.format,
             "digest": info.digest.to_string(),
+            "signer": info.signer.as_ref().map(|s| serde_json::json!({
+                "subject": s.subject, "issuer": s.issuer, "notAfter": s.not_after,
+            })),
         }))
         .into_response(),
         Err(e) => rauc_error(e),
@@ -688,6 +691,11 @@ impl Updates {
             build: info.build.unwrap_or_default(),
             format: info.format.unwrap_or_default(),
             digest: info.digest.to_string(),
+            signer: info.signer.as_ref().map_or_else(String::new, |s| s.subject.clone()),
+            signer_issuer: info
+                .signer
+                .as_ref()
+                .map_or_else(String::new, |s| format!("{}, valid until {}", s.issuer, s.not_after)),
         };
         tracing::info!("ota: staged {source} (version {:?}, {})", view.version, view.digest);
         *staged = Some(Staged { path, view: view.clone(), digest: info.digest });

@@ -75,6 +75,12 @@ async fn inspect_reports_compatible_version_and_a_digest_that_tells_bundles_apar
         BundleDigest::Manifest(hex) => assert_eq!(hex.len(), 64, "{hex}"),
     }
     assert_eq!(rauc.inspect(&first).await.expect("inspect again").digest, info.digest);
+    // The signer, which RAUC does not report, read from the bundle's CMS signature: the
+    // development signing certificate, issued by the development CA.
+    let signer = info.signer.as_ref().expect("the signer");
+    assert!(signer.subject.contains("CN=routerd development bundle signing"), "{signer:?}");
+    assert!(signer.issuer.contains("CN=routerd development CA"), "{signer:?}");
+    assert!(signer.not_after.ends_with('Z') && signer.not_after.len() >= 20, "{signer:?}");
     let other = rauc.inspect(&second).await.expect("inspect second");
     assert_eq!(other.version.as_deref(), Some("1.2.4"));
     assert_ne!(other.digest, info.digest);

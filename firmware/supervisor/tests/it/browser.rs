@@ -656,6 +656,8 @@ async fn an_operator_installs_an_update_from_the_updates_page_in_chromium() {
     ui.wait_text("#bundle-version", "2.0.0").await;
     assert!(ui.text("#bundle-source").await.contains(&url));
     assert!(ui.text("#bundle-digest").await.contains("sha256:"));
+    let signer = ui.text("#bundle-signer").await;
+    assert!(signer.contains("CN=routerd development bundle signing"), "{signer}");
     ui.shot("downloaded").await;
     ui.click("form[action='/ota/discard'] button").await;
     ui.wait_text("form[action='/ota/upload']", "Bundle file").await;

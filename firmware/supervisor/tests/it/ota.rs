@@ -116,7 +116,9 @@ async fn routerctl_inspects_and_installs_a_bundle_with_progress_and_refuses_a_fo
     let text = String::from_utf8_lossy(&inspected.stdout);
     assert!(inspected.status.success(), "{}", String::from_utf8_lossy(&inspected.stderr));
     assert!(
-        text.contains("version     2.0.0") && text.contains("digest      file-sha256:"),
+        text.contains("version     2.0.0")
+            && text.contains("digest      file-sha256:")
+            && text.contains("signed by   CN=routerd development bundle signing"),
         "{text}"
     );
 
