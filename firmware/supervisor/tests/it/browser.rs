@@ -628,6 +628,12 @@ async fn an_operator_installs_an_update_from_the_updates_page_in_chromium() {
     let good = fixture.bundle(&spec("good.raucb", "2.0.0", &ca));
     let other = fixture.other_ca();
     let foreign = fixture.bundle(&spec("foreign.raucb", "6.6.6", &other));
+    let elsewhere = fixture.bundle(&BundleSpec {
+        name: "elsewhere.raucb",
+        compatible: "routerd-other-board",
+        version: "3.0.0",
+        ca: &ca,
+    });
     let good_bytes = std::fs::read(&good).expect("the bundle");
     let port = serve_files(vec![("/files/good.raucb", good_bytes)]);
 
@@ -670,6 +676,22 @@ async fn an_operator_installs_an_update_from_the_updates_page_in_chromium() {
     ui.shot("foreign-refused").await;
     let staged = router.dir.path().join("state/ota/staged.raucb");
     assert!(!staged.exists(), "a refused bundle is not kept");
+
+    // Signed for another board: inspected and flagged; RAUC refuses the install with its
+    // reason, and slot B keeps its bytes.
+    let before = std::fs::read(fixture.slot_file("B")).expect("slot B");
+    let input = ui.find("input[name=bundle]").await;
+    input.send_keys(&elsewhere.display().to_string()).await.expect("choose the file");
+    ui.click("#upload-button").await;
+    ui.wait_text("#bundle-compatible", "RAUC will refuse it").await;
+    ui.click("#install-button").await;
+    ui.wait_text("#install-result", "failed").await;
+    let result = ui.text("#install-result").await;
+    assert!(result.contains("ompatible"), "RAUC's reason: {result}");
+    ui.shot("wrong-board-refused").await;
+    assert!(std::fs::read(fixture.slot_file("B")).expect("slot B") == before, "nothing written");
+    ui.click("form[action='/ota/discard'] button").await;
+    ui.wait_text("form[action='/ota/upload']", "Bundle file").await;
 
     // The good one: uploaded, inspected, installed.
     let input = ui.find("input[name=bundle]").await;
