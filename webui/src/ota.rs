@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use askama::Template;
-use axum::extract::{Form, Multipart, State};
+use axum::extract::{Form, Multipart, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -229,24 +229,39 @@ pub(crate) async fn install<B: Backend>(
     }
 }
 
+/// `?rendered=` of `/ota/events`: the install phase the page was rendered with.
+#[derive(Deserialize, Default)]
+pub(crate) struct EventsQuery {
+    #[serde(default)]
+    rendered: String,
+}
+
 /// `GET /ota/events`: an event `progress` with the install panel's HTML at once and at every
-/// change; when an install finishes while the stream is open, an event `reload` (the slots
-/// table changed too).
+/// change; an event `reload` instead when an install has finished since the page was rendered
+/// (`?rendered=running`) or while the stream is open: the slots and the staged bundle changed
+/// too, and the page's buttons were rendered disabled.
 pub(crate) async fn events<B: Backend>(
     State(app): State<Arc<AppState<B>>>,
     SignedIn(session): SignedIn,
+    Query(query): Query<EventsQuery>,
 ) -> Sse<impl Stream<Item = Result<Event, std::convert::Infallible>>> {
     let mut progress = app.backend.ota_progress();
     let first = progress.borrow_and_update().clone();
-    let start = (progress, session.csrf, Some(first.clone()), first.phase);
+    let seen = if query.rendered == InstallPhase::Running.as_str() {
+        InstallPhase::Running
+    } else {
+        first.phase
+    };
+    let start = (progress, session.csrf, Some(first), seen);
     let stream = futures::stream::unfold(start, |(mut progress, csrf, next, seen)| async move {
-        if let Some(install) = next {
-            let event = Event::default().event("progress").data(progress_html(&csrf, &install));
-            return Some((Ok(event), (progress, csrf, None, seen)));
-        }
-        // An error here is the daemon stopping: end the stream.
-        progress.changed().await.ok()?;
-        let install = progress.borrow_and_update().clone();
+        let install = match next {
+            Some(install) => install,
+            None => {
+                // An error here is the daemon stopping: end the stream.
+                progress.changed().await.ok()?;
+                progress.borrow_and_update().clone()
+            }
+        };
         let finished = seen == InstallPhase::Running && install.phase != InstallPhase::Running;
         let event = if finished {
             Event::default().event("reload").data(install.phase.as_str())

@@ -884,7 +884,7 @@ async fn the_updates_page_shows_the_slots_and_stages_only_an_upload_carrying_the
     assert!(
         page.contains("enctype=\"multipart/form-data\"") && page.contains("action=\"/ota/fetch\"")
     );
-    assert!(page.contains("data-events=\"/ota/events\""), "{page}");
+    assert!(page.contains("data-events=\"/ota/events?rendered=settled\""), "{page}");
     let csrf = csrf_of(&page);
     // Larger than one multipart chunk, so the upload is streamed in pieces.
     let mut bundle = SIGNED.to_vec();
@@ -959,6 +959,7 @@ async fn an_install_needs_the_digest_shown_streams_its_progress_and_offers_the_r
     );
     let page = body(ui.get("/ota", Some(&cookie)).await).await;
     assert!(page.contains("id=\"upload-button\" disabled"), "no second bundle during an install");
+    assert!(page.contains("/ota/events?rendered=running"), "{page}");
 
     ui.backend.progress.send_modify(|v| {
         v.percent = 40;
@@ -981,6 +982,13 @@ async fn an_install_needs_the_digest_shown_streams_its_progress_and_offers_the_r
         page.contains("Installed version 2.0") && page.contains("id=\"install-reboot\""),
         "{page}"
     );
+    // A page rendered during the install whose stream opens after it ended: reload at once.
+    let late = ui.get("/ota/events?rendered=running", Some(&cookie)).await;
+    let reload = next_event(&mut late.into_body(), "reload").await;
+    assert!(reload.contains("succeeded"), "{reload}");
+    let settled = ui.get("/ota/events?rendered=settled", Some(&cookie)).await;
+    let shown = next_event(&mut settled.into_body(), "progress").await;
+    assert!(shown.contains("Installed version 2.0"), "{shown}");
 
     let forged = ui.post("/ota/reboot", "csrf=x", Some(&cookie)).await;
     assert_eq!(forged.status(), StatusCode::FORBIDDEN);

@@ -285,6 +285,16 @@ async fn read_status(rauc: &Rauc) -> Result<OtaStatus, routerd_ota::OtaError> {
     })
 }
 
+/// Waits (at most 10 s) until RAUC's operation is `idle`.
+async fn wait_idle(rauc: &Rauc) {
+    for _ in 0..100 {
+        if rauc.operation().await.is_ok_and(|o| o == "idle") {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// The gate's records, newest first.
 fn gate_records(state_file: &Path) -> Result<Vec<GateRecord>, GateError> {
     let mut records = gate::records(state_file)?;
@@ -518,11 +528,14 @@ impl Updates {
         let (tx, rx) = mpsc::unbounded_channel();
         let updates = Arc::clone(self);
         tokio::spawn(async move {
-            // Holding the connection keeps the install's signal subscription alive.
-            let _rauc = rauc;
             loop {
                 match installation.next_event().await {
                     Some(Ok(event)) => {
+                        if matches!(event, InstallEvent::Completed { .. }) {
+                            // RAUC refuses status calls until it is idle again; publish the
+                            // end only then, so a page reloaded on it reads the new slots.
+                            wait_idle(&rauc).await;
+                        }
                         let done = updates.record(&event);
                         let _ = tx.send(Ok(event));
                         if done {
@@ -545,6 +558,8 @@ impl Updates {
     }
 
     /// Publishes one install event; true when it ends the install.
+    ///
+    /// (RAUC's `Completed` arrives while its operation is still `installing`.)
     fn record(&self, event: &InstallEvent) -> bool {
         match event {
             InstallEvent::Progress { percent, message, .. } => {
