@@ -281,6 +281,42 @@ pub fn run(cmd: &mut Command) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Serves HTTP/1.1 on a loopback port from a thread of its own, one request per connection:
+/// `answer(path)` is the whole raw response (see [`http_response`]). Returns the base URL
+/// (`http://127.0.0.1:PORT`). The thread lives as long as the test process.
+pub fn serve_http(answer: impl Fn(&str) -> Vec<u8> + Send + 'static) -> String {
+    use std::io::Write;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+    let port = listener.local_addr().expect("its address").port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().expect("clone the stream"));
+            let mut request_line = String::new();
+            let _ = reader.read_line(&mut request_line);
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            let path = request_line.split(' ').nth(1).unwrap_or("/").to_string();
+            let _ = stream.write_all(&answer(&path));
+        }
+    });
+    format!("http://127.0.0.1:{port}")
+}
+
+/// A raw HTTP/1.1 response: `status` (`200 OK`), `headers` (each ending in CRLF, may be
+/// empty), then `body` with its `Content-Length`; the connection closes after it.
+pub fn http_response(status: &str, headers: &str, body: &[u8]) -> Vec<u8> {
+    let mut out = format!(
+        "HTTP/1.1 {status}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(body);
+    out
+}
+
 /// `text` repeated to exactly `len` bytes.
 fn pattern(text: &str, len: usize) -> Vec<u8> {
     text.bytes().cycle().take(len).collect()

@@ -1,42 +1,11 @@
-//! `routerd_ota::fetch::download` against a small HTTP/1.1 server on loopback (a thread of the
-//! test's own, answering each path as the test scripts it): redirects followed, refusals and
+//! `routerd_ota::fetch::download` against a small HTTP/1.1 server on loopback
+//! ([`serve_http`], answering each path as `scripted` says): redirects followed, refusals and
 //! limits reported, and no partial file left behind.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
+use std::io::Read;
 
 use routerd_ota::fetch::{FetchError, MAX_REDIRECTS, download};
-
-/// Serves `answer(path)` (the whole raw response) for every connection; returns the base URL.
-fn server(answer: fn(&str) -> Vec<u8>) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let port = listener.local_addr().expect("address").port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-            let mut request_line = String::new();
-            let _ = reader.read_line(&mut request_line);
-            let mut line = String::new();
-            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-                line.clear();
-            }
-            let path = request_line.split(' ').nth(1).unwrap_or("/").to_string();
-            let _ = stream.write_all(&answer(&path));
-        }
-    });
-    format!("http://127.0.0.1:{port}")
-}
-
-fn response(status: &str, headers: &str, body: &[u8]) -> Vec<u8> {
-    let mut out = format!(
-        "HTTP/1.1 {status}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    )
-    .into_bytes();
-    out.extend_from_slice(body);
-    out
-}
+use routerd_ota::testing::{http_response as response, serve_http};
 
 fn body() -> Vec<u8> {
     (0..200_000u32).map(|i| (i % 253) as u8).collect()
@@ -65,7 +34,7 @@ fn scripted(path: &str) -> Vec<u8> {
 
 #[tokio::test]
 async fn a_download_follows_redirects_and_writes_the_body_byte_for_byte() {
-    let base = server(scripted);
+    let base = serve_http(scripted);
     let dir = tempfile::tempdir().expect("tempdir");
     let dest = dir.path().join("staged.raucb");
     let done = download(&format!("{base}/latest"), &dest, 1 << 20).await.expect("downloaded");
@@ -78,7 +47,7 @@ async fn a_download_follows_redirects_and_writes_the_body_byte_for_byte() {
 
 #[tokio::test]
 async fn refusals_and_limits_are_reported_and_leave_no_file() {
-    let base = server(scripted);
+    let base = serve_http(scripted);
     let dir = tempfile::tempdir().expect("tempdir");
     let dest = dir.path().join("staged.raucb");
 

@@ -572,42 +572,20 @@ async fn watch_the_doctor_fail_live(ui: &Ui, router: &Router) {
     ui.shot("doctor-failure-live").await;
 }
 
-/// Serves `files` (path → bytes) over plain HTTP on a loopback port from a thread of its own,
-/// one request per connection; `/latest` redirects (302) to the first file. Returns the port.
-fn serve_files(files: Vec<(&'static str, Vec<u8>)>) -> u16 {
-    use std::io::{BufRead, BufReader, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let port = listener.local_addr().expect("address").port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-            let mut request_line = String::new();
-            let _ = reader.read_line(&mut request_line);
-            let mut header = String::new();
-            while reader.read_line(&mut header).is_ok_and(|n| n > 2) {
-                header.clear();
-            }
-            let path = request_line.split(' ').nth(1).unwrap_or("/").to_string();
-            let head = |status: &str, extra: &str, length: usize| {
-                format!(
-                    "HTTP/1.1 {status}\r\n{extra}Content-Length: {length}\r\nConnection: close\r\n\r\n"
-                )
-            };
-            let found = files.iter().find(|(p, _)| *p == path);
-            let _ = match (path.as_str(), found) {
-                ("/latest", _) => {
-                    let to = format!("Location: {}\r\n", files[0].0);
-                    stream.write_all(head("302 Found", &to, 0).as_bytes())
-                }
-                (_, Some((_, body))) => stream
-                    .write_all(head("200 OK", "", body.len()).as_bytes())
-                    .and_then(|()| stream.write_all(body)),
-                (_, None) => stream.write_all(head("404 Not Found", "", 0).as_bytes()),
-            };
+/// Serves `files` (path → bytes) over plain HTTP on loopback; `/latest` redirects (302) to
+/// the first file. Returns the base URL.
+fn serve_files(files: Vec<(&'static str, Vec<u8>)>) -> String {
+    use routerd_ota::testing::http_response;
+    routerd_ota::testing::serve_http(move |path| {
+        if path == "/latest" {
+            let to = format!("Location: {}\r\n", files[0].0);
+            return http_response("302 Found", &to, b"");
         }
-    });
-    port
+        match files.iter().find(|(p, _)| *p == path) {
+            Some((_, body)) => http_response("200 OK", "", body),
+            None => http_response("404 Not Found", "", b""),
+        }
+    })
 }
 
 /// The updates page against a real RAUC on a private bus: a bundle downloaded from a URL
@@ -635,7 +613,7 @@ async fn an_operator_installs_an_update_from_the_updates_page_in_chromium() {
         ca: &ca,
     });
     let good_bytes = std::fs::read(&good).expect("the bundle");
-    let port = serve_files(vec![("/files/good.raucb", good_bytes)]);
+    let server = serve_files(vec![("/files/good.raucb", good_bytes)]);
 
     let driver = Driver::start(&out);
     let extra = ["--rauc-bus", fixture.address(), "--health-gate", "--health-window", "60s"];
@@ -656,7 +634,7 @@ async fn an_operator_installs_an_update_from_the_updates_page_in_chromium() {
     ui.shot("updates").await;
 
     // From a URL that redirects to the bundle: downloaded, inspected, shown; then discarded.
-    let url = format!("http://127.0.0.1:{port}/latest");
+    let url = format!("{server}/latest");
     ui.type_into("input[name=url]", &url).await;
     ui.click("#fetch-button").await;
     ui.wait_text("#bundle-version", "2.0.0").await;
