@@ -51,6 +51,13 @@ pub struct BundleSpec<'a> {
     pub ca: &'a Path,
 }
 
+impl<'a> BundleSpec<'a> {
+    /// A bundle for the test system ([`COMPATIBLE`]) signed under `ca`.
+    pub fn for_test_system(name: &'a str, version: &'a str, ca: &'a Path) -> Self {
+        Self { name, compatible: COMPATIBLE, version, ca }
+    }
+}
+
 impl RaucFixture {
     /// Starts `dbus-daemon` and `rauc service` in a new directory under `base` (keep it
     /// short: the bus socket's path must fit `sun_path`) and waits (deadline) until RAUC owns

@@ -798,16 +798,10 @@ impl Updates {
             let mut events = events;
             while events.recv().await.is_some() {}
             if updates.progress.borrow().phase == InstallPhase::Succeeded {
-                updates.discard_installed().await;
+                updates.discard().await;
             }
         });
         Ok(())
-    }
-
-    async fn discard_installed(&self) {
-        if let Some(s) = self.staged.lock().await.take() {
-            let _ = std::fs::remove_file(&s.path);
-        }
     }
 
     /// Makes `slot` the one the boot loader starts next; RAUC's message.

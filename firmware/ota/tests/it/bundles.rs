@@ -51,7 +51,7 @@ fn assert_slots_untouched(fixture: &RaucFixture) {
 
 fn good_bundle(fixture: &RaucFixture, name: &str, version: &str) -> std::path::PathBuf {
     let ca = fixture.ca();
-    fixture.bundle(&BundleSpec { name, compatible: COMPATIBLE, version, ca: &ca })
+    fixture.bundle(&BundleSpec::for_test_system(name, version, &ca))
 }
 
 /// The digest a caller would have if it had inspected `bundle`, without asking RAUC.

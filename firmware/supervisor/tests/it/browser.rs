@@ -596,13 +596,13 @@ fn serve_files(files: Vec<(&'static str, Vec<u8>)>) -> String {
 /// `--no-reboot`); slot A is made the next boot again.
 #[tokio::test]
 async fn an_operator_installs_an_update_from_the_updates_page_in_chromium() {
-    use routerd_ota::testing::{BundleSpec, COMPATIBLE, RaucFixture};
+    use routerd_ota::testing::{BundleSpec, RaucFixture};
     routerd_ota::testing::require_root();
     let out = output_dir("browser-ota");
     let fixture = RaucFixture::start_in(Path::new(env!("CARGO_TARGET_TMPDIR"))).await;
     fixture.set_grubenv(&["A_TRY=1"]);
     let ca = fixture.ca();
-    let spec = |name, version, ca| BundleSpec { name, compatible: COMPATIBLE, version, ca };
+    let spec = BundleSpec::for_test_system;
     let good = fixture.bundle(&spec("good.raucb", "2.0.0", &ca));
     let other = fixture.other_ca();
     let foreign = fixture.bundle(&spec("foreign.raucb", "6.6.6", &other));

@@ -104,12 +104,7 @@ async fn routerctl_inspects_and_installs_a_bundle_with_progress_and_refuses_a_fo
     let fixture = rauc().await;
     let mut s = Served::start_with("ota-install", CONFIG, &["--rauc-bus", fixture.address()]);
     let ca = fixture.ca();
-    let good = fixture.bundle(&BundleSpec {
-        name: "good.raucb",
-        compatible: routerd_ota::testing::COMPATIBLE,
-        version: "2.0.0",
-        ca: &ca,
-    });
+    let good = fixture.bundle(&BundleSpec::for_test_system("good.raucb", "2.0.0", &ca));
     let good = good.to_str().expect("utf-8 path");
 
     let inspected = s.ctl(&["ota", "inspect", good]);
@@ -138,12 +133,7 @@ async fn routerctl_inspects_and_installs_a_bundle_with_progress_and_refuses_a_fo
 
     // Signed by a CA the system does not trust: RAUC's reason, and slot B keeps its bytes.
     let other = fixture.other_ca();
-    let foreign = fixture.bundle(&BundleSpec {
-        name: "foreign.raucb",
-        compatible: routerd_ota::testing::COMPATIBLE,
-        version: "6.6.6",
-        ca: &other,
-    });
+    let foreign = fixture.bundle(&BundleSpec::for_test_system("foreign.raucb", "6.6.6", &other));
     let refused = s.ctl(&["ota", "install", foreign.to_str().expect("utf-8 path")]);
     assert_eq!(refused.status.code(), Some(1));
     let message = String::from_utf8_lossy(&refused.stderr);
