@@ -13,6 +13,7 @@ apt_packages=(
   qemu-system-x86 qemu-utils ovmf               #   booting it (TCG) under UEFI, its disk overlay
   rauc squashfs-tools openssl                   # signed update bundles (scripts/bundle.sh)
   dbus-daemon                                   #   the OTA tests' private bus for rauc service
+  dnsmasq-base busybox                          # DHCP/DNS tests: dnsmasq, udhcpc and nslookup
 )
 
 missing=()

@@ -166,5 +166,7 @@ pub fn is_inventory_backed(kind: ArtifactKind) -> bool {
             | K::Ipv4FwmarkRule
             | K::Sysctl
             | K::NftTable
+            | K::SystemdService
+            | K::DnsmasqConfig
     )
 }

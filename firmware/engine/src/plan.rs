@@ -202,7 +202,7 @@ pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan,
                 artifact: Arc::clone(obs),
                 owner: Arc::from(""),
                 apply_with: apply_with_for(key.kind),
-                deps: Arc::new([]),
+                deps: orphan_deps(key.kind),
                 external: false,
             });
         }
@@ -341,6 +341,20 @@ fn item(intent: &Intent) -> HostItem {
     }
 }
 
+/// What an orphan of `kind` needs until it is deleted: a dnsmasq section is removed through
+/// the dnsmasq unit, so the unit (an orphan too, when nothing declares DHCP or DNS any more)
+/// goes after its sections.
+fn orphan_deps(kind: ArtifactKind) -> Arc<[routerd_graph::Dependency<HostItem>]> {
+    match kind {
+        ArtifactKind::DnsmasqConfig => graph_deps(&[crate::intent::IntentDep {
+            key: ArtifactKey::new(ArtifactKind::SystemdService, routerd_host::dnsmasq::UNIT),
+            description: "dnsmasq serves the section".into(),
+            recreate_when_modified: false,
+        }]),
+        _ => Arc::new([]),
+    }
+}
+
 /// The configurator family that serves a kind, for orphans no intent names.
 pub(crate) fn apply_with_for(kind: ArtifactKind) -> ApplyWith {
     use ArtifactKind as K;
@@ -348,6 +362,7 @@ pub(crate) fn apply_with_for(kind: ArtifactKind) -> ApplyWith {
         K::NftTable => ApplyWith::Nftnl,
         K::Sysctl => ApplyWith::Procfs,
         K::SystemdService => ApplyWith::Systemd,
+        K::DnsmasqConfig => ApplyWith::Dnsmasq,
         K::File => ApplyWith::Files,
         _ => ApplyWith::Rtnetlink,
     }

@@ -9,7 +9,7 @@ use routerd_host::{
 
 /// Whether an observed artifact is inside one of routerd's namespaces or ranges (the weaker
 /// orphan signal): fwmark `0x100-0x1ff`, nft tables `routerd_*`, routes and route tables with
-/// routerd's protocol number, units `routerd-*.service`.
+/// routerd's protocol number, units `routerd-*.service`, sections of routerd's dnsmasq file.
 pub fn in_routerd_namespace(artifact: &Artifact) -> bool {
     match &artifact.spec {
         ArtifactSpec::FwmarkRule(r) => ROUTERD_FWMARK_RANGE.contains(&r.mark),
@@ -17,6 +17,8 @@ pub fn in_routerd_namespace(artifact: &Artifact) -> bool {
         ArtifactSpec::NftTable(t) => t.name.starts_with(ROUTERD_NFT_TABLE_PREFIX),
         ArtifactSpec::Route(r) => r.protocol == ROUTERD_ROUTE_PROTOCOL,
         ArtifactSpec::RouteTable(_) => true,
+        // The whole file is routerd's; a section in it was written by routerd.
+        ArtifactSpec::DnsmasqSection(_) => true,
         _ => {
             artifact.key.kind == ArtifactKind::SystemdService
                 && artifact.key.name.starts_with("routerd-")
@@ -69,6 +71,9 @@ pub fn cleanup(artifact: &Artifact, ledger_owned: bool) -> Cleanup {
         }
         K::SystemdService | K::Ipip6Tunnel if ledger_owned => {
             Cleanup::Delete { reason: "recorded in the ledger" }
+        }
+        K::DnsmasqConfig if ns && ledger_owned => {
+            Cleanup::Delete { reason: "section of routerd's dnsmasq file recorded in the ledger" }
         }
         K::Link => Cleanup::Keep {
             reason: "links are never deleted as orphans",

@@ -19,10 +19,12 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use routerd_graph::{Operation, Reconciler, Selection};
+use routerd_host::dnsmasq::DnsmasqBackend;
 use routerd_host::netlink::NetlinkBackend;
 use routerd_host::nftables::NftBackend;
 use routerd_host::sysctl::SysctlBackend;
-use routerd_host::{Artifact, ArtifactKey, ArtifactKind, Backend, Netns};
+use routerd_host::systemd::{Systemd, SystemdBackend};
+use routerd_host::{Artifact, ArtifactKey, ArtifactKind, Backend, Netns, Target};
 use routerd_ledger::{
     Attributes, EntryHead, EntryState, Ledger, LedgerChange, LedgerEntry, Origin,
 };
@@ -33,7 +35,7 @@ use crate::error::EngineError;
 use crate::intent::{Action, Intent, is_inventory_backed};
 use crate::item::{BackendRegistry, HostItem, artifact_key, graph_key};
 use crate::plan::{Desired, EnginePlan, PlanInput};
-use crate::render::render;
+use crate::render::render_for;
 use crate::report::{ReportInput, build};
 use crate::result::{ArtifactRef, OperationRecord, ResultDocument};
 
@@ -49,6 +51,11 @@ pub struct SessionOptions {
     pub ledger_path: PathBuf,
     /// Open the ledger read-only (plan, dry-run, observe, adopt --candidates).
     pub read_only: bool,
+    /// Filesystem root of the file-based configurators (units, dnsmasq); `None`: `/`
+    /// ([`Target`]).
+    pub root: Option<PathBuf>,
+    /// D-Bus address of the service manager's bus; `None`: the system bus.
+    pub system_bus: Option<String>,
 }
 
 /// A parsed config and the digest of its text (which decides the generation).
@@ -88,6 +95,7 @@ impl ConfigInput {
 /// An engine bound to a namespace and a ledger.
 pub struct Session {
     registry: BackendRegistry,
+    target: Target,
     ledger: Ledger,
     timings: std::sync::Mutex<Vec<(&'static str, Duration)>>,
 }
@@ -117,17 +125,22 @@ impl Session {
             Some(name) => Netns::named(name)?,
             None => Netns::current(),
         };
+        let target = Target::new(opts.netns.clone(), opts.root.clone());
+        let systemd = Arc::new(Systemd::new(opts.system_bus.clone()));
         let backends: Vec<Arc<dyn Backend>> = vec![
             Arc::new(NetlinkBackend::new(&netns)?),
             Arc::new(NftBackend::new(&netns)?),
             Arc::new(SysctlBackend::new(&netns)),
+            Arc::new(SystemdBackend::new(&target, Arc::clone(&systemd))),
+            Arc::new(DnsmasqBackend::new(&target, systemd)),
         ];
         let ledger = if opts.read_only {
             Ledger::open_read_only(&opts.ledger_path)?
         } else {
             Ledger::open(&opts.ledger_path)?
         };
-        Ok(Self { registry: BackendRegistry::new(backends), ledger, timings: Default::default() })
+        let registry = BackendRegistry::new(backends);
+        Ok(Self { registry, target, ledger, timings: Default::default() })
     }
 
     /// The ledger this session records ownership in (the daemon also keeps its generations
@@ -360,7 +373,7 @@ impl Session {
 
     /// Renders `config` and builds its desired state.
     fn desired(&self, config: &Config) -> Arc<Desired> {
-        let rendered = timed!(self, "render", render(config));
+        let rendered = timed!(self, "render", render_for(config, &self.target));
         let protected = protected_ifnames(config);
         let registry = &self.registry;
         let support = |i: &Intent| registry.support(&i.artifact, i.apply_with);

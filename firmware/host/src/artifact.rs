@@ -238,6 +238,10 @@ pub enum ArtifactSpec {
     NftTable(NftTableSpec),
     /// `nft.table`, observed.
     NftTableObserved(NftTableState),
+    /// `systemd.service`.
+    Unit(UnitSpec),
+    /// `dnsmasq.config`.
+    DnsmasqSection(DnsmasqSectionSpec),
     /// Any kind whose configurator is not in this build: attributes as rendered from the
     /// resource, compared as JSON.
     Opaque(OpaqueSpec),
@@ -494,6 +498,33 @@ pub struct SysctlSpec {
     pub value: String,
 }
 
+/// `systemd.service`: a unit file routerd writes into the unit directory, enabled, and (when
+/// `active`) running. Seed 000: ledger-owned `routerd-*.service` units are orphan-cleaned
+/// (stopped, disabled, file removed, manager reloaded).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnitSpec {
+    /// Unit name with its suffix (`routerd-dnsmasq.service`); also the file name.
+    pub unit: String,
+    /// The unit file's whole text (systemd.unit(5)), compared byte for byte.
+    pub content: String,
+    /// Desired: the unit runs. Observed: its `ActiveState` is `active`, `activating` or
+    /// `reloading` (org.freedesktop.systemd1(5)).
+    pub active: bool,
+}
+
+/// `dnsmasq.config`: one section of routerd's dnsmasq configuration file, named
+/// `section/name` (`dhcpv4-range/lan-pool`). Every section of that file is routerd's.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DnsmasqSectionSpec {
+    /// The section name, the artifact's name.
+    pub section: String,
+    /// Option lines in dnsmasq's configuration-file form (dnsmasq(8): long options without the
+    /// leading `--`, `dhcp-range=…`), in order.
+    pub lines: Vec<String>,
+}
+
 /// Attributes of a kind this build has no configurator for.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -535,6 +566,10 @@ impl ArtifactSpec {
             Self::Ip6Tunnel(t) => ArtifactKey::new(ArtifactKind::Ipip6Tunnel, t.ifname.clone()),
             Self::NftTable(t) => ArtifactKey::new(ArtifactKind::NftTable, t.key_name()),
             Self::NftTableObserved(t) => ArtifactKey::new(ArtifactKind::NftTable, t.key_name()),
+            Self::Unit(u) => ArtifactKey::new(ArtifactKind::SystemdService, u.unit.clone()),
+            Self::DnsmasqSection(d) => {
+                ArtifactKey::new(ArtifactKind::DnsmasqConfig, d.section.clone())
+            }
             Self::Opaque(o) => ArtifactKey::new(o.kind, o.name.clone()),
         }
     }

@@ -64,6 +64,19 @@ pub(crate) fn drift(desired: &ArtifactSpec, observed: &ArtifactSpec) -> Vec<Attr
         (ArtifactSpec::NftTable(d), ArtifactSpec::NftTable(o)) => {
             nft_drift(&d.expected_state(), &o.expected_state(), &mut out);
         }
+        (ArtifactSpec::Unit(d), ArtifactSpec::Unit(o)) => {
+            if d.content != o.content {
+                push(&mut out, "content", &d.content, &o.content);
+            }
+            if d.active != o.active {
+                push(&mut out, "active", &d.active, &o.active);
+            }
+        }
+        (ArtifactSpec::DnsmasqSection(d), ArtifactSpec::DnsmasqSection(o)) => {
+            if d.lines != o.lines {
+                push(&mut out, "lines", &d.lines, &o.lines);
+            }
+        }
         (ArtifactSpec::Opaque(d), ArtifactSpec::Opaque(o)) => {
             if d.attributes != o.attributes {
                 push(&mut out, "attributes", &d.attributes, &o.attributes);
@@ -146,6 +159,8 @@ fn type_name(s: &ArtifactSpec) -> &'static str {
         ArtifactSpec::Sysctl(_) => "sysctl",
         ArtifactSpec::Ip6Tunnel(_) => "ip6Tunnel",
         ArtifactSpec::NftTable(_) | ArtifactSpec::NftTableObserved(_) => "nftTable",
+        ArtifactSpec::Unit(_) => "unit",
+        ArtifactSpec::DnsmasqSection(_) => "dnsmasqSection",
         ArtifactSpec::Opaque(_) => "opaque",
     }
 }

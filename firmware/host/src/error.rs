@@ -90,6 +90,29 @@ pub enum HostError {
         /// The backend's `apply_with`.
         backend: &'static str,
     },
+    /// The service manager (systemd) or a daemon refused or failed an operation: a job that
+    /// ended other than `done`, a D-Bus error, a configuration the daemon rejects.
+    #[error("{key}: {op}: {message}")]
+    Service {
+        /// The artifact.
+        key: ArtifactKey,
+        /// What was attempted (`start`, `reload`, `check configuration`).
+        op: &'static str,
+        /// The manager's or daemon's words.
+        message: String,
+    },
+    /// The system bus could not be reached.
+    #[error("system bus: {0}")]
+    Bus(String),
+    /// A file of a file-based configurator could not be read or written.
+    #[error("{}: {source}", path.display())]
+    File {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Underlying error.
+        #[source]
+        source: std::io::Error,
+    },
     /// A sysctl file could not be read or written.
     #[error("sysctl {key}: {source}")]
     Sysctl {
@@ -119,6 +142,8 @@ impl HostError {
             Self::Invalid { .. } => ErrorClass::Invalid,
             Self::Dump { .. } => ErrorClass::Transient,
             Self::WrongBackend { .. } => ErrorClass::Bug,
+            Self::Service { .. } | Self::File { .. } => ErrorClass::Rejected,
+            Self::Bus(_) => ErrorClass::Transient,
             Self::Sysctl { source, .. } => match source.kind() {
                 std::io::ErrorKind::NotFound => ErrorClass::Rejected,
                 std::io::ErrorKind::InvalidInput => ErrorClass::Invalid,
@@ -143,6 +168,9 @@ impl HostError {
             Self::Invalid { .. } => "InvalidArtifact",
             Self::Dump { .. } => "InventoryFailed",
             Self::WrongBackend { .. } => "InternalError",
+            Self::Service { .. } => "ServiceFailed",
+            Self::Bus(_) => "BusUnavailable",
+            Self::File { .. } => "FileFailed",
             Self::Sysctl { .. } => "SysctlFailed",
         }
     }

@@ -8,6 +8,10 @@
 //! | [`netlink`] | `rtnetlink` | `linux.link` (VLANs created, other links modified), `linux.ipip6.tunnel`, `linux.ipv4/ipv6.address`, `linux.ipv4/ipv6.route`, `linux.ipv4.routeTable`, `linux.ipv4.fwmarkRule` |
 //! | [`nftables`] | `nftnl` | `nft.table` |
 //! | [`sysctl`] | `procfs` | `linux.sysctl` |
+//! | [`systemd`] | `systemd` | `systemd.service` (units `routerd-*.service`, over D-Bus) |
+//! | [`dnsmasq`] | `dnsmasq` | `dnsmasq.config` (sections of routerd's dnsmasq configuration) |
+//!
+//! The file-based backends keep their files under a [`target::Target`]'s root.
 //!
 //! Ownership policy is not here: backends list everything of their kind and do what the engine
 //! asks. See `firmware/engine` for what may be deleted.
@@ -15,11 +19,16 @@
 pub mod artifact;
 pub mod backend;
 mod compare;
+pub mod dnsmasq;
 pub mod error;
 pub mod netlink;
 pub mod netns;
 pub mod nftables;
 pub mod sysctl;
+pub mod systemd;
+pub mod target;
+#[cfg(feature = "test-support")]
+pub mod testing;
 
 pub use artifact::{
     Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, AttributeDiff, RESERVED_ROUTE_TABLES,
@@ -28,3 +37,4 @@ pub use artifact::{
 pub use backend::Backend;
 pub use error::{ErrorClass, HostError};
 pub use netns::Netns;
+pub use target::Target;

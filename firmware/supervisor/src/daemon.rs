@@ -204,6 +204,10 @@ pub struct ServeOptions {
     pub netns: Option<String>,
     /// Ledger file.
     pub ledger: PathBuf,
+    /// Filesystem root of the unit and dnsmasq files (`None`: `/`).
+    pub host_root: Option<PathBuf>,
+    /// D-Bus address of systemd's bus (`None`: the system bus).
+    pub systemd_bus: Option<String>,
     /// Control socket path.
     pub control_socket: PathBuf,
     /// Time between two reconciles when nothing triggers one.
@@ -273,6 +277,8 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         netns: opts.netns.clone(),
         ledger_path: opts.ledger.clone(),
         read_only: false,
+        root: opts.host_root.clone(),
+        system_bus: opts.systemd_bus.clone(),
     })
     .await?;
     // A confirm pending from before a restart: its generation is what runs until the deadline.

@@ -129,6 +129,13 @@ struct TargetArgs {
     /// The ownership ledger.
     #[arg(long, value_name = "PATH", default_value = routerd_ledger::DEFAULT_LEDGER_PATH)]
     ledger: PathBuf,
+    /// Keep the files of units and dnsmasq under PATH instead of / (one root per router when
+    /// several run on one host).
+    #[arg(long, value_name = "PATH")]
+    host_root: Option<PathBuf>,
+    /// D-Bus address of the bus systemd is on, instead of the system bus (tests).
+    #[arg(long, value_name = "ADDRESS", hide = true)]
+    systemd_bus: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -203,6 +210,8 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 config: target.config,
                 netns: target.netns,
                 ledger: target.ledger,
+                host_root: target.host_root,
+                systemd_bus: target.systemd_bus,
                 control_socket,
                 resync,
                 debounce,
@@ -264,6 +273,8 @@ async fn engine_command(args: EngineArgs, mode: Mode) -> anyhow::Result<u8> {
         netns: args.target.netns.clone(),
         ledger_path: args.target.ledger.clone(),
         read_only: !writes,
+        root: args.target.host_root.clone(),
+        system_bus: args.target.systemd_bus.clone(),
     };
     let opened = std::time::Instant::now();
     let mut session = Session::open(opts).await?;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use ipnet::IpNet;
 use routerd_host::artifact::OpaqueSpec;
-use routerd_host::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec};
+use routerd_host::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, Target};
 use routerd_model::{Config, Resource, ResourceSpec};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -22,6 +22,8 @@ use super::Rendered;
 /// resources and most renderers resolve an interface, so a scan per lookup is quadratic.
 pub(crate) struct RenderCtx<'a> {
     config: &'a Config,
+    /// Where units and configuration files live.
+    pub target: &'a Target,
     interfaces: HashMap<&'a str, IfaceRef>,
     /// Declared static IPv4 addresses by interface resource name.
     addresses: HashMap<&'a str, Vec<IpNet>>,
@@ -41,9 +43,10 @@ pub(crate) struct IfaceRef {
 }
 
 impl<'a> RenderCtx<'a> {
-    pub(crate) fn new(config: &'a Config) -> Self {
+    pub(crate) fn new(config: &'a Config, target: &'a Target) -> Self {
         let mut ctx = Self {
             config,
+            target,
             interfaces: HashMap::new(),
             addresses: HashMap::new(),
             default_gateways: HashMap::new(),

@@ -1,13 +1,20 @@
 //! The DHCP family: client bindings (`IPv4DHCPAddress`, `IPv6DHCPAddress`,
 //! `IPv6PrefixDelegation`, through systemd-networkd) and servers and scopes (`IPv4DHCPServer`,
 //! `IPv4DHCPScope`, `IPv6DHCPServer`, `IPv6DHCPScope`, through dnsmasq as
-//! `routerd-dnsmasq.service`). Their configurators arrive in a later issue; the intents carry
-//! the attributes the plan shows.
+//! `routerd-dnsmasq.service`).
+//!
+//! IPv4 servers and scopes render to dnsmasq configuration sections (dnsmasq(8) option lines)
+//! and the unit that runs dnsmasq; the client bindings and the IPv6 kinds still render opaque
+//! intents (their configurators arrive later) that carry the attributes the plan shows.
 
-use routerd_host::{ArtifactKey, ArtifactKind};
+use std::time::Duration;
+
+use routerd_host::artifact::{DnsmasqSectionSpec, UnitSpec};
+use routerd_host::{ArtifactKey, ArtifactKind, ArtifactSpec, Target, dnsmasq};
 use routerd_model::Resource;
 use routerd_model::spec::dhcp::{
-    Ipv4DhcpScopeSpec, Ipv4DhcpServerSpec, Ipv6DhcpScopeSpec, Ipv6DhcpServerSpec,
+    DnsUpstreamSource, Ipv4DhcpScopeSpec, Ipv4DhcpServerKind, Ipv4DhcpServerSpec, Ipv4DnsSource,
+    Ipv6DhcpScopeSpec, Ipv6DhcpServerSpec, RouterSource,
 };
 use routerd_model::spec::net::{
     Ipv4DhcpAddressSpec, Ipv6DhcpAddressSpec, Ipv6PrefixDelegationSpec,
@@ -19,7 +26,57 @@ use super::{Out, RenderCtx};
 use crate::intent::{ApplyWith, IntentDep};
 
 /// The one dnsmasq instance every DHCP/DNS kind shares.
-pub(super) const DNSMASQ_UNIT: &str = "routerd-dnsmasq.service";
+pub(super) const DNSMASQ_UNIT: &str = dnsmasq::UNIT;
+
+/// dnsmasq's shortest lease (dnsmasq(8), `--dhcp-range`: "the minimum lease time is two
+/// minutes").
+const MIN_LEASE: Duration = Duration::from_secs(120);
+
+/// The unit file of `routerd-dnsmasq.service` for `target`.
+///
+/// dnsmasq reads only routerd's file (`--conf-file`, so neither `/etc/dnsmasq.conf` nor
+/// `/etc/dnsmasq.d`), keeps its leases beside it, and listens only on loopback and the
+/// `interface=` lines of the server sections (`--bind-dynamic`): with no server section it
+/// answers nobody outside the router. It starts only once the file exists. `Type=forking`:
+/// dnsmasq forks once its sockets are bound, so a start job fails when dnsmasq cannot serve.
+pub(super) fn dnsmasq_unit(target: &Target) -> UnitSpec {
+    let dir = target.dnsmasq_dir();
+    let conf = target.dnsmasq_conf();
+    let mut content = format!(
+        "# Written by routerd for the DHCP and DNS resources of router.yaml.\n\
+         [Unit]\n\
+         Description=routerd DHCP and DNS server (dnsmasq)\n\
+         After=network.target\n\
+         ConditionPathExists={conf}\n\
+         \n\
+         [Service]\n\
+         Type=forking\n\
+         PIDFile={dir}/dnsmasq.pid\n\
+         ExecStart={bin} --conf-file={conf} --dhcp-leasefile={dir}/dnsmasq.leases \
+         --pid-file={dir}/dnsmasq.pid --bind-dynamic --interface=lo\n\
+         Restart=on-failure\n",
+        conf = conf.display(),
+        dir = dir.display(),
+        bin = dnsmasq::BINARY,
+    );
+    if let Some(ns) = target.netns_path() {
+        content.push_str(&format!("NetworkNamespacePath={}\n", ns.display()));
+    }
+    content.push_str("\n[Install]\nWantedBy=multi-user.target\n");
+    UnitSpec { unit: DNSMASQ_UNIT.into(), content, active: true }
+}
+
+/// Declares the dnsmasq unit (shared: every resource declares the same one).
+pub(super) fn ensure_dnsmasq_unit(ctx: &RenderCtx<'_>, out: &mut Out) -> ArtifactKey {
+    out.ensure(ArtifactSpec::Unit(dnsmasq_unit(ctx.target)), ApplyWith::Systemd, Vec::new())
+}
+
+/// A lease time in dnsmasq's form (seconds), from a config duration (`12h`, `90m`, `1h30m`); at
+/// least two minutes. `None` for a value that is not a duration.
+fn lease_seconds(text: &str) -> Option<u64> {
+    let d = routerd_model::parse_duration(text.trim()).ok()?;
+    Some(d.max(MIN_LEASE).as_secs())
+}
 
 pub(super) fn render_ipv4_client(ctx: &RenderCtx<'_>, s: &Ipv4DhcpAddressSpec, out: &mut Out) {
     client(ctx, &s.interface, ArtifactKind::Dhcp4Client, s, out);
@@ -53,7 +110,42 @@ pub(super) fn render_ipv4_server(
     s: &Ipv4DhcpServerSpec,
     out: &mut Out,
 ) {
-    server(ctx, res, "dhcpv4-server", &s.listen_interfaces, s, out);
+    if matches!(s.server, Some(Ipv4DhcpServerKind::Kea | Ipv4DhcpServerKind::Dhcpd)) {
+        // Not in this build: the opaque intent is Blocked and says so.
+        return server(ctx, res, "dhcpv4-server", &s.listen_interfaces, s, out);
+    }
+    let unit = ensure_dnsmasq_unit(ctx, out);
+    let mut deps = vec![dep(&unit, "dnsmasq runs the server")];
+    let mut lines = Vec::new();
+    for i in &s.listen_interfaces {
+        match ctx.interface(i) {
+            Some(l) => {
+                lines.push(format!("interface={}", l.ifname));
+                deps.push(dep(&l.key, format!("listens on {}", l.ifname)));
+            }
+            None => out.unresolved("listenInterfaces", i),
+        }
+    }
+    if let Some(dns) = &s.dns {
+        if !dns.enabled {
+            // DHCP only: no DNS service, and the leases do not name the router as resolver.
+            lines.push("port=0".into());
+        }
+        match dns.upstream_source {
+            Some(DnsUpstreamSource::Static) => {
+                lines.push("no-resolv".into());
+                lines.extend(dns.upstream_servers.iter().map(|a| format!("server={a}")));
+            }
+            Some(DnsUpstreamSource::None) => lines.push("no-resolv".into()),
+            // The system's resolvers (/etc/resolv.conf, which the DHCP client keeps current).
+            Some(DnsUpstreamSource::System | DnsUpstreamSource::Dhcp4) | None => {}
+        }
+        if let Some(n) = dns.cache_size {
+            lines.push(format!("cache-size={n}"));
+        }
+    }
+    let section = DnsmasqSectionSpec { section: format!("dhcpv4-server/{}", res.name), lines };
+    out.ensure(ArtifactSpec::DnsmasqSection(section), ApplyWith::Dnsmasq, deps);
 }
 
 pub(super) fn render_ipv6_server(
@@ -77,7 +169,42 @@ pub(super) fn render_ipv4_scope(
         None => return out.unresolved("interface", &s.interface),
     }
     let name = format!("dhcpv4-range/{}", res.name);
-    out.ensure_opaque(ArtifactKind::DnsmasqConfig, name, s, ApplyWith::Dnsmasq, deps);
+    if s.dns_source == Some(Ipv4DnsSource::Dhcp4) {
+        // The resolvers of the uplink's lease are known only at run time.
+        out.ensure_opaque(ArtifactKind::DnsmasqConfig, name, s, ApplyWith::Dnsmasq, deps);
+        return;
+    }
+    let tag = &res.name;
+    let mut range = format!("dhcp-range=set:{tag},{},{}", s.range_start, s.range_end);
+    match s.lease_time.as_deref() {
+        None => {}
+        Some(t) => match lease_seconds(t) {
+            Some(secs) => range.push_str(&format!(",{secs}")),
+            None => out.warn(format!("leaseTime {t:?} is not a duration; dnsmasq's 1h applies")),
+        },
+    }
+    let mut lines = vec![range];
+    match (s.router_source, s.router.as_deref()) {
+        (Some(RouterSource::Static), Some(r)) => {
+            lines.push(format!("dhcp-option=tag:{tag},option:router,{r}"));
+        }
+        // An empty option: the leases carry no default gateway.
+        (Some(RouterSource::None), _) => lines.push(format!("dhcp-option=tag:{tag},option:router")),
+        // dnsmasq's default: the address of the interface the request came in on.
+        _ => {}
+    }
+    match s.dns_source {
+        Some(Ipv4DnsSource::Static) => lines
+            .push(format!("dhcp-option=tag:{tag},option:dns-server,{}", s.dns_servers.join(","))),
+        Some(Ipv4DnsSource::None) => lines.push(format!("dhcp-option=tag:{tag},option:dns-server")),
+        // dnsmasq's default: itself (the interface's address), when its DNS is on.
+        _ => {}
+    }
+    if s.authoritative {
+        lines.push("dhcp-authoritative".into());
+    }
+    let section = DnsmasqSectionSpec { section: name, lines };
+    out.ensure(ArtifactSpec::DnsmasqSection(section), ApplyWith::Dnsmasq, deps);
 }
 
 pub(super) fn render_ipv6_scope(
@@ -122,13 +249,7 @@ fn server<S: Serialize>(
     s: &S,
     out: &mut Out,
 ) {
-    let unit = out.ensure_opaque(
-        ArtifactKind::SystemdService,
-        DNSMASQ_UNIT,
-        serde_json::json!({"unit": DNSMASQ_UNIT, "exec": "dnsmasq"}),
-        ApplyWith::Systemd,
-        Vec::new(),
-    );
+    let unit = ensure_dnsmasq_unit(ctx, out);
     let mut deps = vec![dep(&unit, "dnsmasq runs the server")];
     for i in listen {
         match ctx.interface(i) {

@@ -47,6 +47,7 @@ mod link_tests;
 
 use std::collections::BTreeMap;
 
+use routerd_host::Target;
 use routerd_model::{Config, Resource, ResourceSpec};
 
 use crate::intent::Intent;
@@ -62,12 +63,19 @@ pub struct Rendered {
     pub warnings: BTreeMap<String, Vec<String>>,
 }
 
-/// Renders every resource of `config` into intents.
+/// Renders every resource of `config` into intents for a router ([`Target::default`]: its own
+/// namespace, files under `/`).
 ///
 /// Side effects: none. A reference the validator should have rejected is reported as a warning
 /// on the resource and the affected intent is skipped; nothing panics.
 pub fn render(config: &Config) -> Rendered {
-    let ctx = RenderCtx::new(config);
+    render_for(config, &Target::default())
+}
+
+/// Renders every resource of `config` into intents for `target`: the paths and namespace the
+/// units it renders refer to. As [`render`] otherwise.
+pub fn render_for(config: &Config, target: &Target) -> Rendered {
+    let ctx = RenderCtx::new(config, target);
     let mut rendered = Rendered::default();
     for res in &config.spec.resources {
         let mut out = Out::new(res);

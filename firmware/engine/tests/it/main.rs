@@ -1,5 +1,6 @@
 //! Engine integration tests: the whole pipeline against the real kernel in network namespaces
 //! (root required; each test builds and removes its own namespaces).
 
+mod dnsmasq;
 mod reconcile;
 mod support;

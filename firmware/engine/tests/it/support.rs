@@ -25,6 +25,10 @@ pub struct Lab {
     pub client: String,
     /// Ledger file (inside `dir`).
     pub ledger: PathBuf,
+    /// Bus of the service manager sessions talk to (a [`FakeSystemd`]'s), when a test has one.
+    ///
+    /// [`FakeSystemd`]: routerd_host::testing::FakeSystemd
+    pub system_bus: Option<String>,
     dir: tempfile::TempDir,
 }
 
@@ -40,6 +44,7 @@ impl Lab {
             upstream: format!("rde-{id}-u"),
             client: format!("rde-{id}-c"),
             ledger: dir.path().join("routerd.redb"),
+            system_bus: None,
             dir,
         };
         for ns in [&lab.router, &lab.upstream, &lab.client] {
@@ -113,6 +118,8 @@ impl Lab {
             netns: Some(self.router.clone()),
             ledger_path: self.ledger.clone(),
             read_only,
+            root: Some(self.root()),
+            system_bus: self.system_bus.clone(),
         })
         .await
         .expect("session opens")
@@ -158,6 +165,11 @@ impl Lab {
     /// The ledger file's bytes (empty when absent).
     pub fn ledger_bytes(&self) -> Vec<u8> {
         std::fs::read(&self.ledger).unwrap_or_default()
+    }
+
+    /// The filesystem root of the session's file-based configurators (units, dnsmasq).
+    pub fn root(&self) -> PathBuf {
+        self.dir.path().join("root")
     }
 
     /// The temp dir (for extra files).

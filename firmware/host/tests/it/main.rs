@@ -6,5 +6,6 @@
 mod link_kinds;
 mod netlink;
 mod nftables;
+mod services;
 mod support;
 mod sysctl;
