@@ -22,13 +22,15 @@ mirror=http://deb.debian.org/debian
 
 # The guest's packages: systemd as init, the kernel with an initramfs that mounts the root
 # slot from virtio-blk, and the libraries routerd links (libnftnl, libmnl). nftables and
-# iproute2 are there for reading state on the console, as on the Buildroot image.
+# iproute2 are there for reading state on the console, as on the Buildroot image; dnsmasq
+# serves DHCP and DNS (routerd-dnsmasq.service, which routerd writes).
 packages=(
   systemd systemd-sysv udev dbus kmod
   linux-image-amd64 initramfs-tools zstd
   libnftnl11 libmnl0 nftables iproute2 iputils-ping
   e2fsprogs ca-certificates procps
   rauc grub-common
+  dnsmasq-base
 )
 
 # initramfs-tools inside a chroot cannot see the guest's devices (MODULES=dep fails), so

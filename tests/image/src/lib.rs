@@ -211,6 +211,11 @@ impl Guest {
         guest
     }
 
+    /// The name of the test's end of the LAN cable (a tap in [`Guest::lan`]).
+    pub fn lan_ifname(&self) -> &str {
+        &self.tap
+    }
+
     /// Moves the tap QEMU made into [`Guest::lan`] and gives it [`LAN_CLIENT`]: QEMU makes
     /// it in this namespace, the test's end of the LAN cable lives in its own. The tap keeps
     /// working after the move (QEMU holds its file descriptor).
