@@ -14,11 +14,11 @@ use std::fs;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use crate::Rauc;
 use futures::StreamExt;
+use routerd_test_bus::PrivateBus;
 use tempfile::TempDir;
 use zbus::fdo::DBusProxy;
 use zbus::names::BusName;
@@ -34,9 +34,8 @@ pub const COMPATIBLE: &str = "routerd-test";
 /// installs go to `rootfs.1` (B).
 pub struct RaucFixture {
     dir: TempDir,
-    dbus: Child,
+    bus: PrivateBus,
     rauc: Option<Child>,
-    address: String,
 }
 
 /// A bundle to make with [`RaucFixture::bundle`].
@@ -65,8 +64,8 @@ impl RaucFixture {
     pub async fn start_in(base: &Path) -> Self {
         let dir =
             tempfile::Builder::new().prefix("ota-").tempdir_in(base).expect("temporary directory");
-        let (dbus, address) = start_bus(dir.path());
-        let mut fixture = Self { dir, dbus, rauc: None, address };
+        let bus = PrivateBus::start(dir.path());
+        let mut fixture = Self { dir, bus, rauc: None };
         fixture.write_system();
         fixture.rauc = Some(fixture.start_rauc());
         fixture.wait_for_rauc().await;
@@ -75,12 +74,12 @@ impl RaucFixture {
 
     /// The private bus's address (`unix:path=…`).
     pub fn address(&self) -> &str {
-        &self.address
+        self.bus.address()
     }
 
     /// A client connected to the private bus.
     pub async fn client(&self) -> Rauc {
-        Rauc::connect(Some(&self.address)).await.expect("connect to the private bus")
+        Rauc::connect(Some(self.bus.address())).await.expect("connect to the private bus")
     }
 
     /// The file backing a slot: `A` (`rootfs.0`) or `B` (`rootfs.1`).
@@ -207,7 +206,7 @@ impl RaucFixture {
             .arg(format!("--conf={}", self.path("system.conf").display()))
             .arg(format!("--mount={}", self.path("mnt").display()))
             .args(["service", "--override-boot-slot=A"])
-            .env("DBUS_SYSTEM_BUS_ADDRESS", &self.address)
+            .env("DBUS_SYSTEM_BUS_ADDRESS", self.bus.address())
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(log2)
@@ -218,7 +217,7 @@ impl RaucFixture {
     /// Waits for `de.pengutronix.rauc` to get an owner: subscribes to NameOwnerChanged first,
     /// then asks, so an owner appearing in between is not missed.
     async fn wait_for_rauc(&self) {
-        let conn = zbus::connection::Builder::address(self.address.as_str())
+        let conn = zbus::connection::Builder::address(self.bus.address())
             .expect("bus address")
             .build()
             .await
@@ -244,8 +243,7 @@ impl RaucFixture {
 impl Drop for RaucFixture {
     fn drop(&mut self) {
         self.stop_rauc();
-        let _ = self.dbus.kill();
-        let _ = self.dbus.wait();
+        // The bus goes with the fixture's fields, after the unmounts below.
         // A RAUC killed during an install may leave its bundle mounted inside the directory;
         // detach it so the directory can be removed.
         let dir = self.dir.path().to_string_lossy().into_owned();
@@ -327,55 +325,4 @@ pub fn http_response(status: &str, headers: &str, body: &[u8]) -> Vec<u8> {
 /// `text` repeated to exactly `len` bytes.
 fn pattern(text: &str, len: usize) -> Vec<u8> {
     text.bytes().cycle().take(len).collect()
-}
-
-/// Writes a bus config (system-like, private socket, EXTERNAL auth, everything allowed),
-/// starts `dbus-daemon --nofork --print-address` and reads the address it prints (deadline).
-fn start_bus(dir: &Path) -> (Child, String) {
-    let socket = dir.join("bus.sock");
-    // sun_path holds 108 bytes; a deep CARGO_TARGET_TMPDIR would be cut off silently.
-    assert!(socket.as_os_str().len() < 100, "socket path too long: {socket:?}");
-    let conf = format!(
-        r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path={}</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <allow own="*"/>
-    <allow send_destination="*"/>
-    <allow receive_sender="*"/>
-  </policy>
-</busconfig>
-"#,
-        socket.display()
-    );
-    let conf_path = dir.join("bus.conf");
-    fs::write(&conf_path, conf).expect("bus.conf");
-    let mut child = Command::new("dbus-daemon")
-        .arg(format!("--config-file={}", conf_path.display()))
-        .args(["--print-address", "--nofork"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(fs::File::create(dir.join("dbus.log")).expect("dbus.log"))
-        .spawn()
-        .expect("spawn dbus-daemon (package dbus)");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let line = rx.recv_timeout(START_DEADLINE).unwrap_or_default();
-    let address = line.trim().to_string();
-    if !address.starts_with("unix:") {
-        let _ = child.kill();
-        let _ = child.wait();
-        let log = fs::read_to_string(dir.join("dbus.log")).unwrap_or_default();
-        panic!("dbus-daemon printed no address within {START_DEADLINE:?}: {line:?}\n{log}");
-    }
-    (child, address)
 }

@@ -116,17 +116,25 @@ fn upstream_resolver(lab: &Lab) -> Daemon {
     Daemon(child)
 }
 
+/// The lab, with the systemd stand-in serving the sessions' unit directory on a private bus.
+/// Declared in this order, the stand-in (and every service it started) goes first on drop,
+/// before the namespaces.
+async fn lab_with_systemd() -> (Lab, FakeSystemd) {
+    let mut lab = Lab::new();
+    let bus_dir = lab.dir().join("bus");
+    std::fs::create_dir_all(&bus_dir).expect("bus dir");
+    let systemd = FakeSystemd::start(&bus_dir, &lab.root().join("etc/systemd/system")).await;
+    lab.system_bus = Some(systemd.address().to_string());
+    (lab, systemd)
+}
+
 fn unit_file(lab: &Lab) -> PathBuf {
     lab.root().join("etc/systemd/system").join(UNIT)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dnsmasq_serves_leases_and_forwards_a_domain_and_scope_changes_reach_the_client() {
-    let mut lab = Lab::new();
-    let bus_dir = lab.dir().join("bus");
-    std::fs::create_dir_all(&bus_dir).expect("bus dir");
-    let systemd = FakeSystemd::start(&bus_dir, &lab.root().join("etc/systemd/system")).await;
-    lab.system_bus = Some(systemd.address().to_string());
+    let (lab, systemd) = lab_with_systemd().await;
     let _resolver = upstream_resolver(&lab);
 
     let doc = lab.reconcile(&config("")).await;
@@ -209,11 +217,7 @@ async fn dnsmasq_serves_leases_and_forwards_a_domain_and_scope_changes_reach_the
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crashed_dnsmasq_is_restarted_and_a_removed_server_is_cleaned_up() {
-    let mut lab = Lab::new();
-    let bus_dir = lab.dir().join("bus");
-    std::fs::create_dir_all(&bus_dir).expect("bus dir");
-    let systemd = FakeSystemd::start(&bus_dir, &lab.root().join("etc/systemd/system")).await;
-    lab.system_bus = Some(systemd.address().to_string());
+    let (lab, systemd) = lab_with_systemd().await;
     let doc = lab.reconcile(&config("")).await;
     assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
 
