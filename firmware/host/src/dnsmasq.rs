@@ -26,7 +26,8 @@ use futures::future::BoxFuture;
 use crate::artifact::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, DnsmasqSectionSpec};
 use crate::backend::Backend;
 use crate::error::HostError;
-use crate::systemd::{Job, Systemd, write_atomically};
+use crate::file::write_atomically;
+use crate::systemd::{Job, Systemd};
 use crate::target::Target;
 
 /// The `applyWith` name of this backend.

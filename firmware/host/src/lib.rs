@@ -21,6 +21,7 @@ pub mod backend;
 mod compare;
 pub mod dnsmasq;
 pub mod error;
+mod file;
 pub mod netlink;
 pub mod netns;
 pub mod nftables;
