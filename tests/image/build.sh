@@ -23,7 +23,8 @@ mirror=http://deb.debian.org/debian
 # The guest's packages: systemd as init, the kernel with an initramfs that mounts the root
 # slot from virtio-blk, and the libraries routerd links (libnftnl, libmnl). nftables and
 # iproute2 are there for reading state on the console, as on the Buildroot image; dnsmasq
-# serves DHCP and DNS (routerd-dnsmasq.service, which routerd writes).
+# serves DHCP and DNS (routerd-dnsmasq.service, which routerd writes); systemd-networkd (in
+# the systemd package) runs the DHCP clients.
 packages=(
   systemd systemd-sysv udev dbus kmod
   linux-image-amd64 initramfs-tools zstd
@@ -54,6 +55,10 @@ customize_hook() {
   rm -rf "$root/etc/routerd" "$root/var/lib/routerd"
   cp -a "$top/board/common/rootfs-overlay/." "$root/"
   systemctl --root="$root" enable routerd.service 2>/dev/null
+  # systemd-networkd runs the DHCP clients routerd configures (as the Buildroot image's preset
+  # says); nothing waits for network-online.target, so neither does boot.
+  systemctl --root="$root" enable systemd-networkd.service 2>/dev/null
+  systemctl --root="$root" disable systemd-networkd-wait-online.service 2>/dev/null
   # RAUC's system.conf and keyring, as the boards' post-build installs them.
   "$top/board/common/install-rauc.sh" "$root" "$top/board/x86_64"
   # What Buildroot's rauc package brings and Debian's does not (tests/image/rootfs).

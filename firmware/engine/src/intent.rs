@@ -168,5 +168,9 @@ pub fn is_inventory_backed(kind: ArtifactKind) -> bool {
             | K::NftTable
             | K::SystemdService
             | K::DnsmasqConfig
+            | K::Dhcp4Client
+            | K::Dhcp6Client
+            | K::Dhcp6PrefixDelegation
+            | K::Hostname
     )
 }

@@ -363,6 +363,8 @@ pub(crate) fn apply_with_for(kind: ArtifactKind) -> ApplyWith {
         K::Sysctl => ApplyWith::Procfs,
         K::SystemdService => ApplyWith::Systemd,
         K::DnsmasqConfig => ApplyWith::Dnsmasq,
+        K::Dhcp4Client | K::Dhcp6Client | K::Dhcp6PrefixDelegation => ApplyWith::Networkd,
+        K::Hostname => ApplyWith::Hostnamed,
         K::File => ApplyWith::Files,
         _ => ApplyWith::Rtnetlink,
     }

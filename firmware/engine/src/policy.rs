@@ -9,7 +9,8 @@ use routerd_host::{
 
 /// Whether an observed artifact is inside one of routerd's namespaces or ranges (the weaker
 /// orphan signal): fwmark `0x100-0x1ff`, nft tables `routerd_*`, routes and route tables with
-/// routerd's protocol number, units `routerd-*.service`, sections of routerd's dnsmasq file.
+/// routerd's protocol number, units `routerd-*.service`, sections of routerd's dnsmasq file,
+/// DHCP client bindings in routerd's `.network` files.
 pub fn in_routerd_namespace(artifact: &Artifact) -> bool {
     match &artifact.spec {
         ArtifactSpec::FwmarkRule(r) => ROUTERD_FWMARK_RANGE.contains(&r.mark),
@@ -19,6 +20,8 @@ pub fn in_routerd_namespace(artifact: &Artifact) -> bool {
         ArtifactSpec::RouteTable(_) => true,
         // The whole file is routerd's; a section in it was written by routerd.
         ArtifactSpec::DnsmasqSection(_) => true,
+        // Likewise a block of a `10-routerd-*.network` file.
+        ArtifactSpec::DhcpClient(_) => true,
         _ => {
             artifact.key.kind == ArtifactKind::SystemdService
                 && artifact.key.name.starts_with("routerd-")
@@ -74,6 +77,9 @@ pub fn cleanup(artifact: &Artifact, ledger_owned: bool) -> Cleanup {
         }
         K::DnsmasqConfig if ns && ledger_owned => {
             Cleanup::Delete { reason: "section of routerd's dnsmasq file recorded in the ledger" }
+        }
+        K::Dhcp4Client | K::Dhcp6Client | K::Dhcp6PrefixDelegation if ns && ledger_owned => {
+            Cleanup::Delete { reason: "binding in routerd's .network file recorded in the ledger" }
         }
         K::Link => Cleanup::Keep {
             reason: "links are never deleted as orphans",

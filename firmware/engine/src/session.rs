@@ -20,7 +20,9 @@ use std::time::{Duration, SystemTime};
 
 use routerd_graph::{Operation, Reconciler, Selection};
 use routerd_host::dnsmasq::DnsmasqBackend;
+use routerd_host::hostnamed::HostnamedBackend;
 use routerd_host::netlink::NetlinkBackend;
+use routerd_host::networkd::NetworkdBackend;
 use routerd_host::nftables::NftBackend;
 use routerd_host::sysctl::SysctlBackend;
 use routerd_host::systemd::{Systemd, SystemdBackend};
@@ -133,6 +135,8 @@ impl Session {
             Arc::new(SysctlBackend::new(&netns)),
             Arc::new(SystemdBackend::new(&target, Arc::clone(&systemd))),
             Arc::new(DnsmasqBackend::new(&target, systemd)),
+            Arc::new(NetworkdBackend::new(&target, opts.system_bus.clone())),
+            Arc::new(HostnamedBackend::new(opts.system_bus.clone())),
         ];
         let ledger = if opts.read_only {
             Ledger::open_read_only(&opts.ledger_path)?

@@ -242,6 +242,10 @@ pub enum ArtifactSpec {
     Unit(UnitSpec),
     /// `dnsmasq.config`.
     DnsmasqSection(DnsmasqSectionSpec),
+    /// `dhcp.ipv4.client`, `dhcp.ipv6.client`, `dhcp.ipv6.prefixDelegation`.
+    DhcpClient(DhcpClientSpec),
+    /// `linux.hostname`.
+    Hostname(SystemHostnameSpec),
     /// Any kind whose configurator is not in this build: attributes as rendered from the
     /// resource, compared as JSON.
     Opaque(OpaqueSpec),
@@ -525,6 +529,67 @@ pub struct DnsmasqSectionSpec {
     pub lines: Vec<String>,
 }
 
+/// Which DHCP client binding a [`DhcpClientSpec`] is: its artifact kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum DhcpBinding {
+    /// `dhcp.ipv4.client`: a DHCPv4 lease (RFC 2131) for the link's address.
+    Ipv4,
+    /// `dhcp.ipv6.client`: DHCPv6 addresses (IA_NA, RFC 8415).
+    Ipv6,
+    /// `dhcp.ipv6.prefixDelegation`: a delegated prefix (IA_PD, RFC 8415).
+    PrefixDelegation,
+}
+
+impl DhcpBinding {
+    /// Every binding, in the order their blocks appear in a `.network` file.
+    pub const ALL: [Self; 3] = [Self::Ipv4, Self::Ipv6, Self::PrefixDelegation];
+
+    /// The artifact kind.
+    pub fn kind(self) -> ArtifactKind {
+        match self {
+            Self::Ipv4 => ArtifactKind::Dhcp4Client,
+            Self::Ipv6 => ArtifactKind::Dhcp6Client,
+            Self::PrefixDelegation => ArtifactKind::Dhcp6PrefixDelegation,
+        }
+    }
+
+    /// The binding of an artifact kind, `None` for any other kind.
+    pub fn of(kind: ArtifactKind) -> Option<Self> {
+        Self::ALL.into_iter().find(|b| b.kind() == kind)
+    }
+}
+
+/// A DHCP client binding that systemd-networkd runs on one link: a block of routerd's
+/// `.network` file for the link (systemd.network(5)), keyed by the binding's kind and the
+/// link's name. The backend writes the file's `[Match]` and `[Network]` sections from the set of
+/// bindings on the link; a block holds the settings of one binding.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DhcpClientSpec {
+    /// Which binding (the artifact kind).
+    pub binding: DhcpBinding,
+    /// The link's name, the artifact's name.
+    pub ifname: String,
+    /// The block's lines in systemd.network(5) form (`[DHCPv4]`, `RouteMetric=100`), in order.
+    pub settings: Vec<String>,
+    /// Desired: systemd-networkd configures the link with routerd's file. Observed: its
+    /// `NetworkFile` for the link is routerd's (org.freedesktop.network1(5), `Describe`), so
+    /// another `.network` file that matches the link first shows as drift.
+    pub effective: bool,
+}
+
+/// `linux.hostname`, always named `system`: the system's hostname, as systemd-hostnamed keeps
+/// it (org.freedesktop.hostname1(5)). Reconciled, never deleted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SystemHostnameSpec {
+    /// The static hostname (`/etc/hostname`, `StaticHostname`).
+    pub hostname: String,
+    /// The kernel's hostname (`uname -n`, `Hostname`); desired: the static one.
+    pub kernel: String,
+}
+
 /// Attributes of a kind this build has no configurator for.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -570,6 +635,8 @@ impl ArtifactSpec {
             Self::DnsmasqSection(d) => {
                 ArtifactKey::new(ArtifactKind::DnsmasqConfig, d.section.clone())
             }
+            Self::DhcpClient(d) => ArtifactKey::new(d.binding.kind(), d.ifname.clone()),
+            Self::Hostname(_) => ArtifactKey::new(ArtifactKind::Hostname, "system"),
             Self::Opaque(o) => ArtifactKey::new(o.kind, o.name.clone()),
         }
     }

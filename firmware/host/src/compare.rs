@@ -77,6 +77,22 @@ pub(crate) fn drift(desired: &ArtifactSpec, observed: &ArtifactSpec) -> Vec<Attr
                 push(&mut out, "lines", &d.lines, &o.lines);
             }
         }
+        (ArtifactSpec::DhcpClient(d), ArtifactSpec::DhcpClient(o)) => {
+            if d.settings != o.settings {
+                push(&mut out, "settings", &d.settings, &o.settings);
+            }
+            if d.effective != o.effective {
+                push(&mut out, "effective", &d.effective, &o.effective);
+            }
+        }
+        (ArtifactSpec::Hostname(d), ArtifactSpec::Hostname(o)) => {
+            if d.hostname != o.hostname {
+                push(&mut out, "hostname", &d.hostname, &o.hostname);
+            }
+            if d.kernel != o.kernel {
+                push(&mut out, "kernel", &d.kernel, &o.kernel);
+            }
+        }
         (ArtifactSpec::Opaque(d), ArtifactSpec::Opaque(o)) => {
             if d.attributes != o.attributes {
                 push(&mut out, "attributes", &d.attributes, &o.attributes);
@@ -161,6 +177,8 @@ fn type_name(s: &ArtifactSpec) -> &'static str {
         ArtifactSpec::NftTable(_) | ArtifactSpec::NftTableObserved(_) => "nftTable",
         ArtifactSpec::Unit(_) => "unit",
         ArtifactSpec::DnsmasqSection(_) => "dnsmasqSection",
+        ArtifactSpec::DhcpClient(_) => "dhcpClient",
+        ArtifactSpec::Hostname(_) => "hostname",
         ArtifactSpec::Opaque(_) => "opaque",
     }
 }

@@ -26,7 +26,7 @@ use futures::future::BoxFuture;
 use crate::artifact::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, DnsmasqSectionSpec};
 use crate::backend::Backend;
 use crate::error::HostError;
-use crate::file::write_atomically;
+use crate::file::{Markers, write_atomically};
 use crate::systemd::{Job, Systemd};
 use crate::target::Target;
 
@@ -41,8 +41,7 @@ pub const BINARY: &str = "/usr/sbin/dnsmasq";
 
 const HEADER: &str = "# routerd's dnsmasq configuration. Every section belongs to a resource of \
 router.yaml;\n# routerd rewrites this file on every change: edit router.yaml, not this file.\n";
-const BEGIN: &str = "# routerd section ";
-const END: &str = "# routerd end";
+const MARKERS: Markers = Markers { begin: "# routerd section ", end: "# routerd end" };
 
 /// `dnsmasq.config` sections of one target.
 pub struct DnsmasqBackend {
@@ -121,42 +120,13 @@ impl DnsmasqBackend {
 /// The sections of a configuration file routerd wrote. Lines outside sections (the header,
 /// anything added by hand) are not part of any section and are dropped at the next write.
 fn parse(text: &str) -> BTreeMap<String, Vec<String>> {
-    let mut out = BTreeMap::new();
-    let mut current: Option<(String, Vec<String>)> = None;
-    for line in text.lines() {
-        if let Some(name) = line.strip_prefix(BEGIN) {
-            if let Some((n, l)) = current.take() {
-                out.insert(n, l);
-            }
-            current = Some((name.trim().to_string(), Vec::new()));
-        } else if line == END {
-            if let Some((n, l)) = current.take() {
-                out.insert(n, l);
-            }
-        } else if let Some((_, l)) = current.as_mut() {
-            l.push(line.to_string());
-        }
-    }
-    // A section cut short (a file truncated by hand) is still listed, so it is repaired.
-    if let Some((n, l)) = current {
-        out.insert(n, l);
-    }
-    out
+    MARKERS.parse(text).into_iter().collect()
 }
 
 fn format(sections: &BTreeMap<String, Vec<String>>) -> String {
     let mut s = String::from(HEADER);
     for (name, lines) in sections {
-        s.push('\n');
-        s.push_str(BEGIN);
-        s.push_str(name);
-        s.push('\n');
-        for l in lines {
-            s.push_str(l);
-            s.push('\n');
-        }
-        s.push_str(END);
-        s.push('\n');
+        MARKERS.push(&mut s, name, lines);
     }
     s
 }
@@ -165,7 +135,7 @@ fn spec(a: &Artifact) -> Result<&DnsmasqSectionSpec, HostError> {
     match &a.spec {
         ArtifactSpec::DnsmasqSection(d) => {
             // A line break inside a line would smuggle options past the section markers.
-            if d.lines.iter().any(|l| l.contains('\n') || l.starts_with(BEGIN) || l == END) {
+            if !d.lines.iter().all(|l| MARKERS.fits(l)) {
                 return Err(HostError::Invalid {
                     key: a.key.clone(),
                     message: "a dnsmasq option line contains a line break or a section marker"

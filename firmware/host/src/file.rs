@@ -11,7 +11,7 @@ use crate::error::HostError;
 /// Errors: [`HostError::File`].
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(), HostError> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let err = |source| HostError::File { path: path.to_path_buf(), source };
     let dir = path.parent().ok_or_else(|| err(ErrorKind::InvalidInput.into()))?;
     std::fs::create_dir_all(dir).map_err(err)?;
@@ -24,8 +24,97 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(
         .mode(mode)
         .open(&tmp)
         .map_err(err)?;
+    // The mode as asked, whatever the process's umask (routerd.service runs with 0077, and
+    // daemons that drop privileges, systemd-networkd, must read their files).
+    f.set_permissions(std::fs::Permissions::from_mode(mode)).map_err(err)?;
     f.write_all(bytes).and_then(|()| f.sync_all()).map_err(err)?;
     std::fs::rename(&tmp, path).map_err(err)
+}
+
+/// The regular files of `dir` that `select` gives a key for (from the file name), with their
+/// text, sorted by key; none when the directory does not exist. Symlinks are skipped: an
+/// operator's masks and `enable` links are not files routerd wrote.
+///
+/// Errors: [`HostError::File`].
+pub(crate) fn read_dir_files(
+    dir: &Path,
+    select: impl Fn(&str) -> Option<String>,
+) -> Result<Vec<(String, String)>, HostError> {
+    let file_err = |source| HostError::File { path: dir.to_path_buf(), source };
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(file_err(e)),
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(file_err)?;
+        let Some(key) = entry.file_name().to_str().and_then(&select) else { continue };
+        if !entry.file_type().map_err(file_err)?.is_file() {
+            continue;
+        }
+        let path = entry.path();
+        let text = std::fs::read_to_string(&path)
+            .map_err(|source| HostError::File { path: path.clone(), source })?;
+        out.push((key, text));
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The marker lines of a file made of named blocks, each owned by one artifact:
+///
+/// ```text
+/// {begin}NAME
+/// line
+/// {end}
+/// ```
+pub(crate) struct Markers {
+    /// The line prefix that opens a block; the block's name follows it.
+    pub begin: &'static str,
+    /// The line that closes a block.
+    pub end: &'static str,
+}
+
+impl Markers {
+    /// The blocks of `text`, in file order. Lines outside blocks belong to none; a block cut
+    /// short (a file truncated by hand) is still listed, so it is repaired.
+    pub fn parse(&self, text: &str) -> Vec<(String, Vec<String>)> {
+        let mut out = Vec::new();
+        let mut current: Option<(String, Vec<String>)> = None;
+        for line in text.lines() {
+            if let Some(name) = line.strip_prefix(self.begin) {
+                out.extend(current.take());
+                current = Some((name.trim().to_string(), Vec::new()));
+            } else if line == self.end {
+                out.extend(current.take());
+            } else if let Some((_, l)) = current.as_mut() {
+                l.push(line.to_string());
+            }
+        }
+        out.extend(current);
+        out
+    }
+
+    /// Appends the block `name` with `lines` to `out`, after a blank line.
+    pub fn push(&self, out: &mut String, name: &str, lines: &[String]) {
+        out.push('\n');
+        out.push_str(self.begin);
+        out.push_str(name);
+        out.push('\n');
+        for l in lines {
+            out.push_str(l);
+            out.push('\n');
+        }
+        out.push_str(self.end);
+        out.push('\n');
+    }
+
+    /// Whether `line` can sit inside a block: a line break or a marker would smuggle content
+    /// past the block's end.
+    pub fn fits(&self, line: &str) -> bool {
+        !line.contains('\n') && !line.starts_with(self.begin) && line != self.end
+    }
 }
 
 #[cfg(test)]
@@ -42,5 +131,18 @@ mod tests {
         let mode = std::fs::metadata(&path).expect("meta").permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         assert!(!dir.path().join("a/b/.secret.routerd-tmp").exists());
+    }
+
+    #[test]
+    fn the_mode_holds_under_a_restrictive_umask() {
+        use nix::sys::stat::{Mode, umask};
+        use std::os::unix::fs::PermissionsExt;
+        // routerd.service's UMask=0077 (nextest runs each test in a process of its own).
+        umask(Mode::from_bits_truncate(0o077));
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("10-routerd-wan0.network");
+        write_atomically(&path, b"[Match]\n", 0o644).expect("writes");
+        let mode = std::fs::metadata(&path).expect("meta").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o644, "readable by a daemon that dropped privileges");
     }
 }

@@ -18,12 +18,15 @@
 
 pub mod artifact;
 pub mod backend;
+mod bus;
 mod compare;
 pub mod dnsmasq;
 pub mod error;
 mod file;
+pub mod hostnamed;
 pub mod netlink;
 pub mod netns;
+pub mod networkd;
 pub mod nftables;
 pub mod sysctl;
 pub mod systemd;

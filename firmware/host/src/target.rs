@@ -41,6 +41,12 @@ impl Target {
         self.path("/etc/systemd/system")
     }
 
+    /// Where routerd writes its `.network` files: `/etc/systemd/network`, the administrator's
+    /// directory of systemd-networkd (systemd.network(5)).
+    pub fn network_dir(&self) -> PathBuf {
+        self.path("/etc/systemd/network")
+    }
+
     /// routerd's dnsmasq directory (configuration, leases, pid file): on the data partition,
     /// so leases survive reboots and updates.
     pub fn dnsmasq_dir(&self) -> PathBuf {

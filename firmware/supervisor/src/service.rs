@@ -12,16 +12,20 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 pub use sd_notify::NotifyState;
+use tracing_subscriber::Layer;
+use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
-/// Installs the daemon's log destination (once per process).
+/// Installs the daemon's log destination (once per process), at `INFO` and above: the
+/// libraries' debug events (zbus logs every D-Bus message) would flood the journal.
 pub fn init_logging() {
     let registry = tracing_subscriber::registry();
     if std::env::var_os("JOURNAL_STREAM").is_some() {
         match tracing_journald::layer() {
             Ok(journal) => {
-                let _ = registry.with(journal.with_syslog_identifier("routerd".into())).try_init();
+                let journal = journal.with_syslog_identifier("routerd".into());
+                let _ = registry.with(journal.with_filter(LevelFilter::INFO)).try_init();
                 return;
             }
             Err(e) => eprintln!("routerd: journald unavailable ({e}); logging to stderr"),
@@ -31,7 +35,7 @@ pub fn init_logging() {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .with_target(false);
-    let _ = registry.with(stderr).try_init();
+    let _ = registry.with(stderr.with_filter(LevelFilter::INFO)).try_init();
 }
 
 /// Tells the service manager `state`; failures are logged, never fatal (the service runs

@@ -138,23 +138,38 @@ fn the_image_boots_applies_its_configs_survives_slot_switches_and_updates_with_a
     );
 
     // Every resource of the factory config becomes Healthy (the first-boot unit adopts the
-    // NICs and the sysctl once the first reconcile has set them), but the DHCP client, whose
-    // configurator (systemd-networkd) arrives later in issue 6.
-    let later = ["/IPv4DHCPAddress/"];
+    // NICs and the sysctl once the first reconcile has set them).
     let deadline = Instant::now() + COMMAND;
     loop {
-        let not_healthy: Vec<_> = phases(&mut guest)
-            .into_iter()
-            .filter(|(id, phase, _)| phase != "Healthy" && !later.iter().any(|k| id.contains(k)))
-            .collect();
+        let not_healthy: Vec<_> =
+            phases(&mut guest).into_iter().filter(|(_, phase, _)| phase != "Healthy").collect();
         if not_healthy.is_empty() {
             break;
         }
         assert!(Instant::now() < deadline, "not Healthy: {not_healthy:#?}\nstatus: {status}");
         std::thread::sleep(Duration::from_secs(1));
     }
-    // The doctor finds nothing failing on the image (it warns about the Blocked DHCP kinds
-    // and the unprotected management interface), and sees systemd's watchdog pings.
+    // The WAN's address by DHCP: systemd-networkd configures eth0 from routerd's .network file
+    // and takes a lease from QEMU's user-mode network (its DHCP server hands out 10.0.2.15,
+    // with 10.0.2.2 as the gateway).
+    let file = guest.must_run("networkctl status eth0 | grep 'Network File'", COMMAND);
+    assert!(file.contains("/etc/systemd/network/10-routerd-eth0.network"), "{file}");
+    let deadline = Instant::now() + COMMAND;
+    loop {
+        let wan = guest.must_run("ip -4 -o addr show dev eth0; ip -4 route show default", COMMAND);
+        if wan.contains("inet 10.0.2.15/24")
+            && wan.contains(" dynamic ")
+            && wan
+                .lines()
+                .any(|l| l.starts_with("default via 10.0.2.2") && l.contains("proto dhcp"))
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no DHCP lease on the WAN: {wan}");
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    // The doctor finds nothing failing on the image (it warns about the unprotected management
+    // interface), and sees systemd's watchdog pings.
     let doctor = guest.must_run("routerctl doctor", COMMAND);
     assert!(doctor.contains(" 0 fail") && doctor.contains("pass  U002"), "{doctor}");
     // The health gate saw the doctor pass and confirmed slot A to RAUC: GRUB's try flag,

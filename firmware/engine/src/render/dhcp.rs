@@ -3,13 +3,15 @@
 //! `IPv4DHCPScope`, `IPv6DHCPServer`, `IPv6DHCPScope`, through dnsmasq as
 //! `routerd-dnsmasq.service`).
 //!
-//! IPv4 servers and scopes render to dnsmasq configuration sections (dnsmasq(8) option lines)
-//! and the unit that runs dnsmasq; the client bindings and the IPv6 kinds still render opaque
-//! intents (their configurators arrive later) that carry the attributes the plan shows.
+//! The client bindings render to blocks of routerd's `.network` file for their link
+//! (systemd.network(5) settings; `routerd_host::networkd` writes the file). IPv4 servers and
+//! scopes render to dnsmasq configuration sections (dnsmasq(8) option lines) and the unit that
+//! runs dnsmasq; the IPv6 server kinds still render opaque intents (their configurator arrives
+//! later) that carry the attributes the plan shows.
 
 use std::time::Duration;
 
-use routerd_host::artifact::{DnsmasqSectionSpec, UnitSpec};
+use routerd_host::artifact::{DhcpBinding, DhcpClientSpec, DnsmasqSectionSpec, UnitSpec};
 use routerd_host::{ArtifactKey, ArtifactKind, ArtifactSpec, Target, dnsmasq};
 use routerd_model::Resource;
 use routerd_model::spec::dhcp::{
@@ -17,7 +19,7 @@ use routerd_model::spec::dhcp::{
     Ipv6DhcpScopeSpec, Ipv6DhcpServerSpec, RouterSource,
 };
 use routerd_model::spec::net::{
-    Ipv4DhcpAddressSpec, Ipv6DhcpAddressSpec, Ipv6PrefixDelegationSpec,
+    DuidType, Ipv4DhcpAddressSpec, Ipv6DhcpAddressSpec, Ipv6PrefixDelegationSpec, PdProfile,
 };
 use serde::Serialize;
 
@@ -39,6 +41,9 @@ const MIN_LEASE: Duration = Duration::from_secs(120);
 /// `interface=` lines of the server sections (`--bind-dynamic`): with no server section it
 /// answers nobody outside the router. It starts only once the file exists. `Type=forking`:
 /// dnsmasq forks once its sockets are bound, so a start job fails when dnsmasq cannot serve.
+/// No `After=network.target`: routerd itself is ordered before `network.target` and starts
+/// this unit during its first reconcile, so that ordering would hold the start job until
+/// routerd is ready, which waits for the job; `--bind-dynamic` follows the links as they come.
 pub(super) fn dnsmasq_unit(target: &Target) -> UnitSpec {
     let dir = target.dnsmasq_dir();
     let conf = target.dnsmasq_conf();
@@ -46,7 +51,6 @@ pub(super) fn dnsmasq_unit(target: &Target) -> UnitSpec {
         "# Written by routerd for the DHCP and DNS resources of router.yaml.\n\
          [Unit]\n\
          Description=routerd DHCP and DNS server (dnsmasq)\n\
-         After=network.target\n\
          ConditionPathExists={conf}\n\
          \n\
          [Service]\n\
@@ -78,12 +82,33 @@ fn lease_seconds(text: &str) -> Option<u64> {
     Some(d.max(MIN_LEASE).as_secs())
 }
 
-pub(super) fn render_ipv4_client(ctx: &RenderCtx<'_>, s: &Ipv4DhcpAddressSpec, out: &mut Out) {
-    client(ctx, &s.interface, ArtifactKind::Dhcp4Client, s, out);
+pub(super) fn render_ipv4_client(
+    ctx: &RenderCtx<'_>,
+    res: &Resource,
+    s: &Ipv4DhcpAddressSpec,
+    out: &mut Out,
+) {
+    // The client identifier is the MAC (RFC 2132 section 9.14, type 1), as OpenWrt and most
+    // ISPs expect; networkd's own default is an RFC 4361 DUID. The hostname stays the Hostname
+    // resource's, never the lease's.
+    let mut settings = vec!["[DHCPv4]".to_string(), "ClientIdentifier=mac".into()];
+    settings.push("UseHostname=no".into());
+    settings.push(format!("UseDNS={}", yes_no(s.use_dns.unwrap_or(true))));
+    settings.push(format!("UseRoutes={}", yes_no(s.use_routes.unwrap_or(true))));
+    if let Some(m) = s.route_metric {
+        settings.push(format!("RouteMetric={m}"));
+    }
+    client(ctx, res, &s.interface, s.client.as_deref(), DhcpBinding::Ipv4, settings, s, out);
 }
 
-pub(super) fn render_ipv6_client(ctx: &RenderCtx<'_>, s: &Ipv6DhcpAddressSpec, out: &mut Out) {
-    client(ctx, &s.interface, ArtifactKind::Dhcp6Client, s, out);
+pub(super) fn render_ipv6_client(
+    ctx: &RenderCtx<'_>,
+    res: &Resource,
+    s: &Ipv6DhcpAddressSpec,
+    out: &mut Out,
+) {
+    let settings = vec!["[DHCPv6]".to_string(), "UseHostname=no".into()];
+    client(ctx, res, &s.interface, s.client.as_deref(), DhcpBinding::Ipv6, settings, s, out);
 }
 
 pub(super) fn render_prefix_delegation(
@@ -92,16 +117,108 @@ pub(super) fn render_prefix_delegation(
     s: &Ipv6PrefixDelegationSpec,
     out: &mut Out,
 ) {
-    let Some(link) = ctx.interface(&s.interface) else {
-        return out.unresolved("interface", &s.interface);
-    };
-    out.ensure_opaque(
-        ArtifactKind::Dhcp6PrefixDelegation,
-        res.name.clone(),
-        s,
-        ApplyWith::Networkd,
-        vec![dep(&link.key, format!("requested on {}", link.ifname))],
-    );
+    let ntt =
+        matches!(s.profile, Some(PdProfile::NttNgnDirectHikariDenwa | PdProfile::NttHgwLanPd));
+    let mut settings = vec!["[DHCPv6]".to_string()];
+    // NTT's NGN delegates a /60 and expects a DUID-LL (the profile's documented defaults).
+    if let Some(len) = s.prefix_length.or(ntt.then_some(60)) {
+        settings.push(format!("PrefixDelegationHint=::/{len}"));
+    }
+    if let Some(iaid) = s.iaid.as_deref().filter(|i| !i.is_empty()) {
+        match parse_iaid(iaid) {
+            Some(n) => settings.push(format!("IAID={n}")),
+            None => {
+                out.warn(format!("iaid {iaid:?} is not a 32-bit number; the client's own applies"))
+            }
+        }
+    }
+    match s.duid_raw_data.as_deref().filter(|d| !d.is_empty()) {
+        Some(raw) => match duid_bytes(raw) {
+            // Raw data stands for the whole DUID: its type is the first two bytes.
+            Some(bytes) => settings.push(format!("DUIDRawData={bytes}")),
+            None => {
+                out.warn(format!("duidRawData {raw:?} is not hex bytes; the client's DUID applies"))
+            }
+        },
+        None => {
+            let duid = match s.duid_type {
+                Some(DuidType::LinkLayer) => Some("link-layer"),
+                Some(DuidType::LinkLayerTime) => Some("link-layer-time"),
+                Some(DuidType::Vendor) => Some("vendor"),
+                Some(DuidType::Uuid) => Some("uuid"),
+                Some(DuidType::Default) | None => ntt.then_some("link-layer"),
+            };
+            if let Some(d) = duid {
+                settings.push(format!("DUIDType={d}"));
+            }
+        }
+    }
+    if s.hint_from_state {
+        out.warn("hintFromState: systemd-networkd keeps no delegation across restarts to hint");
+    }
+    let client_name = s.client.as_deref();
+    client(ctx, res, &s.interface, client_name, DhcpBinding::PrefixDelegation, settings, s, out);
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}
+
+/// An IAID as the config gives it (decimal, or hex with `0x`), `None` unless it fits 32 bits.
+fn parse_iaid(text: &str) -> Option<u32> {
+    let t = text.trim();
+    match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => u32::from_str_radix(hex, 16).ok(),
+        None => t.parse().ok(),
+    }
+}
+
+/// DUID bytes as hex (`00030001…`, with or without `:` between bytes) in networkd's form
+/// (`00:03:00:01:…`); `None` when not an even run of hex digits, or longer than a DUID may be
+/// (RFC 8415 section 11.1: at most 128 bytes of DUID after the 2-byte type).
+fn duid_bytes(text: &str) -> Option<String> {
+    let hex: String = text.chars().filter(|c| *c != ':').collect();
+    if hex.is_empty()
+        || !hex.len().is_multiple_of(2)
+        || hex.len() > 260
+        || !hex.chars().all(|c| c.is_ascii_hexdigit())
+    {
+        return None;
+    }
+    let pairs: Vec<&str> = (0..hex.len()).step_by(2).map(|i| &hex[i..i + 2]).collect();
+    Some(pairs.join(":").to_ascii_lowercase())
+}
+
+/// A DHCP client binding on `iface`, run by systemd-networkd: the block of routerd's
+/// `.network` file for the link.
+#[allow(clippy::too_many_arguments)]
+fn client<S: Serialize>(
+    ctx: &RenderCtx<'_>,
+    res: &Resource,
+    iface: &str,
+    client: Option<&str>,
+    binding: DhcpBinding,
+    settings: Vec<String>,
+    s: &S,
+    out: &mut Out,
+) {
+    let Some(link) = ctx.interface(iface) else { return out.unresolved("interface", iface) };
+    let deps = vec![dep(&link.key, format!("runs on {}", link.ifname))];
+    match client {
+        None | Some("" | "networkd" | "systemd-networkd") => {
+            let spec =
+                DhcpClientSpec { binding, ifname: link.ifname.clone(), settings, effective: true };
+            out.ensure(ArtifactSpec::DhcpClient(spec), ApplyWith::Networkd, deps);
+        }
+        Some(other) => {
+            out.warn(format!(
+                "{}: client {other:?} is not in this build; systemd-networkd is (leave client \
+                 out, or set it to networkd)",
+                res.name
+            ));
+            out.ensure_opaque(binding.kind(), link.ifname.clone(), s, ApplyWith::Networkd, deps);
+        }
+    }
 }
 
 pub(super) fn render_ipv4_server(
@@ -221,24 +338,6 @@ pub(super) fn render_ipv6_scope(
     ];
     let name = format!("dhcpv6-range/{}", res.name);
     out.ensure_opaque(ArtifactKind::DnsmasqConfig, name, s, ApplyWith::Dnsmasq, deps);
-}
-
-fn client<S: Serialize>(
-    ctx: &RenderCtx<'_>,
-    iface: &str,
-    kind: ArtifactKind,
-    s: &S,
-    out: &mut Out,
-) {
-    let Some(link) = ctx.interface(iface) else { return out.unresolved("interface", iface) };
-    let name = link.ifname.clone();
-    out.ensure_opaque(
-        kind,
-        name,
-        s,
-        ApplyWith::Networkd,
-        vec![dep(&link.key, format!("runs on {}", link.ifname))],
-    );
 }
 
 fn server<S: Serialize>(

@@ -1,27 +1,22 @@
-//! `Hostname`: the system hostname through systemd-hostnamed (configurator in a later issue).
-//! Reconciled, never deleted. `managed: false` only observes it.
+//! `Hostname`: the system hostname through systemd-hostnamed. Reconciled, never deleted.
+//! `managed: false` only observes it.
 
-use routerd_host::ArtifactKind;
 use routerd_host::ArtifactSpec;
-use routerd_host::artifact::OpaqueSpec;
+use routerd_host::artifact::SystemHostnameSpec;
 use routerd_model::spec::system::HostnameSpec;
 
 use super::Out;
 use crate::intent::ApplyWith;
 
 pub(super) fn render(s: &HostnameSpec, out: &mut Out) {
-    let attrs = serde_json::json!({"hostname": s.hostname});
+    // The kernel's hostname follows the static one (hostnamed sets it from /etc/hostname).
+    let spec = ArtifactSpec::Hostname(SystemHostnameSpec {
+        hostname: s.hostname.clone(),
+        kernel: s.hostname.clone(),
+    });
     if s.managed {
-        out.ensure_opaque(
-            ArtifactKind::Hostname,
-            "system",
-            attrs,
-            ApplyWith::Hostnamed,
-            Vec::new(),
-        );
+        out.ensure(spec, ApplyWith::Hostnamed, Vec::new());
     } else {
-        let spec =
-            OpaqueSpec { kind: ArtifactKind::Hostname, name: "system".into(), attributes: attrs };
-        out.observe(ArtifactSpec::Opaque(spec), ApplyWith::Hostnamed);
+        out.observe(spec, ApplyWith::Hostnamed);
     }
 }

@@ -213,3 +213,86 @@ fn route_set_with_one_target_sets_its_mark() {
     let table = table.expect("nft table");
     assert_eq!(rule_texts(&table), ["ip saddr 192.168.10.0/24 meta mark set 0x00000300"]);
 }
+
+/// The spec of the intent with `key`, rendered from the all-kinds fixture.
+fn fixture_spec(key: &str) -> ArtifactSpec {
+    let config = parse_config(ALL_KINDS, "all-kinds.yaml").expect("fixture parses");
+    let rendered = render(&config);
+    let i = rendered.intents.iter().find(|i| i.key().to_string() == key);
+    i.unwrap_or_else(|| panic!("no intent {key}")).artifact.spec.clone()
+}
+
+#[test]
+fn dhcp_client_bindings_render_networkd_blocks_on_the_upstream_link() {
+    let ArtifactSpec::DhcpClient(v4) = fixture_spec("dhcp.ipv4.client/enp1s0") else {
+        panic!("not a DHCP client binding")
+    };
+    assert_eq!(
+        v4.settings,
+        [
+            "[DHCPv4]",
+            "ClientIdentifier=mac",
+            "UseHostname=no",
+            "UseDNS=no",
+            "UseRoutes=no",
+            "RouteMetric=200"
+        ]
+    );
+    assert!(v4.effective);
+    let ArtifactSpec::DhcpClient(pd) = fixture_spec("dhcp.ipv6.prefixDelegation/enp1s0") else {
+        panic!("not a DHCP client binding")
+    };
+    assert_eq!(
+        pd.settings,
+        ["[DHCPv6]", "PrefixDelegationHint=::/60", "IAID=1", "DUIDType=link-layer"]
+    );
+    // The delegated LAN address waits on the delegation of its upstream link.
+    let config = parse_config(ALL_KINDS, "all-kinds.yaml").expect("fixture parses");
+    let rendered = render(&config);
+    let lan = rendered
+        .intents
+        .iter()
+        .find(|i| i.key().to_string() == "linux.ipv6.address/delegated/lan-v6")
+        .expect("delegated address");
+    assert!(
+        lan.dependencies.iter().any(|d| d.key.to_string() == "dhcp.ipv6.prefixDelegation/enp1s0"),
+        "{:#?}",
+        lan.dependencies
+    );
+}
+
+#[test]
+fn a_dhcp_client_other_than_networkd_is_not_applied_and_says_why() {
+    let yaml = ALL_KINDS.replace(
+        "        interface: wan\n        required: false\n",
+        "        interface: wan\n        client: dhclient\n        required: false\n",
+    );
+    assert_ne!(yaml, ALL_KINDS, "fixture changed: no IPv4DHCPAddress to give a client");
+    let config = parse_config(&yaml, "all-kinds.yaml").expect("fixture parses");
+    let rendered = render(&config);
+    let i = rendered
+        .intents
+        .iter()
+        .find(|i| i.key().to_string() == "dhcp.ipv4.client/enp1s0")
+        .expect("binding");
+    assert!(matches!(i.artifact.spec, ArtifactSpec::Opaque(_)));
+    let warnings = &rendered.warnings["net.routerd.net/v1alpha1/IPv4DHCPAddress/wan-v4-dhcp"];
+    assert!(
+        warnings.iter().any(|w| w.contains("\"dhclient\" is not in this build")),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn dhcp_scope_renders_a_tagged_range_with_its_lease_time() {
+    let ArtifactSpec::DnsmasqSection(s) = fixture_spec("dnsmasq.config/dhcpv4-range/lan-pool")
+    else {
+        panic!("not a dnsmasq section")
+    };
+    // 12h in seconds; routerSource interfaceAddress and dnsSource self are dnsmasq's
+    // defaults, so no option lines.
+    assert_eq!(
+        s.lines,
+        ["dhcp-range=set:lan-pool,192.168.10.100,192.168.10.199,43200", "dhcp-authoritative"]
+    );
+}

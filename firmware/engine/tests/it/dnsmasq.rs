@@ -5,13 +5,12 @@
 //! the client namespace use it.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use routerd_engine::Phase;
-use routerd_host::testing::FakeSystemd;
 
-use crate::support::{LAB, Lab, ops, run};
+use crate::support::{Daemon, LAB, Lab, lab_with_systemd, ops, run, wait_for};
 
 const UNIT: &str = "routerd-dnsmasq.service";
 
@@ -47,28 +46,6 @@ fn config(scope_extra: &str) -> String {
         upstreamServers: [198.51.100.1]
 "
     )
-}
-
-/// Waits (deadline) until `f` gives `Some`.
-fn wait_for<T>(what: &str, deadline: Duration, mut f: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(start.elapsed() < deadline, "{what}: not within {deadline:?}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// A process killed on drop (the client's udhcpc, the upstream resolver).
-struct Daemon(Child);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// Starts busybox `udhcpc` in the foreground on the client's eth0; every event its script gets
@@ -114,18 +91,6 @@ fn upstream_resolver(lab: &Lab) -> Daemon {
         .spawn()
         .expect("dnsmasq as upstream resolver");
     Daemon(child)
-}
-
-/// The lab, with the systemd stand-in serving the sessions' unit directory on a private bus.
-/// Declared in this order, the stand-in (and every service it started) goes first on drop,
-/// before the namespaces.
-async fn lab_with_systemd() -> (Lab, FakeSystemd) {
-    let mut lab = Lab::new();
-    let bus_dir = lab.dir().join("bus");
-    std::fs::create_dir_all(&bus_dir).expect("bus dir");
-    let systemd = FakeSystemd::start(&bus_dir, &lab.root().join("etc/systemd/system")).await;
-    lab.system_bus = Some(systemd.address().to_string());
-    (lab, systemd)
 }
 
 fn unit_file(lab: &Lab) -> PathBuf {

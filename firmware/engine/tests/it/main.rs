@@ -2,5 +2,7 @@
 //! (root required; each test builds and removes its own namespaces).
 
 mod dnsmasq;
+mod hostnamed;
+mod networkd;
 mod reconcile;
 mod support;

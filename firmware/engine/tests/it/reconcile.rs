@@ -296,14 +296,14 @@ async fn pending_ledger_entries_left_by_a_crash_are_resolved_against_the_host() 
 async fn kinds_without_a_configurator_are_blocked_naming_their_apply_with() {
     let lab = Lab::new();
     let config = format!(
-        "{LAB}\n    - apiVersion: net.routerd.net/v1alpha1\n      kind: Hostname\n      metadata:\n        name: host\n      spec:\n        hostname: lab-router\n        managed: true\n"
+        "{LAB}\n    - apiVersion: system.routerd.net/v1alpha1\n      kind: NTPClient\n      metadata:\n        name: ntp\n      spec:\n        provider: systemd-timesyncd\n        managed: true\n        source: static\n        interface: wan\n        servers: [198.51.100.1]\n"
     );
     let doc = lab.reconcile(&config).await;
-    let host = doc.resources.iter().find(|r| r.id.ends_with("/Hostname/host")).expect("resource");
-    assert_eq!(host.phase, Phase::Blocked);
-    let cond = host.conditions.iter().find(|c| c.type_ == "Blocked").expect("condition");
+    let ntp = doc.resources.iter().find(|r| r.id.ends_with("/NTPClient/ntp")).expect("resource");
+    assert_eq!(ntp.phase, Phase::Blocked);
+    let cond = ntp.conditions.iter().find(|c| c.type_ == "Blocked").expect("condition");
     assert_eq!(cond.reason, "ConfiguratorMissing");
-    assert!(cond.message.contains("applyWith hostnamed"), "{}", cond.message);
+    assert!(cond.message.contains("applyWith timesyncd"), "{}", cond.message);
     // Everything else still applied.
     assert!(lab.exec_ok(&lab.client, &["ping", "-c", "1", "-W", "3", "198.51.100.1"]));
 }

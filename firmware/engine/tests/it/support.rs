@@ -4,11 +4,13 @@
 //! under test never does.
 
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Child, Command};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::SystemTime;
+use std::time::{Duration, Instant};
 
 use routerd_engine::{ConfigInput, ResultDocument, Session, SessionOptions};
+use routerd_host::testing::FakeSystemd;
 
 /// The lab config, as shipped.
 pub const LAB: &str = include_str!("../../../../examples/lab-router.yaml");
@@ -217,4 +219,38 @@ pub fn ops(doc: &ResultDocument, result: &str) -> Vec<String> {
         .filter(|o| o.result == result)
         .map(|o| format!("{} {}/{}", o.operation, o.kind, o.name))
         .collect()
+}
+
+/// Waits (deadline) until `f` gives `Some`.
+pub fn wait_for<T>(what: &str, deadline: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(start.elapsed() < deadline, "{what}: not within {deadline:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A process killed on drop (the client's udhcpc, the upstream resolver).
+pub struct Daemon(pub Child);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The lab, with the systemd stand-in serving the sessions' unit directory on a private bus.
+/// Declared in this order, the stand-in (and every service it started) goes first on drop,
+/// before the namespaces.
+pub async fn lab_with_systemd() -> (Lab, FakeSystemd) {
+    let mut lab = Lab::new();
+    let bus_dir = lab.dir().join("bus");
+    std::fs::create_dir_all(&bus_dir).expect("bus dir");
+    let systemd = FakeSystemd::start(&bus_dir, &lab.root().join("etc/systemd/system")).await;
+    lab.system_bus = Some(systemd.address().to_string());
+    (lab, systemd)
 }

@@ -23,13 +23,12 @@ use std::time::Duration;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use tokio::sync::OnceCell;
-use zbus::Connection;
 use zbus::proxy::CacheProperties;
 
 use crate::artifact::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, UnitSpec};
 use crate::backend::Backend;
 use crate::error::HostError;
-use crate::file::write_atomically;
+use crate::file::{read_dir_files, write_atomically};
 use crate::target::Target;
 use proxy::{ManagerProxy, UnitProxy};
 
@@ -88,14 +87,7 @@ impl Systemd {
         self.manager
             .get_or_try_init(|| async {
                 let bus = |e: zbus::Error| HostError::Bus(e.to_string());
-                let conn = match &self.address {
-                    None => Connection::system().await.map_err(bus)?,
-                    Some(a) => zbus::connection::Builder::address(a.as_str())
-                        .map_err(bus)?
-                        .build()
-                        .await
-                        .map_err(bus)?,
-                };
+                let conn = crate::bus::connect(self.address.as_deref()).await?;
                 let manager = ManagerProxy::builder(&conn)
                     .cache_properties(CacheProperties::No)
                     .build()
@@ -192,7 +184,7 @@ impl Systemd {
     }
 }
 
-fn service(key: &ArtifactKey, op: &'static str, e: zbus::Error) -> HostError {
+pub(crate) fn service(key: &ArtifactKey, op: &'static str, e: zbus::Error) -> HostError {
     match e {
         zbus::Error::InputOutput(_) | zbus::Error::Address(_) | zbus::Error::Handshake(_) => {
             HostError::Bus(e.to_string())
@@ -258,27 +250,7 @@ impl SystemdBackend {
 /// The `routerd-*.service` files of `dir` with their text, sorted by name; none when the
 /// directory does not exist.
 fn read_units(dir: &Path) -> Result<Vec<(String, String)>, HostError> {
-    let file_err = |source| HostError::File { path: dir.to_path_buf(), source };
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(file_err(e)),
-    };
-    let mut out = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(file_err)?;
-        let Some(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
-        // Symlinks (an operator's masks, `enable` links) are not files routerd wrote.
-        if !is_routerd_unit(&name) || !entry.file_type().map_err(file_err)?.is_file() {
-            continue;
-        }
-        let path = entry.path();
-        let content = std::fs::read_to_string(&path)
-            .map_err(|source| HostError::File { path: path.clone(), source })?;
-        out.push((name, content));
-    }
-    out.sort();
-    Ok(out)
+    read_dir_files(dir, |name| is_routerd_unit(name).then(|| name.to_owned()))
 }
 
 impl Backend for SystemdBackend {

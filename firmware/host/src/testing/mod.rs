@@ -1,5 +1,6 @@
-//! Test support (feature `test-support`, never in a release build): a private D-Bus system bus
-//! and, on it, a stand-in for systemd's manager.
+//! Test support (feature `test-support`, never in a release build): a private D-Bus system bus,
+//! a stand-in for systemd's manager on it, and the real systemd-networkd and systemd-hostnamed
+//! in namespaces.
 //!
 //! systemd cannot run as the service manager of a test process here (it must be PID 1 of a
 //! machine; the QEMU image tests the real one). [`FakeSystemd`] implements the part of
@@ -19,6 +20,9 @@
 //!
 //! Every call is logged ([`FakeSystemd::calls`]) so tests can assert what the configurator
 //! asked for.
+//!
+//! systemd-networkd and systemd-hostnamed, which can run here, are the real ones
+//! ([`Networkd`], [`Hostnamed`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -27,6 +31,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub use routerd_test_bus::PrivateBus;
+
+mod hostnamed;
+mod networkd;
+pub use hostnamed::{HOSTNAMED, Hostnamed};
+pub use networkd::{NETWORKD, Networkd};
 
 use zbus::object_server::SignalEmitter;
 use zbus::zvariant::{ObjectPath, OwnedObjectPath};

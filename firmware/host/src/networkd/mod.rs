@@ -1,0 +1,515 @@
+//! systemd-networkd backend (`applyWith: networkd`) for the DHCP client bindings
+//! `dhcp.ipv4.client`, `dhcp.ipv6.client` and `dhcp.ipv6.prefixDelegation`.
+//!
+//! Each link with a binding gets one file of routerd's, `10-routerd-<ifname>.network` in
+//! [`Target::network_dir`] (systemd.network(5)): a `[Match]` on the link's name, `[Link]` and
+//! `[Network]` sections the backend derives from the set of bindings on the link (`DHCP=` is one
+//! setting for both families), then one block per binding,
+//!
+//! ```text
+//! # routerd binding dhcp.ipv4.client
+//! [DHCPv4]
+//! UseHostname=no
+//! # routerd end
+//! ```
+//!
+//! Inventory lists those blocks, and whether systemd-networkd configures the link with
+//! routerd's file (`NetworkFile` of `Describe`, org.freedesktop.network1(5)): a `.network` file
+//! of someone else's that matches the link first (networkd takes the first in lexical order)
+//! leaves the binding without effect, and shows as drift. Every change rewrites the link's
+//! file, asks networkd to `Reload` (it reconfigures the links whose file changed) and, unless
+//! the binding went away, waits until networkd reports the link configured from routerd's
+//! file; when it does not, the file is restored as it was and the change fails naming the
+//! reason (the other file's name). A file left without bindings is removed; networkd then stops its DHCP clients on the
+//! link (releasing the lease) and removes what they configured.
+//!
+//! The link itself stays routerd's: the file leaves the link's state to the rtnetlink backend
+//! (`ActivationPolicy=manual`), keeps addresses and routes it did not configure
+//! (`KeepConfiguration=static`, with `ManageForeignRoutes=no` and
+//! `ManageForeignRoutingPolicyRules=no` in networkd.conf: the image's
+//! `/etc/systemd/networkd.conf.d/routerd.conf`), and does not hold up `network-online.target`
+//! (`RequiredForOnline=no`).
+
+mod proxy;
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use tokio::sync::OnceCell;
+use zbus::Connection;
+use zbus::proxy::CacheProperties;
+
+use crate::artifact::{
+    Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, DhcpBinding, DhcpClientSpec,
+};
+use crate::backend::Backend;
+use crate::error::HostError;
+use crate::file::{Markers, read_dir_files, write_atomically};
+use crate::systemd::service;
+use crate::target::Target;
+use proxy::ManagerProxy;
+
+/// The `applyWith` name of this backend.
+const APPLY_WITH: &str = "networkd";
+
+/// networkd's bus name.
+const BUS_NAME: &str = "org.freedesktop.network1";
+
+/// How long networkd may take after `Reload` to configure a link from routerd's file. Reload
+/// re-reads the files before it returns; the link's reconfiguration follows at once.
+const CONFIGURE_DEADLINE: Duration = Duration::from_secs(10);
+
+const MARKERS: Markers = Markers { begin: "# routerd binding ", end: "# routerd end" };
+
+/// The file name of routerd's `.network` file for `ifname`. The `10-` prefix sorts it before
+/// the files distributions ship (`80-container-*.network`, `99-default.link`), which networkd
+/// would otherwise match first.
+pub fn network_file_name(ifname: &str) -> String {
+    format!("10-routerd-{ifname}.network")
+}
+
+/// The link name of a routerd `.network` file name, `None` for any other file.
+fn ifname_of(file_name: &str) -> Option<&str> {
+    file_name.strip_prefix("10-routerd-")?.strip_suffix(".network").filter(|n| !n.is_empty())
+}
+
+/// A link as networkd's `Describe` reports it (the fields routerd reads).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct LinkDescription {
+    /// The link's name.
+    pub name: String,
+    /// The `.network` file networkd configures the link with, absent when unmanaged.
+    #[serde(default)]
+    pub network_file: Option<String>,
+    /// `unmanaged`, `pending`, `configuring`, `configured`, `failed`, `linger`.
+    #[serde(default)]
+    pub administrative_state: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct Description {
+    #[serde(default)]
+    interfaces: Vec<LinkDescription>,
+}
+
+/// A connection to systemd-networkd's manager, opened on first use.
+pub struct Networkd {
+    address: Option<String>,
+    conn: OnceCell<Connection>,
+}
+
+impl Networkd {
+    /// A client of networkd on the bus at `address` (`unix:path=…`), or on the system bus when
+    /// `None`. Connects on first use, so a session without DHCP client bindings needs no bus.
+    pub fn new(address: Option<String>) -> Self {
+        Self { address, conn: OnceCell::new() }
+    }
+
+    async fn conn(&self) -> Result<&Connection, HostError> {
+        self.conn.get_or_try_init(|| crate::bus::connect(self.address.as_deref())).await
+    }
+
+    async fn manager(&self) -> Result<ManagerProxy<'static>, HostError> {
+        let conn = self.conn().await?;
+        ManagerProxy::builder(conn)
+            .cache_properties(CacheProperties::No)
+            .build()
+            .await
+            .map_err(|e| HostError::Bus(e.to_string()))
+    }
+
+    /// Whether networkd runs: its name has an owner on the bus. Asked rather than activated,
+    /// so a router whose networkd is off is told so instead of waiting on activation.
+    ///
+    /// Errors: [`HostError::Bus`].
+    pub async fn running(&self) -> Result<bool, HostError> {
+        crate::bus::has_owner(self.conn().await?, BUS_NAME).await
+    }
+
+    /// `networkctl reload`.
+    ///
+    /// Errors: [`HostError::Service`] when networkd refuses; [`HostError::Bus`].
+    pub async fn reload(&self, key: &ArtifactKey) -> Result<(), HostError> {
+        let m = self.manager().await?;
+        m.reload().await.map_err(|e| service(key, "reload systemd-networkd", e))
+    }
+
+    /// Every link networkd knows, by name.
+    ///
+    /// Errors: [`HostError::Service`] (networkd's error, or JSON it wrote that does not parse);
+    /// [`HostError::Bus`].
+    pub async fn links(
+        &self,
+        key: &ArtifactKey,
+    ) -> Result<HashMap<String, LinkDescription>, HostError> {
+        let m = self.manager().await?;
+        let json = m.describe().await.map_err(|e| service(key, "describe links", e))?;
+        let d: Description = serde_json::from_str(&json).map_err(|e| HostError::Service {
+            key: key.clone(),
+            op: "describe links",
+            message: format!("systemd-networkd's description does not parse: {e}"),
+        })?;
+        Ok(d.interfaces.into_iter().map(|l| (l.name.clone(), l)).collect())
+    }
+}
+
+/// The bindings of routerd's `.network` files for one target, through systemd-networkd.
+pub struct NetworkdBackend {
+    dir: PathBuf,
+    networkd: Networkd,
+    /// One change at a time: each is a read-modify-write of a link's file.
+    lock: tokio::sync::Mutex<()>,
+}
+
+impl NetworkdBackend {
+    /// Bindings in `target`'s `.network` directory, applied by the networkd on the bus at
+    /// `address` (the system bus when `None`).
+    pub fn new(target: &Target, address: Option<String>) -> Self {
+        Self {
+            dir: target.network_dir(),
+            networkd: Networkd::new(address),
+            lock: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    fn path(&self, ifname: &str) -> PathBuf {
+        self.dir.join(network_file_name(ifname))
+    }
+
+    /// The blocks of every routerd `.network` file in the directory, by link name.
+    fn read_all(&self) -> Result<BTreeMap<String, BTreeMap<DhcpBinding, Vec<String>>>, HostError> {
+        let mut out = BTreeMap::new();
+        for (ifname, text) in read_files(&self.dir)? {
+            out.insert(ifname, parse(&text));
+        }
+        Ok(out)
+    }
+
+    async fn list(&self, kind: ArtifactKind) -> Result<Vec<Artifact>, HostError> {
+        let Some(binding) = DhcpBinding::of(kind) else { return Ok(Vec::new()) };
+        let files = self.read_all()?;
+        if !files.values().any(|blocks| blocks.contains_key(&binding)) {
+            return Ok(Vec::new());
+        }
+        let key = ArtifactKey::new(kind, String::new());
+        // A stopped networkd configures nothing: every binding is then without effect.
+        let links = if self.networkd.running().await? {
+            self.networkd.links(&key).await?
+        } else {
+            HashMap::new()
+        };
+        Ok(files
+            .into_iter()
+            .filter_map(|(ifname, mut blocks)| {
+                let settings = blocks.remove(&binding)?;
+                let effective = links.get(&ifname).is_some_and(|l| uses_file(l, &ifname));
+                Some(Artifact::new(ArtifactSpec::DhcpClient(DhcpClientSpec {
+                    binding,
+                    ifname,
+                    settings,
+                    effective,
+                })))
+            })
+            .collect())
+    }
+
+    /// Sets (`set`) or removes one binding's block and has networkd apply the file. A set that
+    /// networkd does not take (another file matches the link first, the link fails) restores
+    /// the file as it was.
+    async fn change(
+        &self,
+        key: &ArtifactKey,
+        spec: &DhcpClientSpec,
+        set: bool,
+    ) -> Result<(), HostError> {
+        let _guard = self.lock.lock().await;
+        let running = self.networkd.running().await?;
+        if set && !running {
+            // Nothing written: a file networkd does not read would look applied.
+            return Err(HostError::Service {
+                key: key.clone(),
+                op: "reload systemd-networkd",
+                message: format!(
+                    "systemd-networkd is not running ({BUS_NAME} has no owner on the system \
+                     bus); start systemd-networkd.service"
+                ),
+            });
+        }
+        let path = self.path(&spec.ifname);
+        let before = match std::fs::read_to_string(&path) {
+            Ok(text) => Some(text),
+            Err(e) if e.kind() == ErrorKind::NotFound => None,
+            Err(source) => return Err(HostError::File { path, source }),
+        };
+        let mut blocks = before.as_deref().map(parse).unwrap_or_default();
+        if set {
+            blocks.insert(spec.binding, spec.settings.clone());
+        } else {
+            blocks.remove(&spec.binding);
+        }
+        let after = (!blocks.is_empty()).then(|| compose(&spec.ifname, &blocks));
+        write_or_remove(&path, after.as_deref())?;
+        if !running {
+            // A removal while networkd is stopped: it reads the directory when it starts.
+            return Ok(());
+        }
+        let applied = match self.networkd.reload(key).await {
+            Ok(()) if set => self.wait_configured(key, &spec.ifname).await,
+            other => other,
+        };
+        if applied.is_err() && set {
+            // A binding networkd does not take leaves the file as it was, so a failed change
+            // leaves nothing behind that looks applied.
+            write_or_remove(&path, before.as_deref())?;
+            let _ = self.networkd.reload(key).await;
+        }
+        applied
+    }
+
+    /// Waits until networkd configures `ifname` from routerd's file.
+    async fn wait_configured(&self, key: &ArtifactKey, ifname: &str) -> Result<(), HostError> {
+        let deadline = Instant::now() + CONFIGURE_DEADLINE;
+        let settled = Instant::now() + Duration::from_secs(1);
+        loop {
+            let links = self.networkd.links(key).await?;
+            let link = links.get(ifname);
+            if link.is_some_and(|l| {
+                uses_file(l, ifname) && l.administrative_state.as_deref() != Some("failed")
+            }) {
+                return Ok(());
+            }
+            // networkd picks a link's file while it reloads: another file reported a moment
+            // after the reload is its choice, not a step on the way.
+            let other = link.is_some_and(|l| l.network_file.is_some() && !uses_file(l, ifname));
+            if Instant::now() >= deadline || (other && Instant::now() >= settled) {
+                let message = match link {
+                    None => format!("systemd-networkd does not know the link {ifname}"),
+                    Some(l) if uses_file(l, ifname) => format!(
+                        "systemd-networkd failed to configure {ifname} (journalctl -u \
+                         systemd-networkd tells why)"
+                    ),
+                    Some(LinkDescription { network_file: Some(other), .. }) => format!(
+                        "systemd-networkd configures {ifname} with {other}, which matches the \
+                         link before routerd's {}; remove that file or narrow its [Match]",
+                        network_file_name(ifname)
+                    ),
+                    Some(l) => format!(
+                        "systemd-networkd does not configure {ifname} with routerd's {} \
+                         (administrative state {})",
+                        network_file_name(ifname),
+                        l.administrative_state.as_deref().unwrap_or("unknown")
+                    ),
+                };
+                return Err(HostError::Service { key: key.clone(), op: "configure link", message });
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+}
+
+/// Writes `text` to `path`, or removes the file for `None`.
+fn write_or_remove(path: &Path, text: Option<&str>) -> Result<(), HostError> {
+    match text {
+        Some(t) => write_atomically(path, t.as_bytes(), 0o644),
+        None => match std::fs::remove_file(path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+            Err(source) => Err(HostError::File { path: path.to_path_buf(), source }),
+        },
+    }
+}
+
+/// Whether networkd configures `l` from routerd's file for `ifname` (compared by file name:
+/// networkd reports its own path, which differs from ours when the target has another root).
+fn uses_file(l: &LinkDescription, ifname: &str) -> bool {
+    l.network_file
+        .as_deref()
+        .and_then(|f| Path::new(f).file_name())
+        .is_some_and(|f| f.to_str() == Some(network_file_name(ifname).as_str()))
+}
+
+/// routerd's `.network` files in `dir` with their text, by link name; none when the directory
+/// does not exist.
+fn read_files(dir: &Path) -> Result<Vec<(String, String)>, HostError> {
+    read_dir_files(dir, |name| ifname_of(name).map(str::to_owned))
+}
+
+/// The blocks of a file routerd wrote, by binding. Lines outside blocks (the sections the
+/// backend derives, anything added by hand) belong to no binding and are rewritten at the next
+/// change.
+fn parse(text: &str) -> BTreeMap<DhcpBinding, Vec<String>> {
+    MARKERS
+        .parse(text)
+        .into_iter()
+        .filter_map(|(kind, lines)| {
+            Some((ArtifactKind::parse(&kind).and_then(DhcpBinding::of)?, lines))
+        })
+        .collect()
+}
+
+/// The whole `.network` file for `ifname` with `blocks` (at least one).
+fn compose(ifname: &str, blocks: &BTreeMap<DhcpBinding, Vec<String>>) -> String {
+    let v4 = blocks.contains_key(&DhcpBinding::Ipv4);
+    let na = blocks.contains_key(&DhcpBinding::Ipv6);
+    let v6 = na || blocks.contains_key(&DhcpBinding::PrefixDelegation);
+    let dhcp = match (v4, v6) {
+        (true, true) => "yes",
+        (true, false) => "ipv4",
+        (false, _) => "ipv6",
+    };
+    let mut s = format!(
+        "# routerd's systemd-networkd configuration of {ifname}: the DHCP client bindings of\n\
+         # router.yaml. routerd rewrites this file on every change: edit router.yaml, not this file.\n\
+         [Match]\n\
+         Name={ifname}\n\
+         \n\
+         [Link]\n\
+         ActivationPolicy=manual\n\
+         RequiredForOnline=no\n\
+         \n\
+         [Network]\n\
+         DHCP={dhcp}\n\
+         IPv6AcceptRA={ra}\n\
+         KeepConfiguration=static\n",
+        ra = if v6 { "yes" } else { "no" },
+    );
+    if v6 {
+        // Solicit without waiting for an RA's M flag (as OpenWrt's odhcp6c does); IA_NA only
+        // when an IPv6DHCPAddress asks for it.
+        s.push_str(&format!(
+            "\n[DHCPv6]\nWithoutRA=solicit\nUseAddress={}\n",
+            if na { "yes" } else { "no" }
+        ));
+    }
+    for (binding, lines) in blocks {
+        MARKERS.push(&mut s, binding.kind().as_str(), lines);
+    }
+    s
+}
+
+fn spec(a: &Artifact) -> Result<&DhcpClientSpec, HostError> {
+    match &a.spec {
+        ArtifactSpec::DhcpClient(d) => {
+            let bad = |message: String| Err(HostError::Invalid { key: a.key.clone(), message });
+            if d.ifname.is_empty() || d.ifname.contains(['/', '\n', ' ']) {
+                return bad(format!("{:?} is not a link name", d.ifname));
+            }
+            // A line break would smuggle settings past the block markers.
+            if !d.settings.iter().all(|l| MARKERS.fits(l)) {
+                return bad("a networkd setting contains a line break or a block marker".into());
+            }
+            Ok(d)
+        }
+        _ => Err(HostError::WrongBackend { key: a.key.clone(), backend: APPLY_WITH }),
+    }
+}
+
+impl Backend for NetworkdBackend {
+    fn apply_with(&self) -> &'static str {
+        APPLY_WITH
+    }
+
+    fn kinds(&self) -> &'static [ArtifactKind] {
+        &[ArtifactKind::Dhcp4Client, ArtifactKind::Dhcp6Client, ArtifactKind::Dhcp6PrefixDelegation]
+    }
+
+    fn observe<'a>(
+        &'a self,
+        kind: ArtifactKind,
+        _wanted: &'a [ArtifactKey],
+    ) -> BoxFuture<'a, Result<Vec<Artifact>, HostError>> {
+        Box::pin(self.list(kind))
+    }
+
+    fn create<'a>(&'a self, desired: &'a Artifact) -> BoxFuture<'a, Result<(), HostError>> {
+        Box::pin(async move { self.change(&desired.key, spec(desired)?, true).await })
+    }
+
+    fn modify<'a>(
+        &'a self,
+        _observed: &'a Artifact,
+        desired: &'a Artifact,
+    ) -> BoxFuture<'a, Result<(), HostError>> {
+        Box::pin(async move { self.change(&desired.key, spec(desired)?, true).await })
+    }
+
+    fn delete<'a>(&'a self, observed: &'a Artifact) -> BoxFuture<'a, Result<(), HostError>> {
+        Box::pin(async move { self.change(&observed.key, spec(observed)?, false).await })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blocks(list: &[(DhcpBinding, &[&str])]) -> BTreeMap<DhcpBinding, Vec<String>> {
+        list.iter().map(|(b, l)| (*b, l.iter().map(|s| s.to_string()).collect())).collect()
+    }
+
+    #[test]
+    fn a_file_round_trips_its_blocks_and_derives_dhcp_from_them() {
+        let b = blocks(&[
+            (DhcpBinding::PrefixDelegation, &["[DHCPv6]", "PrefixDelegationHint=::/60"]),
+            (DhcpBinding::Ipv4, &["[DHCPv4]", "UseHostname=no"]),
+        ]);
+        let text = compose("wan0", &b);
+        assert!(text.contains("[Match]\nName=wan0\n"));
+        assert!(text.contains("DHCP=yes\n"), "{text}");
+        assert!(text.contains("UseAddress=no\n"), "PD alone asks for no IA_NA: {text}");
+        assert!(
+            text.find("dhcp.ipv4.client").unwrap_or(usize::MAX)
+                < text.find("dhcp.ipv6.prefixDelegation").unwrap_or(0),
+            "blocks in binding order"
+        );
+        assert_eq!(parse(&text), b);
+
+        let v4 = compose("wan0", &blocks(&[(DhcpBinding::Ipv4, &["[DHCPv4]"])]));
+        assert!(v4.contains("DHCP=ipv4\nIPv6AcceptRA=no\n") && !v4.contains("[DHCPv6]"), "{v4}");
+        let na = compose("wan0", &blocks(&[(DhcpBinding::Ipv6, &[])]));
+        assert!(na.contains("DHCP=ipv6\n") && na.contains("UseAddress=yes\n"), "{na}");
+    }
+
+    #[test]
+    fn only_routerd_network_files_are_read_and_unknown_blocks_are_dropped() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let text = "[Match]\n# routerd binding dhcp.ipv4.client\n[DHCPv4]\n# routerd end\n\
+                    # routerd binding bogus\nx=1\n# routerd end\n";
+        std::fs::write(dir.path().join("10-routerd-wan0.network"), text).expect("w");
+        std::fs::write(dir.path().join("20-wired.network"), text).expect("w");
+        std::fs::write(dir.path().join("10-routerd-.network"), text).expect("w");
+        let files = read_files(dir.path()).expect("reads");
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].0, "wan0");
+        assert_eq!(parse(&files[0].1), blocks(&[(DhcpBinding::Ipv4, &["[DHCPv4]"])]));
+        assert!(read_files(&dir.path().join("missing")).expect("absent dir").is_empty());
+    }
+
+    #[test]
+    fn the_network_file_is_compared_by_name() {
+        let l = |f: &str| LinkDescription {
+            name: "wan0".into(),
+            network_file: Some(f.into()),
+            administrative_state: Some("configured".into()),
+        };
+        assert!(uses_file(&l("/etc/systemd/network/10-routerd-wan0.network"), "wan0"));
+        assert!(!uses_file(&l("/etc/systemd/network/05-wired.network"), "wan0"));
+        assert!(!uses_file(&LinkDescription::default(), "wan0"));
+    }
+
+    #[test]
+    fn a_setting_with_a_line_break_is_refused() {
+        let a = Artifact::new(ArtifactSpec::DhcpClient(DhcpClientSpec {
+            binding: DhcpBinding::Ipv4,
+            ifname: "wan0".into(),
+            settings: vec!["[DHCPv4]\n[Match]".into()],
+            effective: true,
+        }));
+        assert!(matches!(spec(&a), Err(HostError::Invalid { .. })));
+    }
+}
