@@ -157,6 +157,28 @@ impl RaucFixture {
         }
     }
 
+    /// [`Self::stop_rauc`], then waits (deadline) until the bus has dropped RAUC's name: the
+    /// bus notices a dead connection on its own time, and a call routed before then gets
+    /// another error than "no such service".
+    pub async fn stop_rauc_and_wait(&mut self) {
+        self.stop_rauc();
+        let conn = zbus::connection::Builder::address(self.bus.address())
+            .expect("bus address")
+            .build()
+            .await
+            .expect("connect to the private bus");
+        let dbus = DBusProxy::new(&conn).await.expect("bus proxy");
+        let deadline = tokio::time::Instant::now() + START_DEADLINE;
+        loop {
+            let name = BusName::try_from("de.pengutronix.rauc").expect("valid name");
+            if !dbus.name_has_owner(name).await.expect("NameHasOwner") {
+                return;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "RAUC's name outlived it");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
     fn make_ca(&self, name: &str) -> PathBuf {
         let dir = self.path(name);
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/rauc-dev-ca.sh");

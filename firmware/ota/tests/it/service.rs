@@ -73,7 +73,7 @@ async fn properties_report_the_test_system_while_idle() {
 async fn rauc_not_running_is_a_transport_error_not_a_refusal() {
     let mut fixture = crate::support::start().await;
     let rauc = fixture.client().await;
-    fixture.stop_rauc();
+    fixture.stop_rauc_and_wait().await;
     let err = rauc.primary().await.expect_err("nobody owns de.pengutronix.rauc");
     assert!(!err.is_refused(), "{err}");
     match &err {
