@@ -162,12 +162,7 @@ impl RaucFixture {
     /// another error than "no such service".
     pub async fn stop_rauc_and_wait(&mut self) {
         self.stop_rauc();
-        let conn = zbus::connection::Builder::address(self.bus.address())
-            .expect("bus address")
-            .build()
-            .await
-            .expect("connect to the private bus");
-        let dbus = DBusProxy::new(&conn).await.expect("bus proxy");
+        let dbus = self.bus_proxy().await;
         let deadline = tokio::time::Instant::now() + START_DEADLINE;
         loop {
             let name = BusName::try_from("de.pengutronix.rauc").expect("valid name");
@@ -236,15 +231,20 @@ impl RaucFixture {
             .expect("spawn rauc service")
     }
 
-    /// Waits for `de.pengutronix.rauc` to get an owner: subscribes to NameOwnerChanged first,
-    /// then asks, so an owner appearing in between is not missed.
-    async fn wait_for_rauc(&self) {
+    /// The bus daemon's own interface, on a connection of the fixture's.
+    async fn bus_proxy(&self) -> DBusProxy<'static> {
         let conn = zbus::connection::Builder::address(self.bus.address())
             .expect("bus address")
             .build()
             .await
             .expect("connect to the private bus");
-        let dbus = DBusProxy::new(&conn).await.expect("bus proxy");
+        DBusProxy::new(&conn).await.expect("bus proxy")
+    }
+
+    /// Waits for `de.pengutronix.rauc` to get an owner: subscribes to NameOwnerChanged first,
+    /// then asks, so an owner appearing in between is not missed.
+    async fn wait_for_rauc(&self) {
+        let dbus = self.bus_proxy().await;
         let mut changes = dbus
             .receive_name_owner_changed_with_args(&[(0, "de.pengutronix.rauc")])
             .await

@@ -198,11 +198,12 @@ impl NetworkdBackend {
             return Ok(Vec::new());
         }
         let key = ArtifactKey::new(kind, String::new());
-        // A stopped networkd configures nothing: every binding is then without effect.
-        let links = if self.networkd.running().await? {
-            self.networkd.links(&key).await?
-        } else {
-            HashMap::new()
+        // A stopped networkd (or no bus at all) configures nothing: every binding is then
+        // without effect, which the plan shows as drift rather than failing the inventory.
+        let links = match self.networkd.running().await {
+            Ok(true) => self.networkd.links(&key).await?,
+            Ok(false) | Err(HostError::Bus(_)) => HashMap::new(),
+            Err(e) => return Err(e),
         };
         Ok(files
             .into_iter()
