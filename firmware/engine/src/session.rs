@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use routerd_graph::{Operation, Reconciler, Selection};
+use routerd_host::bus::SystemBus;
 use routerd_host::dnsmasq::DnsmasqBackend;
 use routerd_host::hostnamed::HostnamedBackend;
 use routerd_host::netlink::NetlinkBackend;
@@ -128,15 +129,17 @@ impl Session {
             None => Netns::current(),
         };
         let target = Target::new(opts.netns.clone(), opts.root.clone());
-        let systemd = Arc::new(Systemd::new(opts.system_bus.clone()));
+        // One connection for every D-Bus configurator, opened when one needs it.
+        let bus = Arc::new(SystemBus::new(opts.system_bus.clone()));
+        let systemd = Arc::new(Systemd::new(Arc::clone(&bus)));
         let backends: Vec<Arc<dyn Backend>> = vec![
             Arc::new(NetlinkBackend::new(&netns)?),
             Arc::new(NftBackend::new(&netns)?),
             Arc::new(SysctlBackend::new(&netns)),
             Arc::new(SystemdBackend::new(&target, Arc::clone(&systemd))),
             Arc::new(DnsmasqBackend::new(&target, systemd)),
-            Arc::new(NetworkdBackend::new(&target, opts.system_bus.clone())),
-            Arc::new(HostnamedBackend::new(opts.system_bus.clone())),
+            Arc::new(NetworkdBackend::new(&target, Arc::clone(&bus))),
+            Arc::new(HostnamedBackend::new(bus)),
         ];
         let ledger = if opts.read_only {
             Ledger::open_read_only(&opts.ledger_path)?

@@ -8,12 +8,13 @@
 //! "Explicit non-cleanup cases"). hostnamed is bus-activated on a router, so a call starts it.
 
 use futures::future::BoxFuture;
-use tokio::sync::OnceCell;
-use zbus::Connection;
+use std::sync::Arc;
+
 use zbus::proxy::CacheProperties;
 
 use crate::artifact::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, SystemHostnameSpec};
 use crate::backend::Backend;
+use crate::bus::SystemBus;
 use crate::error::HostError;
 use crate::systemd::service;
 
@@ -48,21 +49,17 @@ mod proxy {
 
 /// The system hostname through systemd-hostnamed.
 pub struct HostnamedBackend {
-    address: Option<String>,
-    conn: OnceCell<Connection>,
+    bus: Arc<SystemBus>,
 }
 
 impl HostnamedBackend {
-    /// The hostname through the hostnamed on the bus at `address` (the system bus when `None`).
-    /// Connects on first use: a config without a `Hostname` resource needs no bus.
-    pub fn new(address: Option<String>) -> Self {
-        Self { address, conn: OnceCell::new() }
+    /// The hostname through the hostnamed on `bus`.
+    pub fn new(bus: Arc<SystemBus>) -> Self {
+        Self { bus }
     }
 
     async fn proxy(&self) -> Result<proxy::Hostname1Proxy<'static>, HostError> {
-        let conn =
-            self.conn.get_or_try_init(|| crate::bus::connect(self.address.as_deref())).await?;
-        proxy::Hostname1Proxy::builder(conn)
+        proxy::Hostname1Proxy::builder(self.bus.conn().await?)
             .cache_properties(CacheProperties::No)
             .build()
             .await

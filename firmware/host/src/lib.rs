@@ -18,7 +18,7 @@
 
 pub mod artifact;
 pub mod backend;
-mod bus;
+pub mod bus;
 mod compare;
 pub mod dnsmasq;
 pub mod error;

@@ -35,18 +35,18 @@ mod proxy;
 use std::collections::{BTreeMap, HashMap};
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use serde::Deserialize;
-use tokio::sync::OnceCell;
-use zbus::Connection;
 use zbus::proxy::CacheProperties;
 
 use crate::artifact::{
     Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, DhcpBinding, DhcpClientSpec,
 };
 use crate::backend::Backend;
+use crate::bus::SystemBus;
 use crate::error::HostError;
 use crate::file::{Markers, read_dir_files, write_atomically};
 use crate::systemd::service;
@@ -98,26 +98,19 @@ struct Description {
     interfaces: Vec<LinkDescription>,
 }
 
-/// A connection to systemd-networkd's manager, opened on first use.
+/// A client of systemd-networkd's manager.
 pub struct Networkd {
-    address: Option<String>,
-    conn: OnceCell<Connection>,
+    bus: Arc<SystemBus>,
 }
 
 impl Networkd {
-    /// A client of networkd on the bus at `address` (`unix:path=…`), or on the system bus when
-    /// `None`. Connects on first use, so a session without DHCP client bindings needs no bus.
-    pub fn new(address: Option<String>) -> Self {
-        Self { address, conn: OnceCell::new() }
-    }
-
-    async fn conn(&self) -> Result<&Connection, HostError> {
-        self.conn.get_or_try_init(|| crate::bus::connect(self.address.as_deref())).await
+    /// A client of networkd on `bus`.
+    pub fn new(bus: Arc<SystemBus>) -> Self {
+        Self { bus }
     }
 
     async fn manager(&self) -> Result<ManagerProxy<'static>, HostError> {
-        let conn = self.conn().await?;
-        ManagerProxy::builder(conn)
+        ManagerProxy::builder(self.bus.conn().await?)
             .cache_properties(CacheProperties::No)
             .build()
             .await
@@ -129,7 +122,7 @@ impl Networkd {
     ///
     /// Errors: [`HostError::Bus`].
     pub async fn running(&self) -> Result<bool, HostError> {
-        crate::bus::has_owner(self.conn().await?, BUS_NAME).await
+        self.bus.has_owner(BUS_NAME).await
     }
 
     /// `networkctl reload`.
@@ -168,12 +161,11 @@ pub struct NetworkdBackend {
 }
 
 impl NetworkdBackend {
-    /// Bindings in `target`'s `.network` directory, applied by the networkd on the bus at
-    /// `address` (the system bus when `None`).
-    pub fn new(target: &Target, address: Option<String>) -> Self {
+    /// Bindings in `target`'s `.network` directory, applied by the networkd on `bus`.
+    pub fn new(target: &Target, bus: Arc<SystemBus>) -> Self {
         Self {
             dir: target.network_dir(),
-            networkd: Networkd::new(address),
+            networkd: Networkd::new(bus),
             lock: tokio::sync::Mutex::new(()),
         }
     }

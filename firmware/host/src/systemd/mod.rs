@@ -27,6 +27,7 @@ use zbus::proxy::CacheProperties;
 
 use crate::artifact::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, UnitSpec};
 use crate::backend::Backend;
+use crate::bus::SystemBus;
 use crate::error::HostError;
 use crate::file::{read_dir_files, write_atomically};
 use crate::target::Target;
@@ -71,24 +72,22 @@ impl Job {
 
 /// A connection to systemd's manager, opened on first use and shared.
 pub struct Systemd {
-    address: Option<String>,
+    bus: Arc<SystemBus>,
     manager: OnceCell<ManagerProxy<'static>>,
 }
 
 impl Systemd {
-    /// A client of the manager on the bus at `address` (`unix:path=…`), or on the system bus
-    /// (`DBUS_SYSTEM_BUS_ADDRESS`, else `/run/dbus/system_bus_socket`) when `None`. Connects
-    /// on first use, so a session that touches no unit needs no bus.
-    pub fn new(address: Option<String>) -> Self {
-        Self { address, manager: OnceCell::new() }
+    /// A client of the manager on `bus` (connected on first use, so a session that touches no
+    /// unit needs no bus).
+    pub fn new(bus: Arc<SystemBus>) -> Self {
+        Self { bus, manager: OnceCell::new() }
     }
 
     async fn manager(&self) -> Result<&ManagerProxy<'static>, HostError> {
         self.manager
             .get_or_try_init(|| async {
                 let bus = |e: zbus::Error| HostError::Bus(e.to_string());
-                let conn = crate::bus::connect(self.address.as_deref()).await?;
-                let manager = ManagerProxy::builder(&conn)
+                let manager = ManagerProxy::builder(self.bus.conn().await?)
                     .cache_properties(CacheProperties::No)
                     .build()
                     .await

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use routerd_host::artifact::{DnsmasqSectionSpec, UnitSpec};
+use routerd_host::bus::SystemBus;
 use routerd_host::dnsmasq::DnsmasqBackend;
 use routerd_host::systemd::{Systemd, SystemdBackend};
 use routerd_host::testing::FakeSystemd;
@@ -30,7 +31,8 @@ async fn a_unit_is_written_enabled_started_restarted_on_change_and_removed() {
     let dir = tempfile::tempdir().expect("tempdir");
     let target = Target::new(None, Some(dir.path().join("root")));
     let fake = FakeSystemd::start(dir.path(), &target.unit_dir()).await;
-    let systemd = Arc::new(Systemd::new(Some(fake.address().to_string())));
+    let systemd =
+        Arc::new(Systemd::new(Arc::new(SystemBus::new(Some(fake.address().to_string())))));
     let backend = SystemdBackend::new(&target, systemd);
     let name = "routerd-test.service";
     let v1 = unit(name, dir.path(), "v1");
@@ -71,7 +73,8 @@ async fn a_section_dnsmasq_rejects_leaves_the_file_and_the_service_alone() {
     let dir = tempfile::tempdir().expect("tempdir");
     let target = Target::new(None, Some(dir.path().join("root")));
     let fake = FakeSystemd::start(dir.path(), &target.unit_dir()).await;
-    let systemd = Arc::new(Systemd::new(Some(fake.address().to_string())));
+    let systemd =
+        Arc::new(Systemd::new(Arc::new(SystemBus::new(Some(fake.address().to_string())))));
     let backend = DnsmasqBackend::new(&target, systemd);
     let section = |lines: &[&str]| {
         Artifact::new(ArtifactSpec::DnsmasqSection(DnsmasqSectionSpec {
