@@ -119,6 +119,11 @@ pub struct IntentDep {
     /// Recreate this artifact when the dependency is modified.
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub recreate_when_modified: bool,
+    /// The dependency is a HealthCheck verdict that must be healthy, not merely present: the
+    /// artifact is withdrawn while the check fails ([`crate::health`]). Waiting on it is a
+    /// standby, not a block.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub healthy: bool,
 }
 
 /// One artifact intent.

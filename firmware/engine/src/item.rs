@@ -59,8 +59,15 @@ impl Item for HostItem {
 pub fn graph_deps(deps: &[IntentDep]) -> Arc<[Dependency<HostItem>]> {
     deps.iter()
         .map(|d| {
-            let dep = Dependency::on(graph_key(&d.key), d.description.as_str());
-            if d.recreate_when_modified { dep.recreate_when_modified() } else { dep }
+            let mut dep = Dependency::on(graph_key(&d.key), d.description.as_str());
+            if d.recreate_when_modified {
+                dep = dep.recreate_when_modified();
+            }
+            if d.healthy {
+                dep = dep
+                    .must_satisfy(|item: &HostItem| crate::health::is_healthy(&item.artifact.spec));
+            }
+            dep
         })
         .collect()
 }

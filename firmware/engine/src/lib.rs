@@ -7,6 +7,7 @@
 //! current-state graph; see `docs/adr/0002-ownership-rules.md`.
 
 mod error;
+pub mod health;
 pub mod intent;
 pub mod item;
 pub mod plan;

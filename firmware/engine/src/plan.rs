@@ -350,6 +350,7 @@ fn orphan_deps(kind: ArtifactKind) -> Arc<[routerd_graph::Dependency<HostItem>]>
             key: ArtifactKey::new(ArtifactKind::SystemdService, routerd_host::dnsmasq::UNIT),
             description: "dnsmasq serves the section".into(),
             recreate_when_modified: false,
+            healthy: false,
         }]),
         _ => Arc::new([]),
     }

@@ -101,7 +101,12 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
             r.plan = ran.iter().map(|o| Arc::clone(o)).collect();
         }
         let mut conds = Vec::new();
+        // Informational: a check's verdict, a candidate on standby. Not a block.
+        let mut health = Vec::new();
         for i in &intents {
+            if i.kind() == routerd_host::ArtifactKind::HealthCheck {
+                health.push(verdict(plan, i));
+            }
             if let Some((reason, msg)) = plan.desired.blocked.get(i.key()) {
                 conds.push(("Blocked", *reason, format!("{}: {msg}", i.key())));
             } else if let Some(o) = failed.get(&(i.kind().as_str(), i.key().name.as_str())) {
@@ -119,7 +124,17 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
                     format!("{} {} was not run: {why}", o.operation, i.key()),
                 ));
             } else if let Some(why) = pending.get(i.key()) {
-                conds.push(("Blocked", "DependencyPending", format!("{}: {why}", i.key())));
+                match failing_check(plan, i) {
+                    Some(check) => health.push((
+                        "Standby",
+                        "True",
+                        "HealthCheckFailing",
+                        format!("{} is withdrawn while {check} is not healthy", i.key()),
+                    )),
+                    None => {
+                        conds.push(("Blocked", "DependencyPending", format!("{}: {why}", i.key())))
+                    }
+                }
             }
         }
         // Drift is what the plan (after apply: the verifying plan) still has to do.
@@ -140,6 +155,13 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
             Phase::Healthy
         };
         r.conditions = conditions(&r, conds, &drifted, &unowned, &now);
+        r.conditions.extend(health.into_iter().map(|(type_, status, reason, message)| Condition {
+            type_: Cow::Borrowed(type_),
+            status: Cow::Borrowed(status),
+            reason: Cow::Borrowed(reason),
+            message,
+            last_transition_time: Arc::clone(&now),
+        }));
         resources.push(r);
     }
 
@@ -222,6 +244,45 @@ fn record(
         result: Cow::Borrowed(if blocked.is_some() { "blocked" } else { "planned" }),
         error: None,
     }
+}
+
+/// The `Healthy` condition of a HealthCheck's verdict item: `(type, status, reason, message)`.
+fn verdict(plan: &EnginePlan, i: &Intent) -> (&'static str, &'static str, &'static str, String) {
+    let current = plan.current.get(&crate::item::graph_key(i.key()));
+    match current.map(|c| &c.artifact.spec) {
+        Some(routerd_host::ArtifactSpec::Health(h)) => {
+            let target = h.target.as_deref().unwrap_or("target unresolved");
+            let detail = h.detail.as_deref().unwrap_or("");
+            let message = format!("{target}: {detail}");
+            if h.healthy {
+                ("Healthy", "True", "ProbesSucceed", message)
+            } else {
+                ("Healthy", "False", "ProbesFail", message)
+            }
+        }
+        _ => (
+            "Healthy",
+            "Unknown",
+            "NoVerdict",
+            "no verdict yet: the daemon's scheduler has not probed (reconcile --once runs no \
+             probes)"
+                .to_string(),
+        ),
+    }
+}
+
+/// The HealthCheck `i` waits on that is not healthy now, if any.
+fn failing_check<'a>(plan: &EnginePlan, i: &'a Intent) -> Option<&'a str> {
+    i.dependencies
+        .iter()
+        .filter(|d| d.healthy)
+        .find(|d| {
+            !plan
+                .current
+                .get(&crate::item::graph_key(&d.key))
+                .is_some_and(|c| crate::health::is_healthy(&c.artifact.spec))
+        })
+        .map(|d| d.key.name.as_str())
 }
 
 fn observed(plan: &EnginePlan, i: &Intent, item: &HostItem) -> ObservedArtifact {

@@ -35,6 +35,7 @@ use routerd_model::{Config, ConfigErrors};
 use sha2::{Digest, Sha256};
 
 use crate::error::EngineError;
+use crate::health::{HealthBackend, HealthStore};
 use crate::intent::{Action, Intent, is_inventory_backed};
 use crate::item::{BackendRegistry, HostItem, artifact_key, graph_key};
 use crate::plan::{Desired, EnginePlan, PlanInput};
@@ -98,6 +99,7 @@ impl ConfigInput {
 /// An engine bound to a namespace and a ledger.
 pub struct Session {
     registry: BackendRegistry,
+    health: Arc<HealthStore>,
     target: Target,
     ledger: Ledger,
     timings: std::sync::Mutex<Vec<(&'static str, Duration)>>,
@@ -132,6 +134,7 @@ impl Session {
         // One connection for every D-Bus configurator, opened when one needs it.
         let bus = Arc::new(SystemBus::new(opts.system_bus.clone()));
         let systemd = Arc::new(Systemd::new(Arc::clone(&bus)));
+        let health = Arc::new(HealthStore::default());
         let backends: Vec<Arc<dyn Backend>> = vec![
             Arc::new(NetlinkBackend::new(&netns)?),
             Arc::new(NftBackend::new(&netns)?),
@@ -140,6 +143,7 @@ impl Session {
             Arc::new(DnsmasqBackend::new(&target, systemd)),
             Arc::new(NetworkdBackend::new(&target, Arc::clone(&bus))),
             Arc::new(HostnamedBackend::new(bus)),
+            Arc::new(HealthBackend::new(Arc::clone(&health))),
         ];
         let ledger = if opts.read_only {
             Ledger::open_read_only(&opts.ledger_path)?
@@ -147,13 +151,20 @@ impl Session {
             Ledger::open(&opts.ledger_path)?
         };
         let registry = BackendRegistry::new(backends);
-        Ok(Self { registry, target, ledger, timings: Default::default() })
+        Ok(Self { registry, health, target, ledger, timings: Default::default() })
     }
 
     /// The ledger this session records ownership in (the daemon also keeps its generations
     /// there).
     pub fn ledger(&self) -> &Ledger {
         &self.ledger
+    }
+
+    /// The HealthCheck verdicts this session's inventory reports; the supervisor's scheduler
+    /// writes them. Empty in a session nobody probes for (`reconcile --once`): checks then
+    /// have no verdict and what depends on their health waits.
+    pub fn health(&self) -> Arc<HealthStore> {
+        Arc::clone(&self.health)
     }
 
     /// Wall time per phase of the commands run so far (`render`, `observe`, `plan`, `apply`,

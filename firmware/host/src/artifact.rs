@@ -246,6 +246,8 @@ pub enum ArtifactSpec {
     DhcpClient(DhcpClientSpec),
     /// `linux.hostname`.
     Hostname(SystemHostnameSpec),
+    /// `routerd.healthCheck`.
+    Health(HealthStatusSpec),
     /// Any kind whose configurator is not in this build: attributes as rendered from the
     /// resource, compared as JSON.
     Opaque(OpaqueSpec),
@@ -590,6 +592,27 @@ pub struct SystemHostnameSpec {
     pub kernel: String,
 }
 
+/// `routerd.healthCheck`, named after its `HealthCheck` resource: the verdict of the check's
+/// probes, which the supervisor's scheduler keeps. An external item: present once the check has
+/// a verdict, and only `healthy` is compared, so dependents gated on health (a default-route
+/// candidate's preferred route) are created when it turns healthy and withdrawn when it turns
+/// unhealthy.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HealthStatusSpec {
+    /// The HealthCheck resource's name, the artifact's name.
+    pub name: String,
+    /// Desired: `true`. Observed: the verdict after the check's thresholds.
+    pub healthy: bool,
+    /// Observed: the address probed, once resolved (`192.0.2.1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// Observed: the last probe's outcome and the run of equal outcomes (`reply in 0.4 ms`,
+    /// `3 consecutive failures: no reply within 1s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
 /// Attributes of a kind this build has no configurator for.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -637,6 +660,7 @@ impl ArtifactSpec {
             }
             Self::DhcpClient(d) => ArtifactKey::new(d.binding.kind(), d.ifname.clone()),
             Self::Hostname(_) => ArtifactKey::new(ArtifactKind::Hostname, "system"),
+            Self::Health(h) => ArtifactKey::new(ArtifactKind::HealthCheck, h.name.clone()),
             Self::Opaque(o) => ArtifactKey::new(o.kind, o.name.clone()),
         }
     }

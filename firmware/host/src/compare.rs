@@ -93,6 +93,12 @@ pub(crate) fn drift(desired: &ArtifactSpec, observed: &ArtifactSpec) -> Vec<Attr
                 push(&mut out, "kernel", &d.kernel, &o.kernel);
             }
         }
+        // Target and detail are reports, not intent.
+        (ArtifactSpec::Health(d), ArtifactSpec::Health(o)) => {
+            if d.healthy != o.healthy {
+                push(&mut out, "healthy", &d.healthy, &o.healthy);
+            }
+        }
         (ArtifactSpec::Opaque(d), ArtifactSpec::Opaque(o)) => {
             if d.attributes != o.attributes {
                 push(&mut out, "attributes", &d.attributes, &o.attributes);
@@ -179,6 +185,7 @@ fn type_name(s: &ArtifactSpec) -> &'static str {
         ArtifactSpec::DnsmasqSection(_) => "dnsmasqSection",
         ArtifactSpec::DhcpClient(_) => "dhcpClient",
         ArtifactSpec::Hostname(_) => "hostname",
+        ArtifactSpec::Health(_) => "health",
         ArtifactSpec::Opaque(_) => "opaque",
     }
 }

@@ -10,6 +10,10 @@
 //! | [`sysctl`] | `procfs` | `linux.sysctl` |
 //! | [`systemd`] | `systemd` | `systemd.service` (units `routerd-*.service`, over D-Bus) |
 //! | [`dnsmasq`] | `dnsmasq` | `dnsmasq.config` (sections of routerd's dnsmasq configuration) |
+//! | [`networkd`] | `networkd` | `dhcp.ipv4.client`, `dhcp.ipv6.client`, `dhcp.ipv6.prefixDelegation` |
+//! | [`hostnamed`] | `hostnamed` | `linux.hostname` |
+//!
+//! [`probe`] sends the ICMP echo requests of HealthCheck probes from inside the namespace.
 //!
 //! The file-based backends keep their files under a [`target::Target`]'s root.
 //!
@@ -28,6 +32,7 @@ pub mod netlink;
 pub mod netns;
 pub mod networkd;
 pub mod nftables;
+pub mod probe;
 pub mod sysctl;
 pub mod systemd;
 pub mod target;

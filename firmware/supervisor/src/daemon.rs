@@ -55,6 +55,8 @@ pub enum Trigger {
     Api,
     /// A change on the host.
     Host(Change),
+    /// A HealthCheck's verdict changed.
+    Health,
 }
 
 impl Trigger {
@@ -68,6 +70,7 @@ impl Trigger {
             Trigger::Host(Change::Route) => "route",
             Trigger::Host(Change::Rule) => "rule",
             Trigger::Host(Change::Other) => "other",
+            Trigger::Health => "health",
         }
     }
 }
@@ -254,6 +257,8 @@ struct Daemon {
     resync: Duration,
     /// Confirm deadline as a monotonic instant, with the ledger's record of it.
     confirm: Option<(tokio::time::Instant, PendingConfirm)>,
+    /// The probes of the applied config's HealthChecks.
+    health: crate::health::HealthScheduler,
 }
 
 /// Runs the daemon until SIGTERM or SIGINT. Returns the exit code: 0 after a clean stop, 1
@@ -297,6 +302,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         }
     };
     let applied = Applied::new(&session, yaml, input);
+    let health_store = session.health();
     let auth = crate::auth::AuthStore::new(&opts.state_dir);
     announce_setup_token(&auth);
     let statuses = StatusTracker::load(session.ledger());
@@ -351,6 +357,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
     if opts.ota.health_gate {
         crate::ota::spawn_gate(opts.ota.clone(), msg_tx.clone());
     }
+    let health = crate::health::HealthScheduler::new(netns, health_store, msg_tx.clone());
     let server =
         tokio::spawn(socket.serve(router(snapshot_rx, msg_tx, Arc::clone(&metrics), updates)));
     tracing::info!(
@@ -372,6 +379,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         last: None,
         resync: opts.resync,
         confirm: pending.map(|p| (instant_of(p.deadline), p)),
+        health,
     };
     let mut sigterm = signal(SignalKind::terminate()).context("SIGTERM handler")?;
     let mut sigint = signal(SignalKind::interrupt()).context("SIGINT handler")?;
@@ -556,7 +564,11 @@ impl Daemon {
         let started = SystemTime::now();
         let clock = Instant::now();
         let applied = &self.applied;
-        match self.session.reconcile_with(&applied.input, &applied.desired, started).await {
+        let result = self.session.reconcile_with(&applied.input, &applied.desired, started).await;
+        // Probes follow the config just reconciled, and a new check's first probe (which
+        // decides its verdict at once) finds its link and routes in place.
+        self.health.sync(&self.applied.input.config);
+        match result {
             Ok(mut doc) => {
                 self.metrics.reconciled(&doc, clock.elapsed());
                 let changes = self.statuses.observe(&mut doc, &self.applied.digests);

@@ -6,6 +6,7 @@ mod auth;
 mod control;
 mod daemon;
 mod doctor;
+mod health;
 mod lockout;
 mod metrics;
 mod ota;

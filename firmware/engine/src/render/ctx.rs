@@ -253,7 +253,20 @@ impl Out {
 
 /// A dependency on `key`.
 pub(crate) fn dep(key: &ArtifactKey, description: impl Into<String>) -> IntentDep {
-    IntentDep { key: key.clone(), description: description.into(), recreate_when_modified: false }
+    IntentDep {
+        key: key.clone(),
+        description: description.into(),
+        recreate_when_modified: false,
+        healthy: false,
+    }
+}
+
+/// A dependency on the verdict of HealthCheck `check`: met only while it is healthy.
+pub(crate) fn healthy_dep(check: &str, description: impl Into<String>) -> IntentDep {
+    IntentDep {
+        healthy: true,
+        ..dep(&ArtifactKey::new(ArtifactKind::HealthCheck, check), description)
+    }
 }
 
 /// An nft table name `PREFIX<resource name>` that nft accepts: `-` becomes `_`, and names

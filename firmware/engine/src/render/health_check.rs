@@ -1,18 +1,34 @@
-//! `HealthCheck`: a probe the supervisor's scheduler runs (ICMP, later TCP and DNS), whose
-//! result is an external item policies depend on. Scheduler in a later issue.
+//! `HealthCheck`: probes the supervisor's scheduler runs on the check's interval. The check's
+//! verdict is an external item (`routerd.healthCheck/<name>`, [`crate::health`]); what depends
+//! on it being healthy (a default-route candidate) follows it.
 
-use routerd_host::ArtifactKind;
+use routerd_host::ArtifactSpec;
+use routerd_host::artifact::HealthStatusSpec;
 use routerd_model::Resource;
-use routerd_model::spec::routing::HealthCheckSpec;
+use routerd_model::spec::routing::{HealthCheckSpec, TargetSource};
 
-use super::ctx::dep;
 use super::{Out, RenderCtx};
 use crate::intent::ApplyWith;
 
 pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &HealthCheckSpec, out: &mut Out) {
-    let mut deps = Vec::new();
-    if let Some(i) = s.interface.as_deref().and_then(|i| ctx.interface(i)) {
-        deps.push(dep(&i.key, format!("probes through {}", i.ifname)));
+    if s.interface.as_deref().is_some_and(|i| ctx.interface(i).is_none()) {
+        out.warn("interface does not name an Interface resource: the probe is not bound to a link");
     }
-    out.ensure_opaque(ArtifactKind::HealthCheck, res.name.clone(), s, ApplyWith::Scheduler, deps);
+    match (s.target_source, s.target.as_deref()) {
+        (Some(TargetSource::DsliteRemote), _) => out.warn(
+            "targetSource dsliteRemote is not supported yet: the check never gets a verdict",
+        ),
+        (Some(TargetSource::Static), None) => {
+            out.warn("targetSource static without a target: the check never gets a verdict")
+        }
+        (Some(TargetSource::DefaultGateway) | None | Some(TargetSource::Auto), None)
+            if s.interface.is_none() =>
+        {
+            out.warn("no target and no interface to take the default gateway of: the check never gets a verdict")
+        }
+        _ => {}
+    }
+    let status =
+        HealthStatusSpec { name: res.name.clone(), healthy: true, target: None, detail: None };
+    out.observe(ArtifactSpec::Health(status), ApplyWith::Scheduler);
 }

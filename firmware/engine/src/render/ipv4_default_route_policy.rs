@@ -1,11 +1,17 @@
-//! `IPv4DefaultRoutePolicy` (`mode: priority`): several uplink candidates, preferred by static
-//! priority (lower `priority` first). Health-driven switching needs the HealthCheck scheduler
-//! (a later issue); until then the order is static.
+//! `IPv4DefaultRoutePolicy` (`mode: priority`): several uplink candidates; the healthy one with
+//! the lowest `priority` carries the traffic, and the next one takes over while it fails.
 //!
-//! Per candidate: with a `table`, a route table with the default route via the candidate
-//! (and, with a `mark`, the fwmark rule at priority 30000 + rank); without a `table`, a default
-//! route in `main` whose metric is `routeMetric`, else `priority`, so the kernel prefers the
-//! best candidate and falls back when its link goes away. Traffic from `sourceCIDRs` / to
+//! Per candidate without a `table`: a default route in `main` whose metric is `routeMetric`,
+//! else `priority`, so the kernel prefers the best candidate. A candidate with a `healthCheck`
+//! gets two: that preferred route, which depends on the check being healthy (its verdict is an
+//! external item, [`crate::health`]) and is withdrawn while it fails, and a standby route
+//! [`STANDBY_METRIC_OFFSET`] higher that always stays. The standby keeps the check's probes
+//! (bound to the candidate's link) routable, and when every candidate fails, traffic still
+//! follows the static priority order instead of having no route at all.
+//!
+//! With a `table`: a route table with the default route via the candidate (and, with a `mark`,
+//! the fwmark rule at priority 30000 + rank). A failing `healthCheck` withdraws the table's
+//! route and rule, so marked traffic falls through to `main`. Traffic from `sourceCIDRs` / to
 //! `destinationCIDRs` is marked with the preferred marked candidate's mark in
 //! `nft.table/ip/routerd_default_route_<name>`.
 
@@ -20,7 +26,7 @@ use routerd_model::spec::routing::{
     DefaultRouteCandidate, GatewaySource, Ipv4DefaultRoutePolicySpec,
 };
 
-use super::ctx::{IfaceRef, dep};
+use super::ctx::{IfaceRef, dep, healthy_dep};
 use super::nft_match::{ipv4_pairs, rule};
 use super::policy_table::{self, PolicyTarget};
 use super::{Out, RenderCtx};
@@ -28,6 +34,11 @@ use crate::intent::{ApplyWith, IntentDep};
 
 /// fwmark rule priority of the best-ranked candidate; the next ones follow.
 const RULE_PRIORITY_BASE: u32 = 30000;
+
+/// How much higher than its preferred route a health-checked candidate's standby route is:
+/// above any metric an operator gives a default route (DHCP clients use 100 to 1024), so every
+/// preferred route wins over every standby.
+pub const STANDBY_METRIC_OFFSET: u32 = 1_000_000;
 
 pub(super) fn render(
     ctx: &RenderCtx<'_>,
@@ -37,9 +48,6 @@ pub(super) fn render(
 ) {
     let mut ranked: Vec<&DefaultRouteCandidate> = s.candidates.iter().collect();
     ranked.sort_by_key(|c| c.priority);
-    if ranked.iter().any(|c| c.health_check.is_some()) {
-        out.warn("healthCheck is not evaluated yet (HealthCheck scheduler arrives later): candidates are ordered by static priority");
-    }
     let mut active_mark = None;
     let mut mark_deps = Vec::new();
     for (rank, c) in ranked.iter().enumerate() {
@@ -52,8 +60,15 @@ pub(super) fn render(
             continue;
         };
         let Some((gateway, mut deps)) = gateway_of(ctx, c, iface, &link, out) else { continue };
+        let health = c.health_check.as_deref().map(|check| {
+            healthy_dep(
+                check,
+                format!("candidate {} is preferred while {check} is healthy", label(c)),
+            )
+        });
         let key = match c.table {
             Some(table) => {
+                deps.extend(health);
                 let priority = RULE_PRIORITY_BASE
                     + u32::try_from(rank).unwrap_or(u32::MAX - RULE_PRIORITY_BASE);
                 let target = PolicyTarget {
@@ -62,21 +77,29 @@ pub(super) fn render(
                     table,
                     metric: c.route_metric.unwrap_or(0),
                     mark: c.mark.map(|m| (m, priority.min(32765))),
-                    extra_deps: deps.iter().map(|d| d.key.clone()).collect(),
+                    extra_deps: deps,
                 };
                 policy_table::render(&target, out)
             }
             None => {
                 deps.push(dep(&link.key, format!("needs link {}", link.ifname)));
-                let route = RouteSpec {
-                    table: 254,
-                    destination: IpNet::V4(ipnet::Ipv4Net::default()),
-                    gateway,
-                    oif: Some(link.ifname.clone()),
-                    metric: c.route_metric.unwrap_or(c.priority),
-                    protocol: ROUTERD_ROUTE_PROTOCOL,
+                let metric = c.route_metric.unwrap_or(c.priority);
+                let route = |metric| {
+                    ArtifactSpec::Route(RouteSpec {
+                        table: 254,
+                        destination: IpNet::V4(ipnet::Ipv4Net::default()),
+                        gateway,
+                        oif: Some(link.ifname.clone()),
+                        metric,
+                        protocol: ROUTERD_ROUTE_PROTOCOL,
+                    })
                 };
-                out.ensure(ArtifactSpec::Route(route), ApplyWith::Rtnetlink, deps)
+                if let Some(health) = health {
+                    let standby = metric.saturating_add(STANDBY_METRIC_OFFSET);
+                    out.ensure(route(standby), ApplyWith::Rtnetlink, deps.clone());
+                    deps.push(health);
+                }
+                out.ensure(route(metric), ApplyWith::Rtnetlink, deps)
             }
         };
         if let (Some(mark), None) = (c.mark, active_mark) {

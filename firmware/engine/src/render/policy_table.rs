@@ -32,8 +32,9 @@ pub(super) struct PolicyTarget<'a> {
     pub metric: u32,
     /// fwmark (and rule) if the target is steered by mark; `None` for a table only.
     pub mark: Option<(u32, u32)>,
-    /// Keys the default route must wait for (addresses making the gateway reachable).
-    pub extra_deps: Vec<ArtifactKey>,
+    /// What the default route must wait for besides link and table (addresses making the
+    /// gateway reachable, a healthy check).
+    pub extra_deps: Vec<IntentDep>,
 }
 
 impl<'a> PolicyTarget<'a> {
@@ -48,7 +49,12 @@ impl<'a> PolicyTarget<'a> {
         mark: (u32, u32),
     ) -> Self {
         let gateway = ctx.default_gateway_v4(iface);
-        let extra_deps = gateway.map(|g| ctx.addresses_covering(iface, g)).unwrap_or_default();
+        let extra_deps = gateway
+            .map(|g| ctx.addresses_covering(iface, g))
+            .unwrap_or_default()
+            .iter()
+            .map(|k| dep(k, format!("gateway reachable through {}", k.name)))
+            .collect();
         Self { link, gateway, table, metric, mark: Some(mark), extra_deps }
     }
 }
@@ -90,9 +96,7 @@ pub(super) fn render(t: &PolicyTarget<'_>, out: &mut Out) -> ArtifactKey {
         dep(&t.link.key, format!("needs link {}", t.link.ifname)),
         dep(&table_key, format!("fills table {}", t.table)),
     ];
-    deps.extend(
-        t.extra_deps.iter().map(|k| dep(k, format!("gateway reachable through {}", k.name))),
-    );
+    deps.extend(t.extra_deps.iter().cloned());
     let route = RouteSpec {
         table: t.table,
         destination: IpNet::V4(ipnet::Ipv4Net::default()),

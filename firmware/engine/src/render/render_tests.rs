@@ -296,3 +296,55 @@ fn dhcp_scope_renders_a_tagged_range_with_its_lease_time() {
         ["dhcp-range=set:lan-pool,192.168.10.100,192.168.10.199,43200", "dhcp-authoritative"]
     );
 }
+
+#[test]
+fn a_health_checked_candidate_gets_a_gated_preferred_route_and_a_standby_route() {
+    let yaml = "apiVersion: routerd.net/v1alpha1
+kind: Router
+metadata: {name: t}
+spec:
+  resources:
+    - {apiVersion: net.routerd.net/v1alpha1, kind: Interface, metadata: {name: wan}, spec: {ifname: wan0, managed: true}}
+    - {apiVersion: net.routerd.net/v1alpha1, kind: Interface, metadata: {name: lte}, spec: {ifname: wwan0, managed: true}}
+    - {apiVersion: net.routerd.net/v1alpha1, kind: HealthCheck, metadata: {name: wan-gw}, spec: {interface: wan}}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4DefaultRoutePolicy
+      metadata: {name: up}
+      spec:
+        candidates:
+          - {interface: wan, gatewaySource: static, gateway: 198.51.100.1, priority: 10, healthCheck: wan-gw}
+          - {interface: lte, priority: 20}
+";
+    let config = parse_config(yaml, "t.yaml").expect("parses");
+    let rendered = render(&config);
+    let route = |metric: u32| {
+        let name = format!("254:0.0.0.0/0:{metric}");
+        rendered
+            .intents
+            .iter()
+            .find(|i| i.kind() == ArtifactKind::Ipv4Route && i.key().name == name)
+            .unwrap_or_else(|| panic!("no route {name}"))
+    };
+    let gated = |metric| {
+        route(metric)
+            .dependencies
+            .iter()
+            .filter(|d| d.healthy)
+            .map(|d| d.key.to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(gated(10), ["routerd.healthCheck/wan-gw"], "preferred: while the check is healthy");
+    assert_eq!(gated(1_000_010), Vec::<String>::new(), "standby: always");
+    assert_eq!(gated(20), Vec::<String>::new(), "no check: one route, always");
+    assert!(
+        rendered.intents.iter().all(|i| i.key().name != "254:0.0.0.0/0:1000020"),
+        "no standby without a check"
+    );
+    let check = rendered
+        .intents
+        .iter()
+        .find(|i| i.kind() == ArtifactKind::HealthCheck)
+        .expect("the check's verdict");
+    assert_eq!(check.action, Action::Observe, "a verdict is an external item");
+    assert_eq!(check.apply_with, ApplyWith::Scheduler);
+}

@@ -5,5 +5,6 @@
 mod browser;
 mod cli;
 mod daemon;
+mod health;
 mod ota;
 mod support;

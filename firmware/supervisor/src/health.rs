@@ -1,0 +1,264 @@
+//! The HealthCheck scheduler: one task per `HealthCheck`, probing on the check's interval from
+//! inside the target namespace, keeping the verdict in the session's
+//! [`HealthStore`](routerd_engine::health::HealthStore) and asking the loop for a reconcile
+//! when a verdict changes. The reconcile then creates or withdraws what depends on the check
+//! being healthy (DESIGN.md, Supervisor: "health result").
+//!
+//! A verdict follows the check's thresholds: `unhealthyThreshold` consecutive failures turn a
+//! healthy check unhealthy, `healthyThreshold` consecutive successes turn it back. The first
+//! probe after start decides at once, so a router that boots with a dead uplink does not prefer
+//! it for thresholds × interval.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use routerd_engine::health::{HealthStore, ProbePlan, ProbeTarget, probe_plans};
+use routerd_host::artifact::HealthStatusSpec;
+use routerd_host::netlink::NetlinkBackend;
+use routerd_host::probe::Pinger;
+use routerd_host::{ArtifactKind, ArtifactSpec, Backend, Netns};
+use routerd_model::Config;
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+
+use crate::daemon::{Msg, Trigger};
+
+/// The running probe tasks of the applied config.
+pub struct HealthScheduler {
+    netns: Netns,
+    store: Arc<HealthStore>,
+    loop_tx: mpsc::Sender<Msg>,
+    tasks: BTreeMap<String, (ProbePlan, AbortHandle)>,
+}
+
+impl HealthScheduler {
+    /// A scheduler probing inside `netns`, writing to `store` and waking the loop through
+    /// `loop_tx`; no task runs until [`HealthScheduler::sync`].
+    pub fn new(netns: Netns, store: Arc<HealthStore>, loop_tx: mpsc::Sender<Msg>) -> Self {
+        Self { netns, store, loop_tx, tasks: BTreeMap::new() }
+    }
+
+    /// Runs exactly the checks of `config`: starts new ones, restarts changed ones, stops and
+    /// forgets removed ones. Cheap when nothing changed (called before every reconcile).
+    pub fn sync(&mut self, config: &Config) {
+        let plans: BTreeMap<String, ProbePlan> =
+            probe_plans(config).into_iter().map(|p| (p.name.clone(), p)).collect();
+        self.tasks.retain(|name, (running, task)| {
+            let keep = plans.get(name) == Some(running);
+            if !keep {
+                task.abort();
+            }
+            keep
+        });
+        let names: BTreeSet<String> = plans.keys().cloned().collect();
+        self.store.retain(&names);
+        for (name, plan) in plans {
+            if self.tasks.contains_key(&name) {
+                continue;
+            }
+            let probe = Probe {
+                plan: plan.clone(),
+                netns: self.netns.clone(),
+                store: Arc::clone(&self.store),
+                loop_tx: self.loop_tx.clone(),
+            };
+            let task = tokio::spawn(probe.run()).abort_handle();
+            self.tasks.insert(name, (plan, task));
+        }
+    }
+}
+
+impl Drop for HealthScheduler {
+    fn drop(&mut self) {
+        for (_, task) in self.tasks.values() {
+            task.abort();
+        }
+    }
+}
+
+/// One check's task.
+struct Probe {
+    plan: ProbePlan,
+    netns: Netns,
+    store: Arc<HealthStore>,
+    loop_tx: mpsc::Sender<Msg>,
+}
+
+impl Probe {
+    async fn run(self) {
+        let mut pinger = None;
+        let mut routes = None;
+        let mut tally = Tally::default();
+        let mut next = tokio::time::Instant::now();
+        loop {
+            let (target, outcome) = self.once(&mut pinger, &mut routes).await;
+            let healthy = tally.record(outcome.is_ok(), &self.plan);
+            let detail = match &outcome {
+                Ok(rtt) => format!("reply in {:.1} ms", rtt.as_secs_f64() * 1000.0),
+                Err(e) if tally.run > 1 => format!("{} consecutive failures: {e}", tally.run),
+                Err(e) => e.clone(),
+            };
+            let status = HealthStatusSpec {
+                name: self.plan.name.clone(),
+                healthy,
+                target: target.map(|t| t.to_string()),
+                detail: Some(detail),
+            };
+            if self.store.set(status) {
+                tracing::info!(
+                    "health check {} is {}",
+                    self.plan.name,
+                    if healthy { "healthy" } else { "unhealthy" }
+                );
+                // A full queue already holds a reconcile, which reads the new verdict.
+                let _ = self.loop_tx.try_send(Msg::Reconcile(Trigger::Health));
+            }
+            next += self.plan.interval;
+            let now = tokio::time::Instant::now();
+            if next < now {
+                next = now;
+            }
+            tokio::time::sleep_until(next).await;
+        }
+    }
+
+    /// One probe: the target it went to (if resolved) and its round-trip time or why it
+    /// failed.
+    async fn once(
+        &self,
+        pinger: &mut Option<Pinger>,
+        routes: &mut Option<NetlinkBackend>,
+    ) -> (Option<IpAddr>, Result<Duration, String>) {
+        let target = match self.target(routes).await {
+            Ok(t) => t,
+            Err(e) => return (None, Err(e)),
+        };
+        // Opened on first use and again after a failure: the link may not exist yet.
+        if pinger.is_none() {
+            match Pinger::open(&self.netns, self.plan.ipv6, self.plan.ifname.as_deref()) {
+                Ok(p) => *pinger = Some(p),
+                Err(e) => return (Some(target), Err(format!("opening the probe socket: {e}"))),
+            }
+        }
+        let Some(p) = pinger.as_ref() else { return (Some(target), Err("no socket".into())) };
+        let started = Instant::now();
+        match p.ping(target, self.plan.timeout).await {
+            Ok(rtt) => (Some(target), Ok(rtt)),
+            Err(e) => {
+                if !matches!(e, routerd_host::probe::ProbeError::Timeout(_)) {
+                    *pinger = None;
+                    // A refused send returns at once; do not probe faster than the timeout.
+                    tokio::time::sleep(self.plan.timeout.saturating_sub(started.elapsed())).await;
+                }
+                (Some(target), Err(e.to_string()))
+            }
+        }
+    }
+
+    /// Resolves the probe's target for this round.
+    async fn target(&self, routes: &mut Option<NetlinkBackend>) -> Result<IpAddr, String> {
+        match &self.plan.target {
+            ProbeTarget::Address(a) => Ok(*a),
+            ProbeTarget::Unsupported(why) => Err(why.clone()),
+            ProbeTarget::Host(name) => {
+                let found = tokio::net::lookup_host((name.as_str(), 0))
+                    .await
+                    .map_err(|e| format!("resolving {name}: {e}"))?;
+                found
+                    .map(|s| s.ip())
+                    .find(|ip| ip.is_ipv6() == self.plan.ipv6)
+                    .ok_or_else(|| format!("{name} has no address of the check's family"))
+            }
+            ProbeTarget::DefaultGateway => {
+                let Some(ifname) = self.plan.ifname.as_deref() else {
+                    return Err("no interface to take the default gateway of".into());
+                };
+                if routes.is_none() {
+                    *routes = Some(NetlinkBackend::new(&self.netns).map_err(|e| e.to_string())?);
+                }
+                let Some(backend) = routes.as_ref() else { return Err("no netlink".into()) };
+                let kind =
+                    if self.plan.ipv6 { ArtifactKind::Ipv6Route } else { ArtifactKind::Ipv4Route };
+                let listed = backend.observe(kind, &[]).await.map_err(|e| e.to_string())?;
+                listed
+                    .iter()
+                    .filter_map(|a| match &a.spec {
+                        ArtifactSpec::Route(r)
+                            if r.table == 254
+                                && r.destination.prefix_len() == 0
+                                && r.oif.as_deref() == Some(ifname) =>
+                        {
+                            r.gateway.map(|g| (r.metric, g))
+                        }
+                        _ => None,
+                    })
+                    .min()
+                    .map(|(_, g)| g)
+                    .ok_or_else(|| format!("no default route with a gateway through {ifname}"))
+            }
+        }
+    }
+}
+
+/// Consecutive outcomes and the verdict they give.
+#[derive(Debug, Default)]
+struct Tally {
+    healthy: Option<bool>,
+    last: Option<bool>,
+    /// How many probes in a row had the `last` outcome.
+    run: u32,
+}
+
+impl Tally {
+    /// Counts one probe outcome; returns the verdict after it.
+    fn record(&mut self, ok: bool, plan: &ProbePlan) -> bool {
+        if self.last == Some(ok) {
+            self.run = self.run.saturating_add(1);
+        } else {
+            (self.last, self.run) = (Some(ok), 1);
+        }
+        let verdict = match self.healthy {
+            None => ok,
+            Some(true) => ok || self.run < plan.unhealthy_threshold,
+            Some(false) => ok && self.run >= plan.healthy_threshold,
+        };
+        self.healthy = Some(verdict);
+        verdict
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(healthy_threshold: u32, unhealthy_threshold: u32) -> ProbePlan {
+        ProbePlan {
+            name: "wan".into(),
+            ipv6: false,
+            ifname: None,
+            target: ProbeTarget::DefaultGateway,
+            interval: Duration::from_secs(1),
+            timeout: Duration::from_secs(1),
+            healthy_threshold,
+            unhealthy_threshold,
+        }
+    }
+
+    #[test]
+    fn the_first_probe_decides_then_thresholds_apply_both_ways() {
+        let p = plan(2, 3);
+        let mut t = Tally::default();
+        assert!(t.record(true, &p), "first success: healthy at once");
+        assert!(t.record(false, &p) && t.record(false, &p), "two failures are not enough");
+        assert!(!t.record(false, &p), "the third turns it unhealthy");
+        assert!(!t.record(true, &p), "one success is not enough");
+        assert!(!t.record(false, &p), "a failure restarts the count");
+        assert!(!t.record(true, &p));
+        assert!(t.record(true, &p), "two in a row turn it healthy");
+
+        let mut down = Tally::default();
+        assert!(!down.record(false, &p), "first failure: unhealthy at once");
+    }
+}
