@@ -18,7 +18,9 @@ use routerd_host::artifact::HealthStatusSpec;
 use routerd_host::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, Backend, HostError};
 
 use routerd_model::spec::AddressFamily;
-use routerd_model::spec::routing::{HealthCheckSpec, TargetSource};
+use routerd_model::spec::routing::{
+    HealthCheckSpec, HealthCheckType, TargetSource, split_host_port,
+};
 use routerd_model::{Config, ResourceSpec, parse_duration};
 
 use crate::intent::ApplyWith;
@@ -40,7 +42,9 @@ pub const DEFAULT_HEALTHY_THRESHOLD: u32 = 2;
 pub struct ProbePlan {
     /// The resource's name, which the verdict is stored under.
     pub name: String,
-    /// ICMPv6 instead of ICMP (`addressFamily: ipv6`).
+    /// What a probe is.
+    pub kind: ProbeKind,
+    /// IPv6 instead of IPv4 (`addressFamily: ipv6`).
     pub ipv6: bool,
     /// The link the probes are bound to (the `interface` resource's kernel name).
     pub ifname: Option<String>,
@@ -54,6 +58,23 @@ pub struct ProbePlan {
     pub healthy_threshold: u32,
     /// Consecutive failures from healthy to unhealthy.
     pub unhealthy_threshold: u32,
+}
+
+/// What one probe of a check is (`type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProbeKind {
+    /// ICMP echo (`ping`).
+    Ping,
+    /// A TCP connection to the port (`tcp`).
+    Tcp {
+        /// Destination port.
+        port: u16,
+    },
+    /// A DNS query to the port (`dns`, 53 by default).
+    Dns {
+        /// Destination port.
+        port: u16,
+    },
 }
 
 /// Where a check's probes go.
@@ -87,7 +108,17 @@ pub fn probe_plans(config: &Config) -> Vec<ProbePlan> {
 fn probe_plan(config: &Config, name: &str, s: &HealthCheckSpec) -> ProbePlan {
     let ipv6 = s.address_family == Some(AddressFamily::Ipv6);
     let ifname = s.interface.as_deref().and_then(|i| crate::render::interface_ifname(config, i));
-    let target = match (s.target_source, s.target.as_deref()) {
+    // Validation has checked the port against the type.
+    let (host, port) = match s.target.as_deref().map(split_host_port) {
+        Some(Ok((host, port))) => (Some(host), port),
+        _ => (s.target.as_deref(), None),
+    };
+    let kind = match s.r#type.unwrap_or(HealthCheckType::Ping) {
+        HealthCheckType::Ping => ProbeKind::Ping,
+        HealthCheckType::Tcp => ProbeKind::Tcp { port: port.unwrap_or(0) },
+        HealthCheckType::Dns => ProbeKind::Dns { port: port.unwrap_or(53) },
+    };
+    let target = match (s.target_source, host) {
         (Some(TargetSource::DsliteRemote), _) => {
             ProbeTarget::Unsupported("targetSource dsliteRemote is not supported yet".into())
         }
@@ -108,6 +139,7 @@ fn probe_plan(config: &Config, name: &str, s: &HealthCheckSpec) -> ProbePlan {
     let interval = duration(s.interval.as_ref(), DEFAULT_INTERVAL);
     ProbePlan {
         name: name.to_string(),
+        kind,
         ipv6,
         ifname,
         target,

@@ -1,6 +1,7 @@
-//! Health probes sent from inside the target namespace: ICMP echo (RFC 792 for IPv4, RFC 4443
-//! for IPv6) through [`surge_ping`], optionally bound to one link with `SO_BINDTODEVICE`
-//! (socket(7)).
+//! Health probes sent from inside the target namespace, optionally bound to one link with
+//! `SO_BINDTODEVICE` (socket(7)): ICMP echo (RFC 792 for IPv4, RFC 4443 for IPv6) through
+//! [`surge_ping`] ([`Pinger`]), a TCP connection ([`tcp_connect`]) and a DNS query for the
+//! root's NS records (RFC 1035, wire format through [`hickory_proto`], [`dns_query`]).
 //!
 //! A bound probe leaves through its link even when the best route for the target uses another
 //! one: the kernel's route lookup then only considers routes through that link (ip-route(8),
@@ -12,10 +13,13 @@
 //! raw socket (root or `CAP_NET_RAW`). A new network namespace starts with ping sockets
 //! disabled, so under root the raw fallback is the usual case.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU16, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use hickory_proto::op::{Message, MessageType, Query, ResponseCode};
+use hickory_proto::rr::{Name, RecordType};
+use socket2::{Domain, Protocol, Socket, Type};
 use surge_ping::{Client, Config, ICMP, PingIdentifier, PingSequence};
 
 use crate::error::HostError;
@@ -88,6 +92,101 @@ impl Pinger {
             Err(surge_ping::SurgeError::Timeout { .. }) => Err(ProbeError::Timeout(timeout)),
             Err(e) => Err(ProbeError::Failed(e.to_string())),
         }
+    }
+}
+
+/// Opens a connection to `target` from inside `netns` (bound to `ifname` when given) and closes
+/// it at once. Returns the time the handshake took.
+///
+/// Errors: [`ProbeError::Timeout`]; [`ProbeError::Failed`] when the socket cannot be opened
+/// or the connection is refused or unreachable.
+pub async fn tcp_connect(
+    netns: &Netns,
+    ifname: Option<&str>,
+    target: SocketAddr,
+    timeout: Duration,
+) -> Result<Duration, ProbeError> {
+    let socket = socket_in(netns, target, Type::STREAM, Protocol::TCP, ifname)?;
+    let socket = tokio::net::TcpSocket::from_std_stream(std::net::TcpStream::from(socket));
+    let started = Instant::now();
+    match tokio::time::timeout(timeout, socket.connect(target)).await {
+        Err(_) => Err(ProbeError::Timeout(timeout)),
+        Ok(Err(e)) => Err(ProbeError::Failed(format!("connecting to {target}: {e}"))),
+        Ok(Ok(_stream)) => Ok(started.elapsed()),
+    }
+}
+
+/// Asks the DNS server at `server` for the root's NS records (recursion desired) from inside
+/// `netns`, over UDP. NOERROR and NXDOMAIN both prove the server answers; any other response
+/// code (SERVFAIL: it cannot reach its upstreams; REFUSED) is a failure. Returns the time to
+/// the answer.
+///
+/// Errors: [`ProbeError::Timeout`]; [`ProbeError::Failed`] for a socket error or a failing
+/// response code.
+pub async fn dns_query(
+    netns: &Netns,
+    ifname: Option<&str>,
+    server: SocketAddr,
+    timeout: Duration,
+) -> Result<Duration, ProbeError> {
+    let failed = |what: &str, e: &dyn std::fmt::Display| ProbeError::Failed(format!("{what}: {e}"));
+    let socket = socket_in(netns, server, Type::DGRAM, Protocol::UDP, ifname)?;
+    let socket = tokio::net::UdpSocket::from_std(std::net::UdpSocket::from(socket))
+        .map_err(|e| failed("registering the socket", &e))?;
+    let mut query = Message::query();
+    query.metadata.recursion_desired = true;
+    query.add_query(Query::query(Name::root(), RecordType::NS));
+    let id = query.metadata.id;
+    let bytes = query.to_vec().map_err(|e| failed("encoding the query", &e))?;
+    let started = Instant::now();
+    let answer = async {
+        socket.send_to(&bytes, server).await.map_err(|e| failed("sending", &e))?;
+        let mut buf = vec![0u8; 4096];
+        loop {
+            let (len, from) =
+                socket.recv_from(&mut buf).await.map_err(|e| failed("receiving", &e))?;
+            // Anything else (a stray datagram, a reply to an earlier query) is not the answer.
+            let Some(reply) = buf.get(..len).and_then(|b| Message::from_vec(b).ok()) else {
+                continue;
+            };
+            if from == server
+                && reply.metadata.id == id
+                && reply.metadata.message_type == MessageType::Response
+            {
+                return Ok(reply.metadata.response_code);
+            }
+        }
+    };
+    match tokio::time::timeout(timeout, answer).await {
+        Err(_) => Err(ProbeError::Timeout(timeout)),
+        Ok(Err(e)) => Err(e),
+        Ok(Ok(ResponseCode::NoError | ResponseCode::NXDomain)) => Ok(started.elapsed()),
+        Ok(Ok(code)) => Err(ProbeError::Failed(format!("{server} answered {code}"))),
+    }
+}
+
+/// A non-blocking socket for `peer`'s family, created inside `netns` and bound to `ifname`.
+fn socket_in(
+    netns: &Netns,
+    peer: SocketAddr,
+    ty: Type,
+    protocol: Protocol,
+    ifname: Option<&str>,
+) -> Result<Socket, ProbeError> {
+    let domain = if peer.is_ipv6() { Domain::IPV6 } else { Domain::IPV4 };
+    let ifname = ifname.map(str::to_owned);
+    let opened = netns.run(move || -> std::io::Result<Socket> {
+        let socket = Socket::new(domain, ty, Some(protocol))?;
+        if let Some(ifname) = &ifname {
+            socket.bind_device(Some(ifname.as_bytes()))?;
+        }
+        socket.set_nonblocking(true)?;
+        Ok(socket)
+    });
+    match opened {
+        Ok(Ok(socket)) => Ok(socket),
+        Ok(Err(e)) => Err(ProbeError::Failed(format!("opening the probe socket: {e}"))),
+        Err(e) => Err(ProbeError::Failed(e.to_string())),
     }
 }
 

@@ -10,14 +10,14 @@
 //! it for thresholds × interval.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use routerd_engine::health::{HealthStore, ProbePlan, ProbeTarget, probe_plans};
+use routerd_engine::health::{HealthStore, ProbeKind, ProbePlan, ProbeTarget, probe_plans};
 use routerd_host::artifact::HealthStatusSpec;
 use routerd_host::netlink::NetlinkBackend;
-use routerd_host::probe::Pinger;
+use routerd_host::probe::{self, Pinger, ProbeError};
 use routerd_host::{ArtifactKind, ArtifactSpec, Backend, Netns};
 use routerd_model::Config;
 use tokio::sync::mpsc;
@@ -135,6 +135,20 @@ impl Probe {
             Ok(t) => t,
             Err(e) => return (None, Err(e)),
         };
+        let port = match self.plan.kind {
+            ProbeKind::Ping => None,
+            ProbeKind::Tcp { port } | ProbeKind::Dns { port } => Some(port),
+        };
+        let started = Instant::now();
+        if let Some(port) = port {
+            let peer = SocketAddr::new(target, port);
+            let (ifname, timeout) = (self.plan.ifname.as_deref(), self.plan.timeout);
+            let outcome = match self.plan.kind {
+                ProbeKind::Dns { .. } => probe::dns_query(&self.netns, ifname, peer, timeout).await,
+                _ => probe::tcp_connect(&self.netns, ifname, peer, timeout).await,
+            };
+            return (Some(target), self.paced(started, outcome).await);
+        }
         // Opened on first use and again after a failure: the link may not exist yet.
         if pinger.is_none() {
             match Pinger::open(&self.netns, self.plan.ipv6, self.plan.ifname.as_deref()) {
@@ -143,16 +157,30 @@ impl Probe {
             }
         }
         let Some(p) = pinger.as_ref() else { return (Some(target), Err("no socket".into())) };
-        let started = Instant::now();
-        match p.ping(target, self.plan.timeout).await {
-            Ok(rtt) => (Some(target), Ok(rtt)),
+        let outcome = p.ping(target, self.plan.timeout).await;
+        if matches!(outcome, Err(ProbeError::Failed(_))) {
+            // The socket may be bound to a link that went away: open it again next time.
+            *pinger = None;
+        }
+        (Some(target), self.paced(started, outcome).await)
+    }
+
+    /// A probe's outcome as the tally records it. A failure other than a timeout (a refused
+    /// connection, no route) returns at once; waiting out the rest of the timeout keeps the
+    /// probe rate what the interval says.
+    async fn paced(
+        &self,
+        started: Instant,
+        outcome: Result<Duration, ProbeError>,
+    ) -> Result<Duration, String> {
+        match outcome {
+            Ok(rtt) => Ok(rtt),
             Err(e) => {
-                if !matches!(e, routerd_host::probe::ProbeError::Timeout(_)) {
-                    *pinger = None;
-                    // A refused send returns at once; do not probe faster than the timeout.
-                    tokio::time::sleep(self.plan.timeout.saturating_sub(started.elapsed())).await;
+                if let ProbeError::Failed(_) = e {
+                    let spent = started.elapsed();
+                    tokio::time::sleep(self.plan.timeout.saturating_sub(spent)).await;
                 }
-                (Some(target), Err(e.to_string()))
+                Err(e.to_string())
             }
         }
     }
@@ -236,6 +264,7 @@ mod tests {
     fn plan(healthy_threshold: u32, unhealthy_threshold: u32) -> ProbePlan {
         ProbePlan {
             name: "wan".into(),
+            kind: ProbeKind::Ping,
             ipv6: false,
             ifname: None,
             target: ProbeTarget::DefaultGateway,

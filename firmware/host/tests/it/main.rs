@@ -6,6 +6,7 @@
 mod link_kinds;
 mod netlink;
 mod nftables;
+mod probe;
 mod services;
 mod support;
 mod sysctl;

@@ -139,6 +139,38 @@ pub struct HealthCheckSpec {
 pub enum HealthCheckType {
     /// `ping`: ICMP echo.
     Ping,
+    /// `tcp`: a TCP connection to `target` (`host:port`) is accepted. A routerd extension
+    /// beyond the v1alpha1 schema (ADR 0006).
+    Tcp,
+    /// `dns`: the DNS server at `target` (port 53 unless `host:port`) answers a query for the
+    /// root's NS records with NOERROR or NXDOMAIN. A routerd extension (ADR 0006).
+    Dns,
+}
+
+/// Splits a HealthCheck `target` into host and port: `192.0.2.1:443`, `[2001:db8::1]:53` and
+/// `example.net:443` carry a port; a bare address (also IPv6) or name does not.
+///
+/// Errors: a port that is not a number in 1..=65535, or an unclosed `[`.
+pub fn split_host_port(target: &str) -> Result<(&str, Option<u16>), String> {
+    let port = |p: &str| match p.parse::<u16>() {
+        Ok(n) if n > 0 => Ok(Some(n)),
+        _ => Err(format!("port {p:?} is not a number in 1..=65535")),
+    };
+    if let Some(rest) = target.strip_prefix('[') {
+        let (host, after) = rest.split_once(']').ok_or("unclosed [ in target")?;
+        return match after.strip_prefix(':') {
+            Some(p) => Ok((host, port(p)?)),
+            None if after.is_empty() => Ok((host, None)),
+            None => Err(format!("unexpected {after:?} after ]")),
+        };
+    }
+    if target.parse::<std::net::IpAddr>().is_ok() {
+        return Ok((target, None));
+    }
+    match target.rsplit_once(':') {
+        Some((host, p)) => Ok((host, port(p)?)),
+        None => Ok((target, None)),
+    }
 }
 
 /// `HealthCheck.role`.

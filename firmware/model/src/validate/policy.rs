@@ -87,10 +87,26 @@ fn health_check(c: &mut Check<'_, '_>, s: &HealthCheckSpec) {
     if s.target_source == Some(TargetSource::Static) && s.target.is_none() {
         c.error("targetSource", "target is required when targetSource is static");
     }
-    if let (Some(target), Some(family)) = (&s.target, s.address_family)
-        && target.parse::<std::net::IpAddr>().is_ok()
-    {
-        c.ip("target", target, Some(family));
+    let kind = s.r#type.unwrap_or(HealthCheckType::Ping);
+    match s.target.as_deref().map(split_host_port) {
+        Some(Err(e)) => c.error("target", e),
+        Some(Ok((host, port))) => {
+            if let Some(family) = s.address_family
+                && host.parse::<std::net::IpAddr>().is_ok()
+            {
+                c.ip("target", host, Some(family));
+            }
+            if port.is_none() && kind == HealthCheckType::Tcp {
+                c.error("target", "type tcp needs a port: target host:port");
+            }
+            if port.is_some() && kind == HealthCheckType::Ping {
+                c.error("target", "a port is meaningful for type tcp or dns only, not ping");
+            }
+        }
+        None if kind == HealthCheckType::Tcp => {
+            c.error("target", "type tcp needs a target host:port");
+        }
+        None => {}
     }
     c.when("when", s.when.as_ref());
 }

@@ -422,3 +422,40 @@ fn ds_lite_tunnel_name_may_not_be_the_kernel_fallback_device() {
         "tunnelName \"ip6tnl0\" is the kernel's fallback tunnel device; choose another name",
     );
 }
+
+/// A `HealthCheck` item of `type` with `target`, six lines long.
+fn health_check(kind: &str, target: &str) -> String {
+    format!(
+        "    - apiVersion: net.routerd.net/v1alpha1
+      kind: HealthCheck
+      metadata:
+        name: hc
+      spec: {{type: {kind}, target: \"{target}\"}}
+"
+    )
+}
+
+#[test]
+fn health_check_targets_carry_a_port_for_tcp_and_dns_only() {
+    for ok in [
+        ("ping", "192.0.2.1"),
+        ("ping", "2001:db8::1"),
+        ("tcp", "192.0.2.1:443"),
+        ("tcp", "[2001:db8::1]:443"),
+        ("tcp", "example.net:443"),
+        ("dns", "192.0.2.53"),
+        ("dns", "[2001:db8::53]:5353"),
+    ] {
+        config_of(&document(&health_check(ok.0, ok.1)));
+    }
+    for (kind, target, message) in [
+        ("tcp", "192.0.2.1", "type tcp needs a port: target host:port"),
+        ("ping", "192.0.2.1:80", "a port is meaningful for type tcp or dns only, not ping"),
+        ("tcp", "192.0.2.1:0", "port \"0\" is not a number in 1..=65535"),
+        ("dns", "[2001:db8::53", "unclosed [ in target"),
+    ] {
+        let error = single_error(&document(&health_check(kind, target)));
+        assert_eq!(error.path, "spec.resources[0].spec.target", "{kind} {target}");
+        assert_eq!(error.message, message, "{kind} {target}");
+    }
+}
