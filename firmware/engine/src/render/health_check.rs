@@ -16,15 +16,15 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &HealthCheckSpec, o
     }
     match (s.target_source, s.target.as_deref()) {
         (Some(TargetSource::DsliteRemote), _) => out.warn(
-            "targetSource dsliteRemote is not supported yet: the check never gets a verdict",
+            "targetSource dsliteRemote is not supported yet: the check is never healthy",
         ),
         (Some(TargetSource::Static), None) => {
-            out.warn("targetSource static without a target: the check never gets a verdict")
+            out.warn("targetSource static without a target: the check is never healthy")
         }
         (Some(TargetSource::DefaultGateway) | None | Some(TargetSource::Auto), None)
             if s.interface.is_none() =>
         {
-            out.warn("no target and no interface to take the default gateway of: the check never gets a verdict")
+            out.warn("no target and no interface to take the default gateway of: the check is never healthy")
         }
         _ => {}
     }

@@ -134,8 +134,10 @@ fn gateway_of(
             let lease =
                 routerd_host::ArtifactKey::new(ArtifactKind::Dhcp4Client, link.ifname.clone());
             out.warn(format!(
-                "candidate {} takes its gateway from DHCPv4 (client binding arrives later)",
-                label(c)
+                "candidate {} takes its gateway from DHCPv4, whose router option is not read yet: \
+                 its route is a device route through {}",
+                label(c),
+                link.ifname
             ));
             Some((
                 None,

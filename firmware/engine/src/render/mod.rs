@@ -45,6 +45,10 @@ mod tests;
 #[path = "link_render_tests.rs"]
 mod link_tests;
 
+#[cfg(test)]
+#[path = "doc_tests.rs"]
+mod doc_tests;
+
 use std::collections::BTreeMap;
 
 use routerd_host::Target;
