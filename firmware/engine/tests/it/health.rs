@@ -12,44 +12,8 @@ use routerd_host::artifact::HealthStatusSpec;
 
 use crate::support::{Lab, ops, run};
 
-const CONFIG: &str = "apiVersion: routerd.net/v1alpha1
-kind: Router
-metadata:
-  name: t
-spec:
-  resources:
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: Interface
-      metadata: {name: wan}
-      spec: {ifname: wan0, managed: true, adminUp: true}
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: Interface
-      metadata: {name: backup}
-      spec: {ifname: wan1, managed: true, adminUp: true}
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv4StaticAddress
-      metadata: {name: wan-v4}
-      spec: {interface: wan, address: 198.51.100.2/24}
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv4StaticAddress
-      metadata: {name: backup-v4}
-      spec: {interface: backup, address: 203.0.113.2/24}
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: HealthCheck
-      metadata: {name: wan-gw}
-      spec: {interface: wan, target: 198.51.100.1}
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: HealthCheck
-      metadata: {name: backup-gw}
-      spec: {interface: backup, target: 203.0.113.1}
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv4DefaultRoutePolicy
-      metadata: {name: uplinks}
-      spec:
-        candidates:
-          - {name: fiber, interface: wan, gatewaySource: static, gateway: 198.51.100.1, priority: 10, healthCheck: wan-gw}
-          - {name: lte, interface: backup, gatewaySource: static, gateway: 203.0.113.1, priority: 20, healthCheck: backup-gw}
-";
+/// Two uplinks with health-checked failover, as shipped.
+const CONFIG: &str = include_str!("../../../../examples/two-uplinks.yaml");
 
 fn verdict(session: &Session, name: &str, healthy: bool) {
     session.health().set(HealthStatusSpec {

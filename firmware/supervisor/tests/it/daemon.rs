@@ -65,12 +65,12 @@ impl Lab {
     }
 }
 
-/// `routerd serve` on `lab` with its files in `dir` (config `router.yaml`, ledger, control
-/// socket, state directory) and an hour-long resync; tests add their own options.
-fn serve_command(lab: &Lab, dir: &Path) -> Command {
+/// `routerd serve` on namespace `netns` with its files in `dir` (config `router.yaml`, ledger,
+/// control socket, state directory) and an hour-long resync; tests add their own options.
+pub(crate) fn serve_command(netns: &str, dir: &Path) -> Command {
     let mut command = Command::new(ROUTERD);
     command
-        .args(["serve", "--netns", lab.name(), "--resync", "1h"])
+        .args(["serve", "--netns", netns, "--resync", "1h"])
         .arg("--config")
         .arg(dir.join("router.yaml"))
         .arg("--ledger")
@@ -83,7 +83,7 @@ fn serve_command(lab: &Lab, dir: &Path) -> Command {
 }
 
 /// The daemon process, killed on drop if the test did not stop it.
-struct Daemon(Child);
+pub(crate) struct Daemon(pub(crate) Child);
 
 impl Drop for Daemon {
     fn drop(&mut self) {
@@ -272,7 +272,7 @@ impl Served {
     }
 
     fn spawn(&mut self) {
-        let child = serve_command(&self.lab, self.dir.path())
+        let child = serve_command(self.lab.name(), self.dir.path())
             .args(["--debounce", "50ms"])
             .args(&self.extra)
             .stdout(Stdio::null())
@@ -431,7 +431,7 @@ fn under_systemd_it_reports_ready_pings_the_watchdog_and_reports_stopping() {
     std::fs::write(&config, CONFIG).expect("config");
     let manager = UnixDatagram::bind(dir.path().join("notify.sock")).expect("notify socket");
     manager.set_read_timeout(Some(Duration::from_millis(200))).expect("timeout");
-    let child = serve_command(&lab, dir.path())
+    let child = serve_command(lab.name(), dir.path())
         .env("NOTIFY_SOCKET", dir.path().join("notify.sock"))
         .env("WATCHDOG_USEC", "400000")
         .stdout(Stdio::null())
@@ -782,7 +782,7 @@ fn serve_web(lab: &Lab, dir: &Path, host: &str) -> (Daemon, u16, String) {
         .expect("addr")
         .port();
     let log = dir.join("daemon.log");
-    let child = serve_command(lab, dir)
+    let child = serve_command(lab.name(), dir)
         .args(["--listen", &format!("{host}:{port}")])
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&log).expect("log"))

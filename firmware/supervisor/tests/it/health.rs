@@ -3,62 +3,14 @@
 //! gateway are then dropped in its upstream namespace (the link stays up, so only the probes
 //! can tell); the default route moves to the backup, and back once the drop is removed.
 
-use std::process::{Child, Command};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::daemon::wait_for;
+use crate::daemon::{Daemon, serve_command, wait_for};
 use crate::support::Netns;
 
-const ROUTERD: &str = env!("CARGO_BIN_EXE_routerd");
-
-const CONFIG: &str = "apiVersion: routerd.net/v1alpha1
-kind: Router
-metadata:
-  name: t
-spec:
-  resources:
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: Interface
-      metadata: {name: wan}
-      spec: {ifname: wan0, managed: true, adminUp: true}
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: Interface
-      metadata: {name: backup}
-      spec: {ifname: wan1, managed: true, adminUp: true}
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv4StaticAddress
-      metadata: {name: wan-v4}
-      spec: {interface: wan, address: 198.51.100.2/24}
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv4StaticAddress
-      metadata: {name: backup-v4}
-      spec: {interface: backup, address: 203.0.113.2/24}
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: HealthCheck
-      metadata: {name: wan-gw}
-      spec: {interface: wan, targetSource: defaultGateway, interval: 1s, timeout: 500ms, unhealthyThreshold: 2, healthyThreshold: 2}
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: HealthCheck
-      metadata: {name: backup-gw}
-      spec: {interface: backup, target: 203.0.113.1, interval: 1s, timeout: 500ms}
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv4DefaultRoutePolicy
-      metadata: {name: uplinks}
-      spec:
-        candidates:
-          - {name: fiber, interface: wan, gatewaySource: static, gateway: 198.51.100.1, priority: 10, healthCheck: wan-gw}
-          - {name: lte, interface: backup, gatewaySource: static, gateway: 203.0.113.1, priority: 20, healthCheck: backup-gw}
-";
-
-/// The daemon process, killed on drop.
-struct Daemon(Child);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+/// Two uplinks with health-checked failover, as shipped.
+const CONFIG: &str = include_str!("../../../../examples/two-uplinks.yaml");
 
 /// `ip netns exec NS nft ARGS`, which must succeed.
 fn nft(ns: &Netns, args: &str) {
@@ -89,18 +41,7 @@ fn the_default_route_fails_over_to_the_backup_and_returns_when_the_primary_recov
     }
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("router.yaml"), CONFIG).expect("config");
-    let child = Command::new(ROUTERD)
-        .args(["serve", "--netns", &router.0, "--resync", "1h"])
-        .arg("--config")
-        .arg(dir.path().join("router.yaml"))
-        .arg("--ledger")
-        .arg(dir.path().join("l.redb"))
-        .arg("--control-socket")
-        .arg(dir.path().join("control.sock"))
-        .arg("--state-dir")
-        .arg(dir.path().join("state"))
-        .spawn()
-        .expect("routerd serve starts");
+    let child = serve_command(&router.0, dir.path()).spawn().expect("routerd serve starts");
     let _daemon = Daemon(child);
 
     // Both checks turn healthy: the primary's preferred route carries the traffic.
