@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use routerd_host::artifact::HealthStatusSpec;
-use routerd_host::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, Backend, HostError};
+use routerd_host::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, Backend, HostError, Target};
 
 use routerd_model::spec::AddressFamily;
 use routerd_model::spec::routing::{
@@ -24,6 +24,7 @@ use routerd_model::spec::routing::{
 use routerd_model::{Config, ResourceSpec, parse_duration};
 
 use crate::intent::ApplyWith;
+use crate::render::RenderCtx;
 
 /// Time between two probes when `interval` is absent.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(5);
@@ -94,20 +95,23 @@ pub enum ProbeTarget {
 /// The probe plan of every `HealthCheck` in `config`, in config order. Validation has already
 /// checked durations and thresholds; values that still do not parse fall back to the defaults.
 pub fn probe_plans(config: &Config) -> Vec<ProbePlan> {
+    // Interface names resolve as rendering resolves them (VLANs, PPPoE, DS-Lite included).
+    let target = Target::default();
+    let ctx = RenderCtx::new(config, &target);
     config
         .spec
         .resources
         .iter()
         .filter_map(|res| match &res.spec {
-            ResourceSpec::HealthCheck(s) => Some(probe_plan(config, &res.name, s)),
+            ResourceSpec::HealthCheck(s) => Some(probe_plan(&ctx, &res.name, s)),
             _ => None,
         })
         .collect()
 }
 
-fn probe_plan(config: &Config, name: &str, s: &HealthCheckSpec) -> ProbePlan {
+fn probe_plan(ctx: &RenderCtx<'_>, name: &str, s: &HealthCheckSpec) -> ProbePlan {
     let ipv6 = s.address_family == Some(AddressFamily::Ipv6);
-    let ifname = s.interface.as_deref().and_then(|i| crate::render::interface_ifname(config, i));
+    let ifname = s.interface.as_deref().and_then(|i| ctx.interface(i)).map(|i| i.ifname);
     // Validation has checked the port against the type.
     let (host, port) = match s.target.as_deref().map(split_host_port) {
         Some(Ok((host, port))) => (Some(host), port),

@@ -567,7 +567,7 @@ impl Daemon {
         let result = self.session.reconcile_with(&applied.input, &applied.desired, started).await;
         // Probes follow the config just reconciled, and a new check's first probe (which
         // decides its verdict at once) finds its link and routes in place.
-        self.health.sync(&self.applied.input.config);
+        self.health.sync(&self.applied.input.digest, &self.applied.input.config);
         match result {
             Ok(mut doc) => {
                 self.metrics.reconciled(&doc, clock.elapsed());

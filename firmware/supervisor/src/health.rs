@@ -31,18 +31,25 @@ pub struct HealthScheduler {
     store: Arc<HealthStore>,
     loop_tx: mpsc::Sender<Msg>,
     tasks: BTreeMap<String, (ProbePlan, AbortHandle)>,
+    /// Digest of the config the tasks follow.
+    synced: Option<String>,
 }
 
 impl HealthScheduler {
     /// A scheduler probing inside `netns`, writing to `store` and waking the loop through
     /// `loop_tx`; no task runs until [`HealthScheduler::sync`].
     pub fn new(netns: Netns, store: Arc<HealthStore>, loop_tx: mpsc::Sender<Msg>) -> Self {
-        Self { netns, store, loop_tx, tasks: BTreeMap::new() }
+        Self { netns, store, loop_tx, tasks: BTreeMap::new(), synced: None }
     }
 
-    /// Runs exactly the checks of `config`: starts new ones, restarts changed ones, stops and
-    /// forgets removed ones. Cheap when nothing changed (called before every reconcile).
-    pub fn sync(&mut self, config: &Config) {
+    /// Runs exactly the checks of `config`, whose text has digest `digest`: starts new ones,
+    /// restarts changed ones, stops and forgets removed ones. Nothing to do for the digest last
+    /// synced (the daemon calls this after every reconcile).
+    pub fn sync(&mut self, digest: &str, config: &Config) {
+        if self.synced.as_deref() == Some(digest) {
+            return;
+        }
+        self.synced = Some(digest.to_string());
         let plans: BTreeMap<String, ProbePlan> =
             probe_plans(config).into_iter().map(|p| (p.name.clone(), p)).collect();
         self.tasks.retain(|name, (running, task)| {

@@ -89,12 +89,6 @@ pub fn render_for(config: &Config, target: &Target) -> Rendered {
     rendered
 }
 
-/// The kernel name of the link the interface-like resource `name` (an `Interface`,
-/// `VLANInterface`, `PPPoEInterface` or `DSLiteTunnel`) declares.
-pub(crate) fn interface_ifname(config: &Config, name: &str) -> Option<String> {
-    RenderCtx::new(config, &Target::default()).interface(name).map(|i| i.ifname)
-}
-
 fn render_resource(ctx: &RenderCtx<'_>, res: &Resource, out: &mut Out) {
     use ResourceSpec as S;
     match &res.spec {
