@@ -15,6 +15,7 @@ apt_packages=(
   dbus-daemon                                   #   the OTA tests' private bus for rauc service
   dnsmasq-base busybox                          # DHCP/DNS tests: dnsmasq, udhcpc and nslookup
   systemd                                       # DHCP client tests: the real systemd-networkd, busctl
+  systemd-timesyncd                             # NTPClient tests: the real timesyncd
 )
 
 missing=()

@@ -177,5 +177,6 @@ pub fn is_inventory_backed(kind: ArtifactKind) -> bool {
             | K::Dhcp6Client
             | K::Dhcp6PrefixDelegation
             | K::Hostname
+            | K::TimesyncdConfig
     )
 }

@@ -366,6 +366,7 @@ pub(crate) fn apply_with_for(kind: ArtifactKind) -> ApplyWith {
         K::DnsmasqConfig => ApplyWith::Dnsmasq,
         K::Dhcp4Client | K::Dhcp6Client | K::Dhcp6PrefixDelegation => ApplyWith::Networkd,
         K::Hostname => ApplyWith::Hostnamed,
+        K::TimesyncdConfig | K::TimesyncdServers => ApplyWith::Timesyncd,
         K::File => ApplyWith::Files,
         _ => ApplyWith::Rtnetlink,
     }

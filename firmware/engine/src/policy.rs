@@ -10,7 +10,7 @@ use routerd_host::{
 /// Whether an observed artifact is inside one of routerd's namespaces or ranges (the weaker
 /// orphan signal): fwmark `0x100-0x1ff`, nft tables `routerd_*`, routes and route tables with
 /// routerd's protocol number, units `routerd-*.service`, sections of routerd's dnsmasq file,
-/// DHCP client bindings in routerd's `.network` files.
+/// DHCP client bindings in routerd's `.network` files, blocks of routerd's timesyncd drop-in.
 pub fn in_routerd_namespace(artifact: &Artifact) -> bool {
     match &artifact.spec {
         ArtifactSpec::FwmarkRule(r) => ROUTERD_FWMARK_RANGE.contains(&r.mark),
@@ -20,8 +20,8 @@ pub fn in_routerd_namespace(artifact: &Artifact) -> bool {
         ArtifactSpec::RouteTable(_) => true,
         // The whole file is routerd's; a section in it was written by routerd.
         ArtifactSpec::DnsmasqSection(_) => true,
-        // Likewise a block of a `10-routerd-*.network` file.
-        ArtifactSpec::DhcpClient(_) => true,
+        // Likewise a block of a `10-routerd-*.network` file or of routerd's timesyncd drop-in.
+        ArtifactSpec::DhcpClient(_) | ArtifactSpec::Timesyncd(_) => true,
         _ => {
             artifact.key.kind == ArtifactKind::SystemdService
                 && artifact.key.name.starts_with("routerd-")
@@ -81,6 +81,9 @@ pub fn cleanup(artifact: &Artifact, ledger_owned: bool) -> Cleanup {
         K::Dhcp4Client | K::Dhcp6Client | K::Dhcp6PrefixDelegation if ns && ledger_owned => {
             Cleanup::Delete { reason: "binding in routerd's .network file recorded in the ledger" }
         }
+        K::TimesyncdConfig if ns && ledger_owned => Cleanup::Delete {
+            reason: "block of routerd's timesyncd drop-in recorded in the ledger",
+        },
         K::Link => Cleanup::Keep {
             reason: "links are never deleted as orphans",
             remediation: "remove the link by hand if it is no longer needed",
@@ -146,6 +149,18 @@ mod tests {
         assert!(matches!(cleanup(&rule(0x100), false), Cleanup::Delete { .. }));
         assert!(matches!(cleanup(&rule(0x200), false), Cleanup::Keep { .. }));
         assert!(matches!(cleanup(&rule(0x200), true), Cleanup::Delete { .. }));
+    }
+
+    #[test]
+    fn a_timesyncd_block_is_deleted_only_when_the_ledger_owns_it() {
+        let block = Artifact::new(ArtifactSpec::Timesyncd(routerd_host::artifact::TimesyncdSpec {
+            name: "ntp".into(),
+            servers: vec!["192.0.2.123".into()],
+            effective: true,
+        }));
+        assert!(in_routerd_namespace(&block));
+        assert!(matches!(cleanup(&block, true), Cleanup::Delete { .. }));
+        assert!(matches!(cleanup(&block, false), Cleanup::Keep { .. }));
     }
 
     #[test]

@@ -27,6 +27,7 @@ use routerd_host::networkd::NetworkdBackend;
 use routerd_host::nftables::NftBackend;
 use routerd_host::sysctl::SysctlBackend;
 use routerd_host::systemd::{Systemd, SystemdBackend};
+use routerd_host::timesyncd::TimesyncdBackend;
 use routerd_host::{Artifact, ArtifactKey, ArtifactKind, Backend, Netns, Target};
 use routerd_ledger::{
     Attributes, EntryHead, EntryState, Ledger, LedgerChange, LedgerEntry, Origin,
@@ -140,8 +141,9 @@ impl Session {
             Arc::new(NftBackend::new(&netns)?),
             Arc::new(SysctlBackend::new(&netns)),
             Arc::new(SystemdBackend::new(&target, Arc::clone(&systemd))),
-            Arc::new(DnsmasqBackend::new(&target, systemd)),
+            Arc::new(DnsmasqBackend::new(&target, Arc::clone(&systemd))),
             Arc::new(NetworkdBackend::new(&target, Arc::clone(&bus))),
+            Arc::new(TimesyncdBackend::new(&target, Arc::clone(&bus), systemd)),
             Arc::new(HostnamedBackend::new(bus)),
             Arc::new(HealthBackend::new(Arc::clone(&health))),
         ];

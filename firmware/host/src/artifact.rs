@@ -93,6 +93,12 @@ pub enum ArtifactKind {
     /// A probe run by the supervisor's scheduler, named by resource name.
     #[serde(rename = "routerd.healthCheck")]
     HealthCheck,
+    /// A block of routerd's systemd-timesyncd drop-in, named by its `NTPClient` resource.
+    #[serde(rename = "timesyncd.config")]
+    TimesyncdConfig,
+    /// The NTP servers systemd-timesyncd uses, named `system`; observed only.
+    #[serde(rename = "timesyncd.servers")]
+    TimesyncdServers,
     /// A log forwarding sink, named by resource name.
     #[serde(rename = "routerd.logSink")]
     LogSink,
@@ -109,7 +115,7 @@ pub enum ArtifactKind {
 
 impl ArtifactKind {
     /// Every kind, in declaration order.
-    pub const ALL: [ArtifactKind; 23] = [
+    pub const ALL: [ArtifactKind; 25] = [
         Self::Link,
         Self::Ipv4Address,
         Self::Ipv6Address,
@@ -129,6 +135,8 @@ impl ArtifactKind {
         Self::Dhcp6PrefixDelegation,
         Self::DnsmasqConfig,
         Self::HealthCheck,
+        Self::TimesyncdConfig,
+        Self::TimesyncdServers,
         Self::LogSink,
         Self::AddressSelection,
         Self::FirewallZone,
@@ -157,6 +165,8 @@ impl ArtifactKind {
             Self::Dhcp6PrefixDelegation => "dhcp.ipv6.prefixDelegation",
             Self::DnsmasqConfig => "dnsmasq.config",
             Self::HealthCheck => "routerd.healthCheck",
+            Self::TimesyncdConfig => "timesyncd.config",
+            Self::TimesyncdServers => "timesyncd.servers",
             Self::LogSink => "routerd.logSink",
             Self::AddressSelection => "routerd.addressSelection",
             Self::FirewallZone => "routerd.firewallZone",
@@ -248,6 +258,10 @@ pub enum ArtifactSpec {
     Hostname(SystemHostnameSpec),
     /// `routerd.healthCheck`.
     Health(HealthStatusSpec),
+    /// `timesyncd.config`.
+    Timesyncd(TimesyncdSpec),
+    /// `timesyncd.servers`.
+    TimesyncServers(TimesyncServersSpec),
     /// Any kind whose configurator is not in this build: attributes as rendered from the
     /// resource, compared as JSON.
     Opaque(OpaqueSpec),
@@ -613,6 +627,33 @@ pub struct HealthStatusSpec {
     pub detail: Option<String>,
 }
 
+/// `timesyncd.config`, named after its `NTPClient` resource: one block of routerd's drop-in
+/// `/etc/systemd/timesyncd.conf.d/90-routerd.conf` (timesyncd.conf(5)), whose `NTP=` line lists
+/// the resource's servers. The drop-in resets `NTP=` before routerd's blocks, so the servers of
+/// `timesyncd.conf` and earlier drop-ins give way to routerd's.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimesyncdSpec {
+    /// The NTPClient resource's name, the artifact's name.
+    pub name: String,
+    /// NTP server host names or addresses, in order; empty: timesyncd's fallback servers.
+    pub servers: Vec<String>,
+    /// Desired: timesyncd runs with these servers. Observed: it is on the bus and its
+    /// `SystemNTPServers` (org.freedesktop.timesync1(5)) contains every one of them, so a
+    /// timesyncd not restarted since the file changed, or stopped, shows as drift.
+    pub effective: bool,
+}
+
+/// `timesyncd.servers`, always named `system`: the servers systemd-timesyncd reports in
+/// `SystemNTPServers`, read for an `NTPClient` with `managed: false`, which routerd leaves to
+/// the operator. Observed only; desired `servers` must all appear, in any order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimesyncServersSpec {
+    /// Desired: the servers the config names. Observed: timesyncd's system servers.
+    pub servers: Vec<String>,
+}
+
 /// Attributes of a kind this build has no configurator for.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -661,6 +702,8 @@ impl ArtifactSpec {
             Self::DhcpClient(d) => ArtifactKey::new(d.binding.kind(), d.ifname.clone()),
             Self::Hostname(_) => ArtifactKey::new(ArtifactKind::Hostname, "system"),
             Self::Health(h) => ArtifactKey::new(ArtifactKind::HealthCheck, h.name.clone()),
+            Self::Timesyncd(t) => ArtifactKey::new(ArtifactKind::TimesyncdConfig, t.name.clone()),
+            Self::TimesyncServers(_) => ArtifactKey::new(ArtifactKind::TimesyncdServers, "system"),
             Self::Opaque(o) => ArtifactKey::new(o.kind, o.name.clone()),
         }
     }

@@ -99,6 +99,20 @@ pub(crate) fn drift(desired: &ArtifactSpec, observed: &ArtifactSpec) -> Vec<Attr
                 push(&mut out, "healthy", &d.healthy, &o.healthy);
             }
         }
+        (ArtifactSpec::Timesyncd(d), ArtifactSpec::Timesyncd(o)) => {
+            if d.servers != o.servers {
+                push(&mut out, "servers", &d.servers, &o.servers);
+            }
+            if d.effective != o.effective {
+                push(&mut out, "effective", &d.effective, &o.effective);
+            }
+        }
+        // timesyncd may use more servers than the config names (a drop-in of the operator's).
+        (ArtifactSpec::TimesyncServers(d), ArtifactSpec::TimesyncServers(o)) => {
+            if !d.servers.iter().all(|s| o.servers.contains(s)) {
+                push(&mut out, "servers", &d.servers, &o.servers);
+            }
+        }
         (ArtifactSpec::Opaque(d), ArtifactSpec::Opaque(o)) => {
             if d.attributes != o.attributes {
                 push(&mut out, "attributes", &d.attributes, &o.attributes);
@@ -186,6 +200,8 @@ fn type_name(s: &ArtifactSpec) -> &'static str {
         ArtifactSpec::DhcpClient(_) => "dhcpClient",
         ArtifactSpec::Hostname(_) => "hostname",
         ArtifactSpec::Health(_) => "health",
+        ArtifactSpec::Timesyncd(_) => "timesyncd",
+        ArtifactSpec::TimesyncServers(_) => "timesyncServers",
         ArtifactSpec::Opaque(_) => "opaque",
     }
 }

@@ -12,6 +12,7 @@
 //! | [`dnsmasq`] | `dnsmasq` | `dnsmasq.config` (sections of routerd's dnsmasq configuration) |
 //! | [`networkd`] | `networkd` | `dhcp.ipv4.client`, `dhcp.ipv6.client`, `dhcp.ipv6.prefixDelegation` |
 //! | [`hostnamed`] | `hostnamed` | `linux.hostname` |
+//! | [`timesyncd`] | `timesyncd` | `timesyncd.config` (blocks of routerd's drop-in), `timesyncd.servers` (observed) |
 //!
 //! [`probe`] sends the ICMP echo requests of HealthCheck probes from inside the namespace.
 //!
@@ -38,6 +39,7 @@ pub mod systemd;
 pub mod target;
 #[cfg(feature = "test-support")]
 pub mod testing;
+pub mod timesyncd;
 
 pub use artifact::{
     Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, AttributeDiff, RESERVED_ROUTE_TABLES,

@@ -58,6 +58,12 @@ impl Target {
         self.dnsmasq_dir().join("dnsmasq.conf")
     }
 
+    /// routerd's systemd-timesyncd drop-in (timesyncd.conf(5)): `90-` sorts it after the
+    /// drop-ins packages ship, so its `NTP=` reset applies to theirs too.
+    pub fn timesyncd_dropin(&self) -> PathBuf {
+        self.path("/etc/systemd/timesyncd.conf.d/90-routerd.conf")
+    }
+
     /// The namespace's bind mount (`/run/netns/NAME`), for `NetworkNamespacePath=` of units
     /// that must run inside it; `None` for the process's own namespace.
     pub fn netns_path(&self) -> Option<PathBuf> {

@@ -1,7 +1,10 @@
-//! `NTPClient`: a systemd-timesyncd drop-in with the configured servers (configurator in a
-//! later issue). `managed: false` leaves timesyncd alone and only observes the drop-in.
+//! `NTPClient`: systemd-timesyncd's servers. `managed: true` writes them as a block of
+//! routerd's timesyncd drop-in (`timesyncd.config`, named after the resource); `managed: false`
+//! leaves timesyncd to the operator and only observes that it uses the servers
+//! (`timesyncd.servers`).
 
-use routerd_host::ArtifactKind;
+use routerd_host::ArtifactSpec;
+use routerd_host::artifact::{TimesyncServersSpec, TimesyncdSpec};
 use routerd_model::Resource;
 use routerd_model::spec::system::NtpClientSpec;
 
@@ -10,11 +13,16 @@ use super::{Out, RenderCtx};
 use crate::intent::ApplyWith;
 
 pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &NtpClientSpec, out: &mut Out) {
-    let path = format!("/etc/systemd/timesyncd.conf.d/routerd-{}.conf", res.name);
+    if !s.managed {
+        let spec = TimesyncServersSpec { servers: s.servers.clone() };
+        out.observe(ArtifactSpec::TimesyncServers(spec), ApplyWith::Timesyncd);
+        return;
+    }
     let mut deps = Vec::new();
     if let Some(i) = s.interface.as_deref().and_then(|i| ctx.interface(i)) {
         deps.push(dep(&i.key, format!("servers are reached through {}", i.ifname)));
     }
-    let attrs = serde_json::json!({"path": path, "servers": s.servers, "managed": s.managed});
-    out.ensure_opaque(ArtifactKind::File, path, attrs, ApplyWith::Timesyncd, deps);
+    let spec =
+        TimesyncdSpec { name: res.name.clone(), servers: s.servers.clone(), effective: true };
+    out.ensure(ArtifactSpec::Timesyncd(spec), ApplyWith::Timesyncd, deps);
 }

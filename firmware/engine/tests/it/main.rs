@@ -7,3 +7,4 @@ mod hostnamed;
 mod networkd;
 mod reconcile;
 mod support;
+mod timesyncd;

@@ -295,15 +295,17 @@ async fn pending_ledger_entries_left_by_a_crash_are_resolved_against_the_host() 
 #[tokio::test]
 async fn kinds_without_a_configurator_are_blocked_naming_their_apply_with() {
     let lab = Lab::new();
+    // The boot-time sysctl file has no `files` configurator in this build.
     let config = format!(
-        "{LAB}\n    - apiVersion: system.routerd.net/v1alpha1\n      kind: NTPClient\n      metadata:\n        name: ntp\n      spec:\n        provider: systemd-timesyncd\n        managed: true\n        source: static\n        interface: wan\n        servers: [198.51.100.1]\n"
+        "{LAB}\n    - apiVersion: system.routerd.net/v1alpha1\n      kind: Sysctl\n      metadata:\n        name: keep-forwarding\n      spec:\n        key: net.ipv4.conf.all.forwarding\n        value: \"1\"\n        persistent: true\n"
     );
     let doc = lab.reconcile(&config).await;
-    let ntp = doc.resources.iter().find(|r| r.id.ends_with("/NTPClient/ntp")).expect("resource");
-    assert_eq!(ntp.phase, Phase::Blocked);
-    let cond = ntp.conditions.iter().find(|c| c.type_ == "Blocked").expect("condition");
+    let res =
+        doc.resources.iter().find(|r| r.id.ends_with("/Sysctl/keep-forwarding")).expect("resource");
+    assert_eq!(res.phase, Phase::Blocked);
+    let cond = res.conditions.iter().find(|c| c.type_ == "Blocked").expect("condition");
     assert_eq!(cond.reason, "ConfiguratorMissing");
-    assert!(cond.message.contains("applyWith timesyncd"), "{}", cond.message);
+    assert!(cond.message.contains("applyWith files"), "{}", cond.message);
     // Everything else still applied.
     assert!(lab.exec_ok(&lab.client, &["ping", "-c", "1", "-W", "3", "198.51.100.1"]));
 }

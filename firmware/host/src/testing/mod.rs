@@ -21,8 +21,8 @@
 //! Every call is logged ([`FakeSystemd::calls`]) so tests can assert what the configurator
 //! asked for.
 //!
-//! systemd-networkd and systemd-hostnamed, which can run here, are the real ones
-//! ([`Networkd`], [`Hostnamed`]).
+//! systemd-networkd, systemd-hostnamed and systemd-timesyncd, which can run here, are the real
+//! ones ([`Networkd`], [`Hostnamed`], and [`Timesyncd`] as a unit of the fake manager).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -34,8 +34,10 @@ pub use routerd_test_bus::PrivateBus;
 
 mod hostnamed;
 mod networkd;
+mod timesyncd;
 pub use hostnamed::{HOSTNAMED, Hostnamed};
 pub use networkd::{NETWORKD, Networkd};
+pub use timesyncd::{TIMESYNCD, Timesyncd};
 
 use zbus::object_server::SignalEmitter;
 use zbus::zvariant::{ObjectPath, OwnedObjectPath};
