@@ -178,5 +178,6 @@ pub fn is_inventory_backed(kind: ArtifactKind) -> bool {
             | K::Dhcp6PrefixDelegation
             | K::Hostname
             | K::TimesyncdConfig
+            | K::File
     )
 }

@@ -96,9 +96,13 @@ pub fn cleanup(artifact: &Artifact, ledger_owned: bool) -> Cleanup {
             reason: "global host state is reconciled, never deleted",
             remediation: "set the value you want with a Sysctl or Hostname resource",
         },
+        // A block routerd wrote; the operator's lines in the file stay, and so does the file.
+        K::File if ledger_owned => {
+            Cleanup::Delete { reason: "block routerd wrote in the file, recorded in the ledger" }
+        }
         K::File => Cleanup::Keep {
-            reason: "whole files are never deleted as orphans",
-            remediation: "remove the file by hand if it is stale",
+            reason: "routerd deletes only blocks the ledger records, never whole files",
+            remediation: "remove the block by hand if it is stale, or declare it and run adopt --apply",
         },
         _ if ledger_owned => Cleanup::Keep {
             reason: "recorded in the ledger, but this kind has no cleanup in this build",

@@ -21,6 +21,7 @@ use std::time::{Duration, SystemTime};
 use routerd_graph::{Operation, Reconciler, Selection};
 use routerd_host::bus::SystemBus;
 use routerd_host::dnsmasq::DnsmasqBackend;
+use routerd_host::files::FilesBackend;
 use routerd_host::hostnamed::HostnamedBackend;
 use routerd_host::netlink::NetlinkBackend;
 use routerd_host::networkd::NetworkdBackend;
@@ -144,6 +145,7 @@ impl Session {
             Arc::new(DnsmasqBackend::new(&target, Arc::clone(&systemd))),
             Arc::new(NetworkdBackend::new(&target, Arc::clone(&bus))),
             Arc::new(TimesyncdBackend::new(&target, Arc::clone(&bus), systemd)),
+            Arc::new(FilesBackend::new(&target)),
             Arc::new(HostnamedBackend::new(bus)),
             Arc::new(HealthBackend::new(Arc::clone(&health))),
         ];

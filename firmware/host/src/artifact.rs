@@ -75,7 +75,8 @@ pub enum ArtifactKind {
     /// A systemd unit, named by unit name (`routerd-dnsmasq.service`).
     #[serde(rename = "systemd.service")]
     SystemdService,
-    /// A managed file, named by absolute path.
+    /// A block routerd writes in a file, named `path#block`
+    /// (`/etc/sysctl.d/90-routerd.conf#net.ipv4.ip_forward`).
     #[serde(rename = "file")]
     File,
     /// A DHCPv4 client binding on a link, named by ifname.
@@ -258,6 +259,8 @@ pub enum ArtifactSpec {
     Hostname(SystemHostnameSpec),
     /// `routerd.healthCheck`.
     Health(HealthStatusSpec),
+    /// `file`.
+    FileBlock(FileBlockSpec),
     /// `timesyncd.config`.
     Timesyncd(TimesyncdSpec),
     /// `timesyncd.servers`.
@@ -627,6 +630,30 @@ pub struct HealthStatusSpec {
     pub detail: Option<String>,
 }
 
+/// `file`, named `path#block`: one block of lines routerd writes in a file, between marker
+/// comments (`# routerd block NAME` ... `# routerd end`). Lines outside routerd's blocks are the
+/// operator's and are kept as they are (seed 000: "only routerd-owned blocks inside a file may
+/// be safe to touch").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileBlockSpec {
+    /// The file's absolute path on the router (below the target's root); no `#`.
+    pub path: String,
+    /// The block's name, unique in the file.
+    pub block: String,
+    /// The block's lines, in order, without line breaks.
+    pub lines: Vec<String>,
+    /// The file's permission bits (`0o644`; `0o600` for secrets). Blocks of one file share it.
+    pub mode: u32,
+}
+
+impl FileBlockSpec {
+    /// The artifact name: `path#block`.
+    pub fn key_name(&self) -> String {
+        format!("{}#{}", self.path, self.block)
+    }
+}
+
 /// `timesyncd.config`, named after its `NTPClient` resource: one block of routerd's drop-in
 /// `/etc/systemd/timesyncd.conf.d/90-routerd.conf` (timesyncd.conf(5)), whose `NTP=` line lists
 /// the resource's servers. The drop-in resets `NTP=` before routerd's blocks, so the servers of
@@ -702,6 +729,7 @@ impl ArtifactSpec {
             Self::DhcpClient(d) => ArtifactKey::new(d.binding.kind(), d.ifname.clone()),
             Self::Hostname(_) => ArtifactKey::new(ArtifactKind::Hostname, "system"),
             Self::Health(h) => ArtifactKey::new(ArtifactKind::HealthCheck, h.name.clone()),
+            Self::FileBlock(f) => ArtifactKey::new(ArtifactKind::File, f.key_name()),
             Self::Timesyncd(t) => ArtifactKey::new(ArtifactKind::TimesyncdConfig, t.name.clone()),
             Self::TimesyncServers(_) => ArtifactKey::new(ArtifactKind::TimesyncdServers, "system"),
             Self::Opaque(o) => ArtifactKey::new(o.kind, o.name.clone()),

@@ -99,6 +99,14 @@ pub(crate) fn drift(desired: &ArtifactSpec, observed: &ArtifactSpec) -> Vec<Attr
                 push(&mut out, "healthy", &d.healthy, &o.healthy);
             }
         }
+        (ArtifactSpec::FileBlock(d), ArtifactSpec::FileBlock(o)) => {
+            if d.lines != o.lines {
+                push(&mut out, "lines", &d.lines, &o.lines);
+            }
+            if d.mode != o.mode {
+                push(&mut out, "mode", &format!("{:04o}", d.mode), &format!("{:04o}", o.mode));
+            }
+        }
         (ArtifactSpec::Timesyncd(d), ArtifactSpec::Timesyncd(o)) => {
             if d.servers != o.servers {
                 push(&mut out, "servers", &d.servers, &o.servers);
@@ -200,6 +208,7 @@ fn type_name(s: &ArtifactSpec) -> &'static str {
         ArtifactSpec::DhcpClient(_) => "dhcpClient",
         ArtifactSpec::Hostname(_) => "hostname",
         ArtifactSpec::Health(_) => "health",
+        ArtifactSpec::FileBlock(_) => "fileBlock",
         ArtifactSpec::Timesyncd(_) => "timesyncd",
         ArtifactSpec::TimesyncServers(_) => "timesyncServers",
         ArtifactSpec::Opaque(_) => "opaque",

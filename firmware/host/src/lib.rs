@@ -12,6 +12,7 @@
 //! | [`dnsmasq`] | `dnsmasq` | `dnsmasq.config` (sections of routerd's dnsmasq configuration) |
 //! | [`networkd`] | `networkd` | `dhcp.ipv4.client`, `dhcp.ipv6.client`, `dhcp.ipv6.prefixDelegation` |
 //! | [`hostnamed`] | `hostnamed` | `linux.hostname` |
+//! | [`files`] | `files` | `file` (blocks routerd writes in files, `path#block`) |
 //! | [`timesyncd`] | `timesyncd` | `timesyncd.config` (blocks of routerd's drop-in), `timesyncd.servers` (observed) |
 //!
 //! [`probe`] sends the ICMP echo requests of HealthCheck probes from inside the namespace.
@@ -28,6 +29,7 @@ mod compare;
 pub mod dnsmasq;
 pub mod error;
 mod file;
+pub mod files;
 pub mod hostnamed;
 pub mod netlink;
 pub mod netns;

@@ -1,12 +1,16 @@
-//! `Sysctl`: a key under `/proc/sys` of the target namespace (runtime), and the persistent
-//! `sysctl.d` drop-in when `persistent` is set (a managed file; configurator in a later issue).
+//! `Sysctl`: a key under `/proc/sys` of the target namespace (runtime), and a block of
+//! routerd's boot-time file `/etc/sysctl.d/90-routerd.conf` when `persistent` is set
+//! (sysctl.d(5): systemd-sysctl applies it at boot).
 
-use routerd_host::artifact::SysctlSpec as HostSysctl;
-use routerd_host::{ArtifactKind, ArtifactSpec};
+use routerd_host::ArtifactSpec;
+use routerd_host::artifact::{FileBlockSpec, SysctlSpec as HostSysctl};
 use routerd_model::spec::system::SysctlSpec;
 
 use super::Out;
 use crate::intent::ApplyWith;
+
+/// routerd's sysctl.d file: `90-` sorts after the files packages ship, so routerd's values win.
+pub(crate) const SYSCTL_D: &str = "/etc/sysctl.d/90-routerd.conf";
 
 pub(super) fn render(s: &SysctlSpec, out: &mut Out) {
     if s.runtime.unwrap_or(true) {
@@ -14,8 +18,12 @@ pub(super) fn render(s: &SysctlSpec, out: &mut Out) {
         out.ensure(ArtifactSpec::Sysctl(spec), ApplyWith::Procfs, Vec::new());
     }
     if s.persistent {
-        let path = "/etc/sysctl.d/90-routerd.conf";
-        let attrs = serde_json::json!({"path": path, "line": format!("{} = {}", s.key, s.value)});
-        out.ensure_opaque(ArtifactKind::File, path, attrs, ApplyWith::Files, Vec::new());
+        let spec = FileBlockSpec {
+            path: SYSCTL_D.into(),
+            block: s.key.clone(),
+            lines: vec![format!("{} = {}", s.key, s.value)],
+            mode: 0o644,
+        };
+        out.ensure(ArtifactSpec::FileBlock(spec), ApplyWith::Files, Vec::new());
     }
 }

@@ -295,19 +295,68 @@ async fn pending_ledger_entries_left_by_a_crash_are_resolved_against_the_host() 
 #[tokio::test]
 async fn kinds_without_a_configurator_are_blocked_naming_their_apply_with() {
     let lab = Lab::new();
-    // The boot-time sysctl file has no `files` configurator in this build.
+    // LogSink has no `journald` configurator in this build.
     let config = format!(
-        "{LAB}\n    - apiVersion: system.routerd.net/v1alpha1\n      kind: Sysctl\n      metadata:\n        name: keep-forwarding\n      spec:\n        key: net.ipv4.conf.all.forwarding\n        value: \"1\"\n        persistent: true\n"
+        "{LAB}\n    - apiVersion: system.routerd.net/v1alpha1\n      kind: LogSink\n      metadata:\n        name: remote\n      spec:\n        type: syslog\n        syslog:\n          network: udp\n          address: 198.51.100.1:514\n"
     );
     let doc = lab.reconcile(&config).await;
-    let res =
-        doc.resources.iter().find(|r| r.id.ends_with("/Sysctl/keep-forwarding")).expect("resource");
+    let res = doc.resources.iter().find(|r| r.id.ends_with("/LogSink/remote")).expect("resource");
     assert_eq!(res.phase, Phase::Blocked);
     let cond = res.conditions.iter().find(|c| c.type_ == "Blocked").expect("condition");
     assert_eq!(cond.reason, "ConfiguratorMissing");
-    assert!(cond.message.contains("applyWith files"), "{}", cond.message);
+    assert!(cond.message.contains("applyWith journald"), "{}", cond.message);
     // Everything else still applied.
     assert!(lab.exec_ok(&lab.client, &["ping", "-c", "1", "-W", "3", "198.51.100.1"]));
+}
+
+#[tokio::test]
+async fn a_persistent_sysctl_is_a_block_of_routerds_sysctl_d_file_and_goes_with_its_resource() {
+    let lab = Lab::new();
+    let sysctl = |name: &str, key: &str, value: &str| {
+        format!(
+            "\n    - apiVersion: system.routerd.net/v1alpha1\n      kind: Sysctl\n      metadata:\n        name: {name}\n      spec:\n        key: {key}\n        value: \"{value}\"\n        runtime: false\n        persistent: true\n"
+        )
+    };
+    let both = format!(
+        "{LAB}{}{}",
+        sysctl("rp", "net.ipv4.conf.all.rp_filter", "2"),
+        sysctl("ports", "net.ipv4.ip_local_port_range", "1024 65000")
+    );
+    let doc = lab.reconcile(&both).await;
+    let file = "/etc/sysctl.d/90-routerd.conf";
+    assert_eq!(
+        ops(&doc, "done").into_iter().filter(|o| o.contains(file)).collect::<Vec<_>>(),
+        vec![
+            format!("create file/{file}#net.ipv4.conf.all.rp_filter"),
+            format!("create file/{file}#net.ipv4.ip_local_port_range"),
+        ]
+    );
+    assert!(doc.warnings.is_empty() && doc.resources.iter().all(|r| r.warnings.is_empty()));
+    let path = lab.root().join(file.trim_start_matches('/'));
+    let text = std::fs::read_to_string(&path).expect("the sysctl.d file");
+    assert!(text.contains("net.ipv4.conf.all.rp_filter = 2\n"), "{text}");
+    assert!(text.contains("net.ipv4.ip_local_port_range = 1024 65000\n"), "{text}");
+    // The file loads as sysctl.d(5) says: `sysctl -p` in the router's namespace (both keys are
+    // per namespace, so the machine's values are not touched) sets what it lists.
+    let path_arg = path.to_string_lossy().into_owned();
+    run("ip", &["netns", "exec", &lab.router, "sysctl", "-q", "-p", &path_arg]);
+    let read = |key: &str| run("ip", &["netns", "exec", &lab.router, "sysctl", "-n", key]);
+    assert_eq!(read("net.ipv4.conf.all.rp_filter").trim(), "2");
+    assert_eq!(
+        read("net.ipv4.ip_local_port_range").split_whitespace().collect::<Vec<_>>(),
+        ["1024", "65000"]
+    );
+    let again = lab.reconcile(&both).await;
+    assert!(again.operations.is_empty(), "{:#?}", again.operations);
+
+    // A line of the operator's stays; the removed resource's block goes (ledger-owned).
+    std::fs::write(&path, format!("{text}kernel.panic = 5\n")).expect("hand edit");
+    let one = format!("{LAB}{}", sysctl("rp", "net.ipv4.conf.all.rp_filter", "2"));
+    let doc = lab.reconcile(&one).await;
+    assert_eq!(ops(&doc, "done"), vec![format!("delete file/{file}#net.ipv4.ip_local_port_range")]);
+    let text = std::fs::read_to_string(&path).expect("the file stays");
+    assert!(text.contains("rp_filter = 2") && text.contains("kernel.panic = 5"), "{text}");
+    assert!(!text.contains("ip_local_port_range"), "{text}");
 }
 
 #[tokio::test]
