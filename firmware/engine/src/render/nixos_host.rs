@@ -1,14 +1,22 @@
-//! `NixOSHost`: a NixOS host description. On this firmware only `hostname` applies (as the
-//! system hostname); the other fields describe a NixOS system and are reported as ignored.
+//! `NixOSHost`: a NixOS host description. On this firmware only `hostname` applies, as the
+//! system hostname through systemd-hostnamed (as a `Hostname` with `managed: true` would); the
+//! other fields describe a NixOS system and are reported as ignored. Without `hostname` the
+//! resource only observes the hostname, so a `Hostname` resource's declaration wins.
 
-use routerd_host::ArtifactKind;
+use routerd_host::ArtifactSpec;
+use routerd_host::artifact::SystemHostnameSpec;
 use routerd_model::spec::system::NixOsHostSpec;
 
 use super::Out;
 use crate::intent::ApplyWith;
 
 pub(super) fn render(s: &NixOsHostSpec, out: &mut Out) {
-    let attrs = serde_json::json!({"hostname": s.hostname});
-    out.ensure_opaque(ArtifactKind::Hostname, "system", attrs, ApplyWith::Hostnamed, Vec::new());
+    let name = s.hostname.clone().unwrap_or_default();
+    let spec = ArtifactSpec::Hostname(SystemHostnameSpec { hostname: name.clone(), kernel: name });
+    if s.hostname.is_some() {
+        out.ensure(spec, ApplyWith::Hostnamed, Vec::new());
+    } else {
+        out.observe(spec, ApplyWith::Hostnamed);
+    }
     out.warn("NixOSHost fields other than hostname do not apply to this firmware and are ignored");
 }

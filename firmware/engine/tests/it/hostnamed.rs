@@ -76,3 +76,37 @@ async fn hostnamed_sets_the_hostname_repairs_drift_and_never_deletes_it() {
     assert_eq!(hostnamed.kernel_hostname(), "router7.example.net");
     assert!(doc.orphans.iter().any(|o| o.kind == "linux.hostname"), "{:#?}", doc.orphans);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nixos_host_sets_its_hostname_through_hostnamed() {
+    let (lab, systemd) = lab_with_systemd().await;
+    let hostnamed = Hostnamed::start(&lab.dir().join("hostnamed"), systemd.address(), "factory");
+    let nixos = |hostname: &str| {
+        format!(
+            "{LAB}
+    - apiVersion: system.routerd.net/v1alpha1
+      kind: NixOSHost
+      metadata:
+        name: host
+      spec:
+        {hostname}
+        stateVersion: \"24.11\"
+"
+        )
+    };
+
+    lab.reconcile(LAB).await;
+    // Without a hostname it only looks: nothing changes, nothing is blocked.
+    let doc = lab.reconcile(&nixos("domain: example.net")).await;
+    assert!(doc.operations.is_empty(), "{:#?}", doc.operations);
+    let res = doc.resources.iter().find(|r| r.id.ends_with("/NixOSHost/host")).expect("resource");
+    assert_ne!(res.phase, Phase::Blocked, "{:#?}", res.conditions);
+    assert_eq!(hostnamed.kernel_hostname(), "factory");
+
+    let doc = lab.reconcile(&nixos("hostname: nixos-router")).await;
+    assert_eq!(ops(&doc, "done"), vec!["modify linux.hostname/system".to_string()]);
+    assert_eq!(hostnamed.etc_hostname().trim(), "nixos-router");
+    assert_eq!(hostnamed.kernel_hostname(), "nixos-router");
+    let res = doc.resources.iter().find(|r| r.id.ends_with("/NixOSHost/host")).expect("resource");
+    assert!(res.warnings.iter().any(|w| w.contains("ignored")), "{:#?}", res.warnings);
+}
