@@ -31,6 +31,21 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(
     std::fs::rename(&tmp, path).map_err(err)
 }
 
+/// Writes `text` to `path` ([`write_atomically`], mode 0644), or removes the file for `None`
+/// (absent already is fine).
+///
+/// Errors: [`HostError::File`].
+pub(crate) fn write_or_remove(path: &Path, text: Option<&str>) -> Result<(), HostError> {
+    match text {
+        Some(t) => write_atomically(path, t.as_bytes(), 0o644),
+        None => match std::fs::remove_file(path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+            Err(source) => Err(HostError::File { path: path.to_path_buf(), source }),
+        },
+    }
+}
+
 /// The regular files of `dir` that `select` gives a key for (from the file name), with their
 /// text, sorted by key; none when the directory does not exist. Symlinks are skipped: an
 /// operator's masks and `enable` links are not files routerd wrote.
@@ -99,6 +114,11 @@ impl Markers {
     /// Appends the block `name` with `lines` to `out`, after a blank line.
     pub fn push(&self, out: &mut String, name: &str, lines: &[String]) {
         out.push('\n');
+        self.push_tight(out, name, lines);
+    }
+
+    /// Appends the block `name` with `lines` to `out`, right after what is there.
+    pub fn push_tight(&self, out: &mut String, name: &str, lines: &[String]) {
         out.push_str(self.begin);
         out.push_str(name);
         out.push('\n');

@@ -27,7 +27,7 @@ use futures::future::BoxFuture;
 use crate::artifact::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, FileBlockSpec};
 use crate::backend::Backend;
 use crate::error::HostError;
-use crate::file::{Markers, write_atomically};
+use crate::file::{Markers, write_atomically, write_or_remove};
 use crate::target::Target;
 
 /// The `applyWith` name of this backend.
@@ -100,11 +100,7 @@ impl FilesBackend {
         let after = set_block(text.unwrap_or(""), &spec.block, lines, text.is_none());
         let p = self.host_path(&spec.path);
         if lines.is_none() && is_bare(&after) {
-            return match std::fs::remove_file(&p) {
-                Ok(()) => Ok(()),
-                Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
-                Err(source) => Err(HostError::File { path: p, source }),
-            };
+            return write_or_remove(&p, None);
         }
         // A removal keeps the file's mode; a set gives it the block's.
         let mode = match (lines, &before) {
@@ -142,7 +138,7 @@ fn set_block(text: &str, name: &str, lines: Option<&[String]>, new_file: bool) -
         if line.strip_prefix(MARKERS.begin).is_some_and(|n| n.trim() == name) {
             skipping = true;
             if let (Some(l), false) = (lines, placed) {
-                push_block(&mut out, name, l);
+                MARKERS.push_tight(&mut out, name, l);
                 placed = true;
             }
             continue;
@@ -151,21 +147,9 @@ fn set_block(text: &str, name: &str, lines: Option<&[String]>, new_file: bool) -
         out.push('\n');
     }
     if let (Some(l), false) = (lines, placed) {
-        push_block(&mut out, name, l);
+        MARKERS.push_tight(&mut out, name, l);
     }
     out
-}
-
-fn push_block(out: &mut String, name: &str, lines: &[String]) {
-    out.push_str(MARKERS.begin);
-    out.push_str(name);
-    out.push('\n');
-    for l in lines {
-        out.push_str(l);
-        out.push('\n');
-    }
-    out.push_str(MARKERS.end);
-    out.push('\n');
 }
 
 /// Whether `text` holds nothing but routerd's header and blank lines.

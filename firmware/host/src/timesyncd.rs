@@ -40,7 +40,7 @@ use crate::artifact::{
 use crate::backend::Backend;
 use crate::bus::SystemBus;
 use crate::error::HostError;
-use crate::file::{Markers, write_atomically};
+use crate::file::{Markers, write_or_remove};
 use crate::systemd::{Job, Systemd, service};
 use crate::target::Target;
 
@@ -247,18 +247,6 @@ impl TimesyncdBackend {
 
 fn file_name(path: &Path) -> String {
     path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
-}
-
-/// Writes `text` to `path`, or removes the file for `None`.
-fn write_or_remove(path: &Path, text: Option<&str>) -> Result<(), HostError> {
-    match text {
-        Some(t) => write_atomically(path, t.as_bytes(), 0o644),
-        None => match std::fs::remove_file(path) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
-            Err(source) => Err(HostError::File { path: path.to_path_buf(), source }),
-        },
-    }
 }
 
 /// The blocks of the drop-in: name → servers of its `NTP=` lines, in order. Other lines in a

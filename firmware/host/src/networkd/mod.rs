@@ -48,7 +48,7 @@ use crate::artifact::{
 use crate::backend::Backend;
 use crate::bus::SystemBus;
 use crate::error::HostError;
-use crate::file::{Markers, read_dir_files, write_atomically};
+use crate::file::{Markers, read_dir_files, write_or_remove};
 use crate::systemd::service;
 use crate::target::Target;
 use proxy::ManagerProxy;
@@ -303,18 +303,6 @@ impl NetworkdBackend {
             }
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
-    }
-}
-
-/// Writes `text` to `path`, or removes the file for `None`.
-fn write_or_remove(path: &Path, text: Option<&str>) -> Result<(), HostError> {
-    match text {
-        Some(t) => write_atomically(path, t.as_bytes(), 0o644),
-        None => match std::fs::remove_file(path) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
-            Err(source) => Err(HostError::File { path: path.to_path_buf(), source }),
-        },
     }
 }
 
