@@ -114,7 +114,7 @@ impl TimesyncdBackend {
         }
     }
 
-    /// The blocks of the drop-in, by name; none when the file does not exist.
+    /// The drop-in's text, `None` when the file does not exist.
     fn read(&self) -> Result<Option<String>, HostError> {
         match std::fs::read_to_string(&self.path) {
             Ok(t) => Ok(Some(t)),
@@ -157,7 +157,7 @@ impl TimesyncdBackend {
                     .collect())
             }
             ArtifactKind::TimesyncdServers if wanted.iter().any(|k| k.name == SYSTEM) => {
-                // Unreachable timesyncd: nothing observed, and the resource says it waits.
+                // Unreachable timesyncd: nothing observed (the resource shows it absent).
                 match self.system_servers(&key).await {
                     Ok(Some(servers)) => Ok(vec![Artifact::new(ArtifactSpec::TimesyncServers(
                         TimesyncServersSpec { servers },
