@@ -344,12 +344,9 @@ fn disk(input: &DoctorInput<'_>, out: &mut Vec<DoctorCheck>) {
             let percent = free.saturating_mul(100) / total;
             let detail = format!("{} MiB free ({percent} %) on {}", free >> 20, dir.display());
             let remedy = "free space on that filesystem: the ledger must be writable to apply";
-            out.push(if free < 16 << 20 || percent < 2 {
-                check("disk", "D001", name, CheckStatus::Fail, detail, remedy)
-            } else if percent < 10 {
-                check("disk", "D001", name, CheckStatus::Warn, detail, remedy)
-            } else {
-                check("disk", "D001", name, CheckStatus::Pass, detail, "")
+            out.push(match disk_status(free, total) {
+                CheckStatus::Pass => check("disk", "D001", name, CheckStatus::Pass, detail, ""),
+                status => check("disk", "D001", name, status, detail, remedy),
             });
         }
         Err(e) => out.push(check(
@@ -360,6 +357,24 @@ fn disk(input: &DoctorInput<'_>, out: &mut Vec<DoctorCheck>) {
             format!("{}: {e}", dir.display()),
             "",
         )),
+    }
+}
+
+/// The verdict on `free` of `total` bytes where the ledger lives.
+///
+/// The ledger is megabytes at most, so the verdict is on bytes: fail under 16 MiB, where a
+/// ledger write can fail; warn under 64 MiB. The share of the disk matters only on small flash:
+/// under 10 % warns while less than 1 GiB is free, so a large disk with gigabytes left passes
+/// however full it is (a build machine at 98 % used once failed every health gate).
+fn disk_status(free: u64, total: u64) -> CheckStatus {
+    const MIB: u64 = 1 << 20;
+    let percent = free.saturating_mul(100) / total.max(1);
+    if free < 16 * MIB {
+        CheckStatus::Fail
+    } else if free < 64 * MIB || (percent < 10 && free < 1024 * MIB) {
+        CheckStatus::Warn
+    } else {
+        CheckStatus::Pass
     }
 }
 
@@ -421,4 +436,25 @@ fn runtime(out: &mut Vec<DoctorCheck>) {
             "set WatchdogSec=30s in routerd.service so a hung daemon restarts",
         ),
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1 << 20;
+    const GIB: u64 = 1 << 30;
+
+    #[test]
+    fn disk_space_is_judged_in_bytes_and_the_share_only_counts_on_small_disks() {
+        // A build machine's large disk, nearly full in share but with gigabytes left.
+        assert_eq!(disk_status(4 * GIB, 252 * GIB), CheckStatus::Pass);
+        // Too little to write the ledger, whatever the disk.
+        assert_eq!(disk_status(10 * MIB, 252 * GIB), CheckStatus::Fail);
+        assert_eq!(disk_status(10 * MIB, 12 * MIB), CheckStatus::Fail);
+        // A router's data partition.
+        assert_eq!(disk_status(40 * MIB, 512 * MIB), CheckStatus::Warn);
+        assert_eq!(disk_status(300 * MIB, 8 * GIB), CheckStatus::Warn);
+        assert_eq!(disk_status(400 * MIB, 512 * MIB), CheckStatus::Pass);
+    }
 }
