@@ -67,9 +67,10 @@ pub enum ApplyWith {
     /// systemd-timesyncd drop-in.
     #[serde(rename = "timesyncd")]
     Timesyncd,
-    /// journald forwarding / remote syslog.
-    #[serde(rename = "journald")]
-    Journald,
+    /// routerd's own log sinks: its events forwarded to syslog or a plugin
+    /// ([`routerd_host::logsink`]).
+    #[serde(rename = "routerd-log")]
+    LogSinks,
     /// pppd via a routerd-pppoe unit.
     #[serde(rename = "pppd")]
     Pppd,
@@ -94,7 +95,7 @@ impl ApplyWith {
             Self::Networkd => "networkd",
             Self::Dnsmasq => "dnsmasq",
             Self::Timesyncd => "timesyncd",
-            Self::Journald => "journald",
+            Self::LogSinks => routerd_host::logsink::APPLY_WITH,
             Self::Pppd => "pppd",
             Self::Scheduler => "routerd-scheduler",
             Self::Files => "files",
@@ -179,5 +180,6 @@ pub fn is_inventory_backed(kind: ArtifactKind) -> bool {
             | K::Hostname
             | K::TimesyncdConfig
             | K::File
+            | K::LogSink
     )
 }

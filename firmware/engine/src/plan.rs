@@ -368,6 +368,7 @@ pub(crate) fn apply_with_for(kind: ArtifactKind) -> ApplyWith {
         K::Hostname => ApplyWith::Hostnamed,
         K::TimesyncdConfig | K::TimesyncdServers => ApplyWith::Timesyncd,
         K::File => ApplyWith::Files,
+        K::LogSink => ApplyWith::LogSinks,
         _ => ApplyWith::Rtnetlink,
     }
 }

@@ -84,6 +84,8 @@ pub fn cleanup(artifact: &Artifact, ledger_owned: bool) -> Cleanup {
         K::TimesyncdConfig if ns && ledger_owned => Cleanup::Delete {
             reason: "block of routerd's timesyncd drop-in recorded in the ledger",
         },
+        // A sink lives in the routerd process: nothing outside it can own one.
+        K::LogSink => Cleanup::Delete { reason: "log sink of this routerd process" },
         K::Link => Cleanup::Keep {
             reason: "links are never deleted as orphans",
             remediation: "remove the link by hand if it is no longer needed",

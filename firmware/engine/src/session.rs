@@ -23,6 +23,7 @@ use routerd_host::bus::SystemBus;
 use routerd_host::dnsmasq::DnsmasqBackend;
 use routerd_host::files::FilesBackend;
 use routerd_host::hostnamed::HostnamedBackend;
+use routerd_host::logsink::{LogSinkBackend, LogSinks};
 use routerd_host::netlink::NetlinkBackend;
 use routerd_host::networkd::NetworkdBackend;
 use routerd_host::nftables::NftBackend;
@@ -102,6 +103,7 @@ impl ConfigInput {
 pub struct Session {
     registry: BackendRegistry,
     health: Arc<HealthStore>,
+    log_sinks: Arc<LogSinks>,
     target: Target,
     ledger: Ledger,
     timings: std::sync::Mutex<Vec<(&'static str, Duration)>>,
@@ -137,6 +139,7 @@ impl Session {
         let bus = Arc::new(SystemBus::new(opts.system_bus.clone()));
         let systemd = Arc::new(Systemd::new(Arc::clone(&bus)));
         let health = Arc::new(HealthStore::default());
+        let log_sinks = Arc::new(LogSinks::default());
         let backends: Vec<Arc<dyn Backend>> = vec![
             Arc::new(NetlinkBackend::new(&netns)?),
             Arc::new(NftBackend::new(&netns)?),
@@ -148,6 +151,7 @@ impl Session {
             Arc::new(FilesBackend::new(&target)),
             Arc::new(HostnamedBackend::new(bus)),
             Arc::new(HealthBackend::new(Arc::clone(&health))),
+            Arc::new(LogSinkBackend::new(&netns, Arc::clone(&log_sinks))),
         ];
         let ledger = if opts.read_only {
             Ledger::open_read_only(&opts.ledger_path)?
@@ -155,13 +159,20 @@ impl Session {
             Ledger::open(&opts.ledger_path)?
         };
         let registry = BackendRegistry::new(backends);
-        Ok(Self { registry, health, target, ledger, timings: Default::default() })
+        Ok(Self { registry, health, log_sinks, target, ledger, timings: Default::default() })
     }
 
     /// The ledger this session records ownership in (the daemon also keeps its generations
     /// there).
     pub fn ledger(&self) -> &Ledger {
         &self.ledger
+    }
+
+    /// The log sinks this session's `LogSink` resources install; the supervisor's log layer
+    /// hands routerd's events to them ([`LogSinks::emit`]). They live as long as the session:
+    /// a process that reconciles once forwards only its own run's events.
+    pub fn log_sinks(&self) -> Arc<LogSinks> {
+        Arc::clone(&self.log_sinks)
     }
 
     /// The HealthCheck verdicts this session's inventory reports; the supervisor's scheduler

@@ -121,6 +121,15 @@ pub(crate) fn drift(desired: &ArtifactSpec, observed: &ArtifactSpec) -> Vec<Attr
                 push(&mut out, "servers", &d.servers, &o.servers);
             }
         }
+        // Delivery counters are a report, not intent.
+        (ArtifactSpec::LogSink(d), ArtifactSpec::LogSink(o)) => {
+            if d.min_level != o.min_level {
+                push(&mut out, "minLevel", &d.min_level, &o.min_level);
+            }
+            if d.output != o.output {
+                push(&mut out, "output", &d.output, &o.output);
+            }
+        }
         (ArtifactSpec::Opaque(d), ArtifactSpec::Opaque(o)) => {
             if d.attributes != o.attributes {
                 push(&mut out, "attributes", &d.attributes, &o.attributes);
@@ -211,6 +220,7 @@ fn type_name(s: &ArtifactSpec) -> &'static str {
         ArtifactSpec::FileBlock(_) => "fileBlock",
         ArtifactSpec::Timesyncd(_) => "timesyncd",
         ArtifactSpec::TimesyncServers(_) => "timesyncServers",
+        ArtifactSpec::LogSink(_) => "logSink",
         ArtifactSpec::Opaque(_) => "opaque",
     }
 }

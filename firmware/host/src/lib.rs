@@ -31,6 +31,7 @@ pub mod error;
 mod file;
 pub mod files;
 pub mod hostnamed;
+pub mod logsink;
 pub mod netlink;
 pub mod netns;
 pub mod networkd;

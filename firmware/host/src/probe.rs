@@ -166,7 +166,7 @@ pub async fn dns_query(
 }
 
 /// A non-blocking socket for `peer`'s family, created inside `netns` and bound to `ifname`.
-fn socket_in(
+pub(crate) fn socket_in(
     netns: &Netns,
     peer: SocketAddr,
     ty: Type,

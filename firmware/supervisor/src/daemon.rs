@@ -286,6 +286,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         system_bus: opts.systemd_bus.clone(),
     })
     .await?;
+    crate::service::forward_logs(session.log_sinks());
     // A confirm pending from before a restart: its generation is what runs until the deadline.
     let pending = session.ledger().pending_confirm()?;
     let (yaml, file) =

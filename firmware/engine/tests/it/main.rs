@@ -4,6 +4,7 @@
 mod dnsmasq;
 mod health;
 mod hostnamed;
+mod logsink;
 mod networkd;
 mod reconcile;
 mod support;

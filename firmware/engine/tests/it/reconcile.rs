@@ -295,16 +295,20 @@ async fn pending_ledger_entries_left_by_a_crash_are_resolved_against_the_host() 
 #[tokio::test]
 async fn kinds_without_a_configurator_are_blocked_naming_their_apply_with() {
     let lab = Lab::new();
-    // LogSink has no `journald` configurator in this build.
+    // SelfAddressPolicy has no `routerd-scheduler` configurator in this build.
     let config = format!(
-        "{LAB}\n    - apiVersion: system.routerd.net/v1alpha1\n      kind: LogSink\n      metadata:\n        name: remote\n      spec:\n        type: syslog\n        syslog:\n          network: udp\n          address: 198.51.100.1:514\n"
+        "{LAB}\n    - apiVersion: net.routerd.net/v1alpha1\n      kind: SelfAddressPolicy\n      metadata:\n        name: lan-dns\n      spec:\n        addressFamily: ipv4\n        candidates:\n          - source: interfaceAddress\n            interface: lan\n"
     );
     let doc = lab.reconcile(&config).await;
-    let res = doc.resources.iter().find(|r| r.id.ends_with("/LogSink/remote")).expect("resource");
+    let res = doc
+        .resources
+        .iter()
+        .find(|r| r.id.ends_with("/SelfAddressPolicy/lan-dns"))
+        .expect("resource");
     assert_eq!(res.phase, Phase::Blocked);
     let cond = res.conditions.iter().find(|c| c.type_ == "Blocked").expect("condition");
     assert_eq!(cond.reason, "ConfiguratorMissing");
-    assert!(cond.message.contains("applyWith journald"), "{}", cond.message);
+    assert!(cond.message.contains("applyWith routerd-scheduler"), "{}", cond.message);
     // Everything else still applied.
     assert!(lab.exec_ok(&lab.client, &["ping", "-c", "1", "-W", "3", "198.51.100.1"]));
 }

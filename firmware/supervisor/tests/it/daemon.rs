@@ -701,6 +701,46 @@ fn sighup_applies_an_edited_config_file_and_ignores_an_invalid_one() {
 }
 
 #[test]
+fn a_log_sink_gets_the_daemons_own_events_at_and_above_its_level() {
+    // A local syslog receiver: a unix datagram socket, as rsyslog's or journald's /dev/log.
+    let receiver_dir = tempfile::tempdir().expect("tempdir");
+    let path = receiver_dir.path().join("log.sock");
+    let receiver = std::os::unix::net::UnixDatagram::bind(&path).expect("bind");
+    receiver.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+    let config = format!(
+        "{CONFIG}    - apiVersion: system.routerd.net/v1alpha1\n      kind: LogSink\n      metadata:\n        name: local\n      spec:\n        type: syslog\n        syslog:\n          network: unixgram\n          address: {}\n",
+        path.display()
+    );
+    let mut s = Served::start("logsink", &config);
+    let pid = s.daemon.as_ref().expect("running").0.id();
+    let next = || {
+        let mut buf = vec![0u8; 8192];
+        let len = receiver.recv(&mut buf).expect("an event within the deadline");
+        String::from_utf8_lossy(&buf[..len]).into_owned()
+    };
+    // The first reconcile installs the sink, then reports itself: daemon (3) * 8 + info (6).
+    let first = next();
+    assert!(
+        first.starts_with(&format!("<30>routerd[{pid}]: reconciled generation 1 (start)")),
+        "{first}"
+    );
+    // An error event: an invalid config reloaded with SIGHUP. daemon (3) * 8 + error (3).
+    let file = s.dir.path().join("router.yaml");
+    std::fs::write(&file, config.replace("10.9.0.1/24", "10.9.0.300/24")).expect("edit");
+    assert!(
+        Command::new("kill").args(["-HUP", &pid.to_string()]).status().expect("kill").success()
+    );
+    let error = next();
+    assert!(error.starts_with(&format!("<27>routerd[{pid}]: SIGHUP: ")), "{error}");
+    assert!(error.contains("is invalid, nothing changed"), "{error}");
+    // The sink is an artifact the ledger records as routerd's.
+    let out = s.ctl(&["-o", "json", "ledger"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("routerd.logSink"), "{text}");
+    s.stop();
+}
+
+#[test]
 fn a_setup_token_is_announced_until_routerctl_passwd_sets_a_password() {
     let mut s = Served::start("passwd", CONFIG);
     assert!(s.logged("one-time setup token: "), "announced at the first start");
