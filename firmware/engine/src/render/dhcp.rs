@@ -6,21 +6,22 @@
 //! The client bindings render to blocks of routerd's `.network` file for their link
 //! (systemd.network(5) settings; `routerd_host::networkd` writes the file). IPv4 servers and
 //! scopes render to dnsmasq configuration sections (dnsmasq(8) option lines) and the unit that
-//! runs dnsmasq; the IPv6 server kinds still render opaque intents (their configurator arrives
-//! later) that carry the attributes the plan shows.
+//! runs dnsmasq; so do the IPv6 server and scopes (router advertisements and DHCPv6 on the
+//! link of a delegated address).
 
 use std::time::Duration;
 
 use routerd_host::artifact::{DhcpBinding, DhcpClientSpec, DnsmasqSectionSpec, UnitSpec};
 use routerd_host::{ArtifactKey, ArtifactKind, ArtifactSpec, Target, dnsmasq};
-use routerd_model::Resource;
 use routerd_model::spec::dhcp::{
     DnsUpstreamSource, Ipv4DhcpScopeSpec, Ipv4DhcpServerKind, Ipv4DhcpServerSpec, Ipv4DnsSource,
-    Ipv6DhcpScopeSpec, Ipv6DhcpServerSpec, RouterSource,
+    Ipv6DhcpScopeSpec, Ipv6DhcpServerSpec, Ipv6DnsSource, Ipv6ScopeMode, RouterSource,
 };
 use routerd_model::spec::net::{
     DuidType, Ipv4DhcpAddressSpec, Ipv6DhcpAddressSpec, Ipv6PrefixDelegationSpec, PdProfile,
 };
+use routerd_model::spec::routing::MtuSource;
+use routerd_model::{Resource, ResourceSpec};
 use serde::Serialize;
 
 use super::ctx::dep;
@@ -231,18 +232,7 @@ pub(super) fn render_ipv4_server(
         // Not in this build: the opaque intent is Blocked and says so.
         return server(ctx, res, "dhcpv4-server", &s.listen_interfaces, s, out);
     }
-    let unit = ensure_dnsmasq_unit(ctx, out);
-    let mut deps = vec![dep(&unit, "dnsmasq runs the server")];
-    let mut lines = Vec::new();
-    for i in &s.listen_interfaces {
-        match ctx.interface(i) {
-            Some(l) => {
-                lines.push(format!("interface={}", l.ifname));
-                deps.push(dep(&l.key, format!("listens on {}", l.ifname)));
-            }
-            None => out.unresolved("listenInterfaces", i),
-        }
-    }
+    let (mut lines, deps) = listen_on(ctx, &s.listen_interfaces, out);
     if let Some(dns) = &s.dns {
         if !dns.enabled {
             // DHCP only: no DNS service, and the leases do not name the router as resolver.
@@ -265,13 +255,18 @@ pub(super) fn render_ipv4_server(
     out.ensure(ArtifactSpec::DnsmasqSection(section), ApplyWith::Dnsmasq, deps);
 }
 
+/// dnsmasq sends router advertisements (`enable-ra`) and answers DHCPv6 on the listed links;
+/// what it announces there comes from the scopes.
 pub(super) fn render_ipv6_server(
     ctx: &RenderCtx<'_>,
     res: &Resource,
     s: &Ipv6DhcpServerSpec,
     out: &mut Out,
 ) {
-    server(ctx, res, "dhcpv6-server", &s.listen_interfaces, s, out);
+    let (mut lines, deps) = listen_on(ctx, &s.listen_interfaces, out);
+    lines.push("enable-ra".into());
+    let section = DnsmasqSectionSpec { section: format!("dhcpv6-server/{}", res.name), lines };
+    out.ensure(ArtifactSpec::DnsmasqSection(section), ApplyWith::Dnsmasq, deps);
 }
 
 pub(super) fn render_ipv4_scope(
@@ -324,20 +319,115 @@ pub(super) fn render_ipv4_scope(
     out.ensure(ArtifactSpec::DnsmasqSection(section), ApplyWith::Dnsmasq, deps);
 }
 
+/// RA and DHCPv6 on the link of the scope's delegated address, for whatever prefix the link
+/// holds: dnsmasq's `constructor:` range takes the prefix from the link's global addresses and
+/// follows them when the delegation changes, so nothing here waits for the prefix.
 pub(super) fn render_ipv6_scope(
-    _ctx: &RenderCtx<'_>,
+    ctx: &RenderCtx<'_>,
     res: &Resource,
     s: &Ipv6DhcpScopeSpec,
     out: &mut Out,
 ) {
-    let delegated =
-        ArtifactKey::new(ArtifactKind::Ipv6Address, format!("delegated/{}", s.delegated_address));
-    let deps = vec![
-        server_dep("dhcpv6-server", &s.server),
-        dep(&delegated, format!("serves the prefix of {}", s.delegated_address)),
-    ];
-    let name = format!("dhcpv6-range/{}", res.name);
-    out.ensure_opaque(ArtifactKind::DnsmasqConfig, name, s, ApplyWith::Dnsmasq, deps);
+    let mut deps = vec![server_dep("dhcpv6-server", &s.server)];
+    let Some(link) = delegated_link(ctx, &s.delegated_address) else {
+        return out.unresolved("delegatedAddress", &s.delegated_address);
+    };
+    deps.push(dep(&link.key, format!("serves {}", link.ifname)));
+    let tag = &res.name;
+    let mode = match s.mode {
+        Some(Ipv6ScopeMode::RaOnly) => "ra-only",
+        Some(Ipv6ScopeMode::Stateless) | None => "ra-stateless",
+    };
+    let mut range = format!("dhcp-range=set:{tag},::,constructor:{},{mode}", link.ifname);
+    match s.lease_time.as_deref() {
+        None => {}
+        Some(t) => match lease_seconds(t) {
+            Some(secs) => range.push_str(&format!(",{secs}")),
+            None => out.warn(format!("leaseTime {t:?} is not a duration; dnsmasq's 1d applies")),
+        },
+    }
+    let mut lines = vec![range];
+    // The RA parameters of the link are one line; a PathMTUPolicy advertising an MTU there
+    // writes it (with the router lifetime this scope asks for), otherwise the scope does.
+    if ra_mtu(ctx, &link.ifname).is_none()
+        && let Some(param) = ra_param(ctx, &link.ifname, None)
+    {
+        lines.push(param);
+    }
+    match s.dns_source {
+        Some(Ipv6DnsSource::Static) => {
+            let servers: Vec<String> = s.dns_servers.iter().map(|a| format!("[{a}]")).collect();
+            lines.push(format!("dhcp-option=tag:{tag},option6:dns-server,{}", servers.join(",")));
+        }
+        Some(Ipv6DnsSource::None) => {
+            lines.push(format!("dhcp-option=tag:{tag},option6:dns-server"))
+        }
+        // dnsmasq's default: its own address on the link (RDNSS and the DHCPv6 option).
+        Some(Ipv6DnsSource::SelfAddress) | None => {
+            if s.self_address_policy.is_some() {
+                out.warn("selfAddressPolicy is not evaluated in this build: dnsmasq announces its own address on the link");
+            }
+        }
+    }
+    let section = DnsmasqSectionSpec { section: format!("dhcpv6-range/{}", res.name), lines };
+    out.ensure(ArtifactSpec::DnsmasqSection(section), ApplyWith::Dnsmasq, deps);
+}
+
+/// The link of the `IPv6DelegatedAddress` named `name`.
+fn delegated_link(ctx: &RenderCtx<'_>, name: &str) -> Option<super::ctx::IfaceRef> {
+    ctx.resources().find_map(|r| match &r.spec {
+        ResourceSpec::Ipv6DelegatedAddress(d) if r.name == name => ctx.interface(&d.interface),
+        _ => None,
+    })
+}
+
+/// The MTU a `PathMTUPolicy` with `ipv6RA.enabled` advertises on `ifname`, as dnsmasq's
+/// `mtu:` value: a number (`mtu.value` with `source: static`) or the `fromInterface` link,
+/// whose MTU dnsmasq reads. The RAs that carry it are those of `ipv6RA.scope` when it names
+/// an interface resource, else those of every `toInterfaces` link.
+pub(super) fn ra_mtu(ctx: &RenderCtx<'_>, ifname: &str) -> Option<String> {
+    ctx.resources().find_map(|r| {
+        let ResourceSpec::PathMtuPolicy(p) = &r.spec else { return None };
+        if !p.ipv6_ra.as_ref().is_some_and(|ra| ra.enabled) {
+            return None;
+        }
+        let scoped = p.ipv6_ra.as_ref().and_then(|ra| ra.scope.as_deref());
+        let carries = match scoped.and_then(|name| ctx.interface(name)) {
+            Some(link) => link.ifname == ifname,
+            None => {
+                p.to_interfaces.iter().any(|t| ctx.interface(t).is_some_and(|l| l.ifname == ifname))
+            }
+        };
+        if !carries {
+            return None;
+        }
+        let fixed =
+            p.mtu.as_ref().filter(|m| m.source == Some(MtuSource::Static)).and_then(|m| m.value);
+        match fixed {
+            Some(v) => Some(v.to_string()),
+            None => ctx.interface(&p.from_interface).map(|l| l.ifname),
+        }
+    })
+}
+
+/// dnsmasq's `ra-param` line for `ifname` (dnsmasq(8): `ra-param=IF,[mtu:M,]INTERVAL,LIFETIME`,
+/// interval 0 being dnsmasq's default), or `None` when dnsmasq's defaults already fit. The
+/// router lifetime is 0 (no default route through the router, RFC 4861 section 4.2) unless a
+/// scope on the link sets `defaultRoute`.
+pub(super) fn ra_param(ctx: &RenderCtx<'_>, ifname: &str, mtu: Option<&str>) -> Option<String> {
+    let default_route = ctx.resources().any(|r| match &r.spec {
+        ResourceSpec::Ipv6DhcpScope(sc) => {
+            sc.default_route
+                && delegated_link(ctx, &sc.delegated_address).is_some_and(|l| l.ifname == ifname)
+        }
+        _ => false,
+    });
+    let mtu = mtu.map(|m| format!("mtu:{m},")).unwrap_or_default();
+    match (mtu.is_empty(), default_route) {
+        (true, true) => None,
+        (_, true) => Some(format!("ra-param={ifname},{mtu}0")),
+        (_, false) => Some(format!("ra-param={ifname},{mtu}0,0")),
+    }
 }
 
 fn server<S: Serialize>(
@@ -363,6 +453,28 @@ fn server<S: Serialize>(
         ApplyWith::Dnsmasq,
         deps,
     );
+}
+
+/// A server section's `interface=` lines for `listen`, and its dependencies: the dnsmasq unit
+/// and each link.
+fn listen_on(
+    ctx: &RenderCtx<'_>,
+    listen: &[String],
+    out: &mut Out,
+) -> (Vec<String>, Vec<IntentDep>) {
+    let unit = ensure_dnsmasq_unit(ctx, out);
+    let mut deps = vec![dep(&unit, "dnsmasq runs the server")];
+    let mut lines = Vec::new();
+    for i in listen {
+        match ctx.interface(i) {
+            Some(l) => {
+                lines.push(format!("interface={}", l.ifname));
+                deps.push(dep(&l.key, format!("listens on {}", l.ifname)));
+            }
+            None => out.unresolved("listenInterfaces", i),
+        }
+    }
+    (lines, deps)
 }
 
 fn server_dep(section: &str, server: &str) -> IntentDep {

@@ -1,14 +1,14 @@
 //! `PathMTUPolicy`: TCP MSS clamping between `fromInterface` and `toInterfaces` in
 //! `nft.table/inet/routerd_mss_<name>` (`tcp option maxseg size set rt mtu`, or a fixed size
-//! from a static MTU), and the dnsmasq RA MTU option when `ipv6RA.enabled` (dnsmasq
-//! configurator in a later issue).
+//! from a static MTU), and, when `ipv6RA.enabled`, the MTU option of the router advertisements
+//! dnsmasq sends on the LAN links (`ra-param`, RFC 4861 section 4.6.4).
 
-use routerd_host::artifact::LinkSpec;
+use routerd_host::ArtifactSpec;
+use routerd_host::artifact::{DnsmasqSectionSpec, LinkSpec};
 use routerd_host::nftables::ir::{
     NftAction, NftChainType, NftFamily, NftHook, NftIpFamily, NftL4Proto, NftMatch, NftPolicy,
     NftTableSpec,
 };
-use routerd_host::{ArtifactKind, ArtifactSpec};
 use routerd_model::Resource;
 use routerd_model::spec::AddressFamily;
 use routerd_model::spec::routing::{MtuSource, PathMtuPolicySpec};
@@ -74,18 +74,40 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &PathMtuPolicySpec,
         out.ensure(ArtifactSpec::NftTable(table), ApplyWith::Nftnl, Vec::new());
         rendered = true;
     }
-    if s.ipv6_ra.as_ref().is_some_and(|r| r.enabled) {
-        let attrs =
-            serde_json::json!({"option": "ra-param", "interface": from.ifname, "mtu": static_mtu});
-        let name = format!("ra-mtu/{}", from.ifname);
-        out.ensure_opaque(
-            ArtifactKind::DnsmasqConfig,
-            name,
-            attrs,
-            ApplyWith::Dnsmasq,
-            vec![dep(&from.key, "needs the LAN link")],
-        );
-        rendered = true;
+    if let Some(ra) = s.ipv6_ra.as_ref().filter(|r| r.enabled) {
+        // The links whose RAs carry the MTU: `ipv6RA.scope` naming an interface resource, else
+        // every `toInterfaces` link (the LANs behind the narrower path).
+        let links: Vec<_> = match ra.scope.as_deref().map(|n| (n, ctx.interface(n))) {
+            Some((_, Some(link))) => vec![link],
+            Some((name, None)) => {
+                out.warn(format!("ipv6RA.scope {name:?} names no interface resource: the RAs of every toInterfaces link carry the MTU"));
+                s.to_interfaces.iter().filter_map(|t| ctx.interface(t)).collect()
+            }
+            None => s.to_interfaces.iter().filter_map(|t| ctx.interface(t)).collect(),
+        };
+        if links.is_empty() {
+            out.warn("ipv6RA: no link to advertise the MTU on (set toInterfaces or ipv6RA.scope)");
+        }
+        for link in links {
+            let Some(mtu) = super::dhcp::ra_mtu(ctx, &link.ifname) else { continue };
+            let Some(param) = super::dhcp::ra_param(ctx, &link.ifname, Some(&mtu)) else {
+                continue;
+            };
+            let section = DnsmasqSectionSpec {
+                section: format!("ra-mtu/{}", link.ifname),
+                lines: vec![param],
+            };
+            let unit = super::dhcp::ensure_dnsmasq_unit(ctx, out);
+            out.ensure(
+                ArtifactSpec::DnsmasqSection(section),
+                ApplyWith::Dnsmasq,
+                vec![
+                    dep(&unit, "dnsmasq sends the RAs"),
+                    dep(&link.key, format!("RAs on {}", link.ifname)),
+                ],
+            );
+            rendered = true;
+        }
     }
     if !rendered {
         // Nothing to apply; the policy still declares the link it relies on, so plans show it.

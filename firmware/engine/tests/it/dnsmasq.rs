@@ -223,3 +223,124 @@ async fn a_crashed_dnsmasq_is_restarted_and_a_removed_server_is_cleaned_up() {
     assert!(calls[disable..].iter().any(|c| c == "Reload"), "{calls:#?}");
     assert!(!lab.ledger_keys().iter().any(|k| k.contains("dnsmasq")));
 }
+
+/// The lab plus IPv6 service on lan0: RA and stateless DHCPv6 for the delegated address's
+/// prefix, and the WAN path's MTU in the RAs. `scope_extra` goes at the end of the scope.
+fn ipv6_config(scope_extra: &str) -> String {
+    format!(
+        "{LAB}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv6PrefixDelegation
+      metadata:
+        name: wan-pd
+      spec:
+        interface: wan
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv6DelegatedAddress
+      metadata:
+        name: lan-v6
+      spec:
+        prefixDelegation: wan-pd
+        interface: lan
+        addressSuffix: \"::1\"
+        sendRA: true
+        announce: true
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv6DHCPServer
+      metadata:
+        name: v6
+      spec:
+        managed: true
+        listenInterfaces: [lan]
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv6DHCPScope
+      metadata:
+        name: lan-ra
+      spec:
+        server: v6
+        delegatedAddress: lan-v6
+        mode: stateless
+        leaseTime: 1h
+        dnsSource: static
+        dnsServers: [\"2001:db8:53::53\"]
+{scope_extra}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: PathMTUPolicy
+      metadata:
+        name: wan-mtu
+      spec:
+        fromInterface: wan
+        toInterfaces: [lan]
+        mtu:
+          source: static
+          value: 1454
+        ipv6RA:
+          enabled: true
+"
+    )
+}
+
+/// One router advertisement solicited from the client's eth0 by `rdisc6` (ndisc6), as it
+/// prints it; `None` until an RA with a prefix arrives.
+fn router_advertisement(lab: &Lab) -> Option<String> {
+    let out = Command::new("ip")
+        .args(["netns", "exec", &lab.client, "rdisc6", "-1", "-r", "1", "-w", "1000", "eth0"])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.contains("Prefix").then_some(text)
+}
+
+/// The value after `label :` in rdisc6's output (`MTU`, `Router lifetime`).
+fn ra_field<'a>(ra: &'a str, label: &str) -> Option<&'a str> {
+    ra.lines().find_map(|l| {
+        let (name, value) = l.split_once(':')?;
+        (name.trim() == label).then(|| value.trim())
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dnsmasq_advertises_the_delegated_prefix_the_path_mtu_and_the_dns_server_on_the_lan() {
+    let (lab, systemd) = lab_with_systemd().await;
+    // The delegated address, as IPv6DelegatedAddress puts it once a prefix is delegated; dnsmasq
+    // builds its RA from whatever global prefix the link holds.
+    run("ip", &["-n", &lab.router, "addr", "add", "2001:db8:1::1/64", "dev", "lan0"]);
+
+    let doc = lab.reconcile(&ipv6_config("")).await;
+    let done = ops(&doc, "done");
+    for expected in [
+        "create dnsmasq.config/dhcpv6-server/v6",
+        "create dnsmasq.config/dhcpv6-range/lan-ra",
+        "create dnsmasq.config/ra-mtu/lan0",
+    ] {
+        assert!(done.contains(&expected.to_string()), "missing {expected} in {done:#?}");
+    }
+    for r in doc.resources.iter().filter(|r| {
+        ["IPv6DHCPServer", "IPv6DHCPScope", "PathMTUPolicy"].iter().any(|k| r.id.contains(k))
+    }) {
+        assert_eq!(r.phase, Phase::Healthy, "{}: {:#?}", r.id, r.conditions);
+    }
+    assert_eq!(systemd.active_state(UNIT), "active");
+    let conf = std::fs::read_to_string(lab.root().join("var/lib/routerd/dnsmasq/dnsmasq.conf"))
+        .expect("dnsmasq.conf");
+    assert!(conf.contains("dhcp-range=set:lan-ra,::,constructor:lan0,ra-stateless,3600"), "{conf}");
+    // Without defaultRoute the router lifetime is 0; the MTU line carries it.
+    assert!(conf.contains("ra-param=lan0,mtu:1454,0,0"), "{conf}");
+
+    let ra =
+        wait_for("a router advertisement", Duration::from_secs(30), || router_advertisement(&lab));
+    assert_eq!(ra_field(&ra, "Prefix"), Some("2001:db8:1::/64"), "{ra}");
+    assert_eq!(ra_field(&ra, "MTU").map(|m| m.starts_with("1454 bytes")), Some(true), "{ra}");
+    assert_eq!(ra_field(&ra, "Recursive DNS server"), Some("2001:db8:53::53"), "{ra}");
+    assert!(ra_field(&ra, "Router lifetime").is_some_and(|v| v.starts_with("0 ")), "{ra}");
+    assert_eq!(ra_field(&ra, "Stateful other conf."), Some("Yes"), "stateless DHCPv6: {ra}");
+
+    // defaultRoute: the router becomes the LAN's IPv6 default router; the MTU stays.
+    let doc = lab.reconcile(&ipv6_config("        defaultRoute: true")).await;
+    assert_eq!(ops(&doc, "done"), vec!["modify dnsmasq.config/ra-mtu/lan0".to_string()]);
+    let ra = wait_for("an RA with a router lifetime", Duration::from_secs(30), || {
+        router_advertisement(&lab)
+            .filter(|ra| ra_field(ra, "Router lifetime").is_some_and(|v| !v.starts_with("0 ")))
+    });
+    assert_eq!(ra_field(&ra, "MTU").map(|m| m.starts_with("1454 bytes")), Some(true), "{ra}");
+}
