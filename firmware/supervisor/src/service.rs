@@ -22,7 +22,7 @@ use tracing_subscriber::layer::Context;
 
 pub use sd_notify::NotifyState;
 use tracing_subscriber::Layer;
-use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
@@ -30,7 +30,11 @@ use tracing_subscriber::util::SubscriberInitExt;
 /// libraries' debug events (zbus logs every D-Bus message) would flood the journal. The log
 /// sinks also get routerd's own `DEBUG` events when a sink asks for them.
 pub fn init_logging() {
-    let registry = tracing_subscriber::registry().with(SinkLayer.with_filter(LevelFilter::DEBUG));
+    // Only routerd's own debug events: the libraries' are a flood (zbus: every message). A
+    // static target filter keeps their debug callsites disabled, as the INFO layers do.
+    let own_debug =
+        Targets::new().with_default(LevelFilter::INFO).with_target("routerd", LevelFilter::DEBUG);
+    let registry = tracing_subscriber::registry().with(SinkLayer.with_filter(own_debug));
     if std::env::var_os("JOURNAL_STREAM").is_some() {
         match tracing_journald::layer() {
             Ok(journal) => {
@@ -70,10 +74,6 @@ impl<S: Subscriber> Layer<S> for SinkLayer {
             Level::INFO => LogSeverity::Info,
             _ => LogSeverity::Debug,
         };
-        // Only routerd's own debug events: the libraries' are a flood (zbus: every message).
-        if severity == LogSeverity::Debug && !meta.target().starts_with("routerd") {
-            return;
-        }
         if !sinks.wants(severity) {
             return;
         }
