@@ -125,6 +125,10 @@ pub struct IntentDep {
     /// standby, not a block.
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub healthy: bool,
+    /// The dependency is a state variable that must meet this `when.state` condition, not
+    /// merely exist: the artifact is withdrawn while it does not ([`crate::state::holds`]).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub state: Option<routerd_model::spec::StateMatchSpec>,
 }
 
 /// One artifact intent.

@@ -67,6 +67,12 @@ pub fn graph_deps(deps: &[IntentDep]) -> Arc<[Dependency<HostItem>]> {
                 dep = dep
                     .must_satisfy(|item: &HostItem| crate::health::is_healthy(&item.artifact.spec));
             }
+            if let Some(condition) = &d.state {
+                let condition = condition.clone();
+                dep = dep.must_satisfy(move |item: &HostItem| {
+                    crate::state::holds(&condition, &item.artifact.spec, crate::state::now_ms())
+                });
+            }
             dep
         })
         .collect()

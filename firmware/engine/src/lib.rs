@@ -16,6 +16,7 @@ pub mod render;
 pub mod report;
 pub mod result;
 mod session;
+pub mod state;
 pub mod table;
 
 pub use error::EngineError;

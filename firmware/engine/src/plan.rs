@@ -351,6 +351,7 @@ fn orphan_deps(kind: ArtifactKind) -> Arc<[routerd_graph::Dependency<HostItem>]>
             description: "dnsmasq serves the section".into(),
             recreate_when_modified: false,
             healthy: false,
+            state: None,
         }]),
         _ => Arc::new([]),
     }

@@ -107,6 +107,9 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
             if i.kind() == routerd_host::ArtifactKind::HealthCheck {
                 health.push(verdict(plan, i));
             }
+            if i.kind() == routerd_host::ArtifactKind::StateVariable {
+                health.push(variable(plan, i));
+            }
             if let Some((reason, msg)) = plan.desired.blocked.get(i.key()) {
                 conds.push(("Blocked", *reason, format!("{}: {msg}", i.key())));
             } else if let Some(o) = failed.get(&(i.kind().as_str(), i.key().name.as_str())) {
@@ -124,14 +127,20 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
                     format!("{} {} was not run: {why}", o.operation, i.key()),
                 ));
             } else if let Some(why) = pending.get(i.key()) {
-                match failing_check(plan, i) {
-                    Some(check) => health.push((
+                match (failing_check(plan, i), unmet_gate(plan, i)) {
+                    (Some(check), _) => health.push((
                         "Standby",
                         "True",
                         "HealthCheckFailing",
                         format!("{} is withdrawn while {check} is not healthy", i.key()),
                     )),
-                    None => {
+                    (None, Some(gate)) => health.push((
+                        "Active",
+                        "False",
+                        "StateConditionUnmet",
+                        format!("{} is withdrawn while {gate}", i.key()),
+                    )),
+                    (None, None) => {
                         conds.push(("Blocked", "DependencyPending", format!("{}: {why}", i.key())))
                     }
                 }
@@ -269,6 +278,48 @@ fn verdict(plan: &EnginePlan, i: &Intent) -> (&'static str, &'static str, &'stat
                 .to_string(),
         ),
     }
+}
+
+/// The `Value` condition of a StatePolicy's variable item: `(type, status, reason, message)`.
+fn variable(plan: &EnginePlan, i: &Intent) -> (&'static str, &'static str, &'static str, String) {
+    use routerd_host::artifact::StateVariableStatus as S;
+    let current = plan.current.get(&crate::item::graph_key(i.key()));
+    let Some(routerd_host::ArtifactSpec::State(v)) = current.map(|c| &c.artifact.spec) else {
+        let msg = "not evaluated: the daemon's scheduler evaluates state policies (reconcile \
+                   --once does not)";
+        return ("Value", "Unknown", "NotEvaluated", msg.to_string());
+    };
+    let detail = v.detail.as_deref().unwrap_or("");
+    match (v.status, v.value.as_deref()) {
+        (S::Set, Some(value)) => {
+            ("Value", "True", "Set", format!("{} = {value}: {detail}", v.variable))
+        }
+        (S::Unknown, _) => {
+            ("Value", "Unknown", "NotEvaluated", format!("{}: {detail}", v.variable))
+        }
+        _ => ("Value", "False", "Unset", format!("{} has no value: {detail}", v.variable)),
+    }
+}
+
+/// The `when.state` condition `i` waits on that does not hold now, described, if any. Only a
+/// variable that is there counts: one not evaluated yet is an ordinary pending dependency.
+fn unmet_gate(plan: &EnginePlan, i: &Intent) -> Option<String> {
+    use routerd_host::artifact::StateVariableStatus as S;
+    let now = crate::state::now_ms();
+    i.dependencies.iter().find_map(|d| {
+        let condition = d.state.as_ref()?;
+        let spec = &plan.current.get(&crate::item::graph_key(&d.key))?.artifact.spec;
+        let routerd_host::ArtifactSpec::State(v) = spec else { return None };
+        if crate::state::holds(condition, spec, now) {
+            return None;
+        }
+        let value = match (v.status, v.value.as_deref()) {
+            (S::Set, Some(value)) => format!("it is {value:?}"),
+            (S::Unknown, _) => "it is not evaluated yet".to_string(),
+            _ => "it has no value".to_string(),
+        };
+        Some(format!("when.state.{} does not hold ({value})", v.variable))
+    })
 }
 
 /// The HealthCheck `i` waits on that is not healthy now, if any.

@@ -45,6 +45,7 @@ use crate::plan::{Desired, EnginePlan, PlanInput};
 use crate::render::render_for;
 use crate::report::{ReportInput, build};
 use crate::result::{ArtifactRef, OperationRecord, ResultDocument};
+use crate::state::{StateBackend, StateStore};
 
 /// How long apply waits for operations that continue in the background.
 const ASYNC_DEADLINE: Duration = Duration::from_secs(120);
@@ -103,6 +104,7 @@ impl ConfigInput {
 pub struct Session {
     registry: BackendRegistry,
     health: Arc<HealthStore>,
+    state: Arc<StateStore>,
     log_sinks: Arc<LogSinks>,
     target: Target,
     ledger: Ledger,
@@ -139,6 +141,7 @@ impl Session {
         let bus = Arc::new(SystemBus::new(opts.system_bus.clone()));
         let systemd = Arc::new(Systemd::new(Arc::clone(&bus)));
         let health = Arc::new(HealthStore::default());
+        let state = Arc::new(StateStore::default());
         let log_sinks = Arc::new(LogSinks::default());
         let backends: Vec<Arc<dyn Backend>> = vec![
             Arc::new(NetlinkBackend::new(&netns)?),
@@ -151,6 +154,7 @@ impl Session {
             Arc::new(FilesBackend::new(&target)),
             Arc::new(HostnamedBackend::new(bus)),
             Arc::new(HealthBackend::new(Arc::clone(&health))),
+            Arc::new(StateBackend::new(Arc::clone(&state))),
             Arc::new(LogSinkBackend::new(&netns, Arc::clone(&log_sinks))),
         ];
         let ledger = if opts.read_only {
@@ -159,7 +163,7 @@ impl Session {
             Ledger::open(&opts.ledger_path)?
         };
         let registry = BackendRegistry::new(backends);
-        Ok(Self { registry, health, log_sinks, target, ledger, timings: Default::default() })
+        Ok(Self { registry, health, state, log_sinks, target, ledger, timings: Default::default() })
     }
 
     /// The ledger this session records ownership in (the daemon also keeps its generations
@@ -180,6 +184,13 @@ impl Session {
     /// have no verdict and what depends on their health waits.
     pub fn health(&self) -> Arc<HealthStore> {
         Arc::clone(&self.health)
+    }
+
+    /// The StatePolicy variables this session's inventory reports; the supervisor's scheduler
+    /// evaluates them. Empty in a session nobody evaluates for (`reconcile --once`): what a
+    /// `when.state` gates then waits.
+    pub fn state(&self) -> Arc<StateStore> {
+        Arc::clone(&self.state)
     }
 
     /// Wall time per phase of the commands run so far (`render`, `observe`, `plan`, `apply`,

@@ -259,6 +259,8 @@ pub enum ArtifactSpec {
     Hostname(SystemHostnameSpec),
     /// `routerd.healthCheck`.
     Health(HealthStatusSpec),
+    /// `routerd.stateVariable`.
+    State(StateVariableSpec),
     /// `file`.
     FileBlock(FileBlockSpec),
     /// `timesyncd.config`.
@@ -632,6 +634,42 @@ pub struct HealthStatusSpec {
     pub detail: Option<String>,
 }
 
+/// `routerd.stateVariable`, named after its `StatePolicy`'s `variable`: the value the
+/// supervisor's scheduler last evaluated. An external item: present once the scheduler has
+/// declared the variable, and nothing of it is compared; a `when.state` dependency reads
+/// `status`, `value` and `since` through its own predicate, so dependents are created while
+/// their condition holds and withdrawn when it stops holding.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StateVariableSpec {
+    /// The variable's name (`StatePolicy.spec.variable`), the artifact's name.
+    pub variable: String,
+    /// Whether the variable has been evaluated and, if so, whether a value's `when` held.
+    pub status: StateVariableStatus,
+    /// The `value` of the first entry whose `when` held; `None` unless `status` is `set`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// When `status` and `value` last changed, in milliseconds since the Unix epoch; what a
+    /// `for` duration is measured from. `None` while unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since_ms: Option<u64>,
+    /// Observed: why the variable has its value (`ipv6Address: wan has 2001:db8::2/64`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// [`StateVariableSpec::status`]: the three states `when.state.VAR.status` matches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StateVariableStatus {
+    /// Not evaluated yet.
+    Unknown,
+    /// Evaluated: an entry's `when` held, `value` is its value.
+    Set,
+    /// Evaluated: no entry's `when` held.
+    Unset,
+}
+
 /// `file`, named `path#block`: one block of lines routerd writes in a file, between marker
 /// comments (`# routerd block NAME` ... `# routerd end`). Lines outside routerd's blocks are the
 /// operator's and are kept as they are (seed 000: "only routerd-owned blocks inside a file may
@@ -851,6 +889,7 @@ impl ArtifactSpec {
             Self::DhcpClient(d) => ArtifactKey::new(d.binding.kind(), d.ifname.clone()),
             Self::Hostname(_) => ArtifactKey::new(ArtifactKind::Hostname, "system"),
             Self::Health(h) => ArtifactKey::new(ArtifactKind::HealthCheck, h.name.clone()),
+            Self::State(v) => ArtifactKey::new(ArtifactKind::StateVariable, v.variable.clone()),
             Self::FileBlock(f) => ArtifactKey::new(ArtifactKind::File, f.key_name()),
             Self::Timesyncd(t) => ArtifactKey::new(ArtifactKind::TimesyncdConfig, t.name.clone()),
             Self::TimesyncServers(_) => ArtifactKey::new(ArtifactKind::TimesyncdServers, "system"),

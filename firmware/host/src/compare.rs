@@ -99,6 +99,8 @@ pub(crate) fn drift(desired: &ArtifactSpec, observed: &ArtifactSpec) -> Vec<Attr
                 push(&mut out, "healthy", &d.healthy, &o.healthy);
             }
         }
+        // A state variable's value is read by its dependents' predicates, never applied.
+        (ArtifactSpec::State(_), ArtifactSpec::State(_)) => {}
         (ArtifactSpec::FileBlock(d), ArtifactSpec::FileBlock(o)) => {
             if d.lines != o.lines {
                 push(&mut out, "lines", &d.lines, &o.lines);
@@ -217,6 +219,7 @@ fn type_name(s: &ArtifactSpec) -> &'static str {
         ArtifactSpec::DhcpClient(_) => "dhcpClient",
         ArtifactSpec::Hostname(_) => "hostname",
         ArtifactSpec::Health(_) => "health",
+        ArtifactSpec::State(_) => "state",
         ArtifactSpec::FileBlock(_) => "fileBlock",
         ArtifactSpec::Timesyncd(_) => "timesyncd",
         ArtifactSpec::TimesyncServers(_) => "timesyncServers",

@@ -13,7 +13,7 @@
 //! raw socket (root or `CAP_NET_RAW`). A new network namespace starts with ping sockets
 //! disabled, so under root the raw fallback is the usual case.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::{Duration, Instant};
 
@@ -129,16 +129,63 @@ pub async fn dns_query(
     server: SocketAddr,
     timeout: Duration,
 ) -> Result<Duration, ProbeError> {
+    let started = Instant::now();
+    let reply = exchange(netns, ifname, server, Name::root(), RecordType::NS, timeout).await?;
+    match reply.metadata.response_code {
+        ResponseCode::NoError | ResponseCode::NXDomain => Ok(started.elapsed()),
+        code => Err(ProbeError::Failed(format!("{server} answered {code}"))),
+    }
+}
+
+/// Asks the DNS server at `server` for the AAAA records of `name` (recursion desired) from
+/// inside `netns`, over UDP (RFC 1035, RFC 3596). Returns the addresses of the answer section,
+/// in order: empty for NOERROR without AAAA records (NODATA) and for NXDOMAIN.
+///
+/// Errors: [`ProbeError::Timeout`]; [`ProbeError::Failed`] for a name that is not a domain
+/// name, a socket error, or another response code (SERVFAIL, REFUSED).
+pub async fn resolve_aaaa(
+    netns: &Netns,
+    server: SocketAddr,
+    name: &str,
+    timeout: Duration,
+) -> Result<Vec<Ipv6Addr>, ProbeError> {
+    let mut fqdn = Name::from_utf8(name)
+        .map_err(|e| ProbeError::Failed(format!("{name:?} is not a domain name: {e}")))?;
+    fqdn.set_fqdn(true);
+    let reply = exchange(netns, None, server, fqdn, RecordType::AAAA, timeout).await?;
+    match reply.metadata.response_code {
+        ResponseCode::NoError | ResponseCode::NXDomain => Ok(reply
+            .answers
+            .iter()
+            .filter_map(|r| match r.data.ip_addr() {
+                Some(IpAddr::V6(a)) => Some(a),
+                _ => None,
+            })
+            .collect()),
+        code => Err(ProbeError::Failed(format!("{server} answered {code}"))),
+    }
+}
+
+/// One query of `name`/`record_type` (class IN, recursion desired) to `server` over UDP from
+/// inside `netns`, optionally bound to `ifname`; the matching response (same ID, from the
+/// server) within `timeout`.
+async fn exchange(
+    netns: &Netns,
+    ifname: Option<&str>,
+    server: SocketAddr,
+    name: Name,
+    record_type: RecordType,
+    timeout: Duration,
+) -> Result<Message, ProbeError> {
     let failed = |what: &str, e: &dyn std::fmt::Display| ProbeError::Failed(format!("{what}: {e}"));
     let socket = socket_in(netns, server, Type::DGRAM, Protocol::UDP, ifname)?;
     let socket = tokio::net::UdpSocket::from_std(std::net::UdpSocket::from(socket))
         .map_err(|e| failed("registering the socket", &e))?;
     let mut query = Message::query();
     query.metadata.recursion_desired = true;
-    query.add_query(Query::query(Name::root(), RecordType::NS));
+    query.add_query(Query::query(name, record_type));
     let id = query.metadata.id;
     let bytes = query.to_vec().map_err(|e| failed("encoding the query", &e))?;
-    let started = Instant::now();
     let answer = async {
         socket.send_to(&bytes, server).await.map_err(|e| failed("sending", &e))?;
         let mut buf = vec![0u8; 4096];
@@ -153,15 +200,13 @@ pub async fn dns_query(
                 && reply.metadata.id == id
                 && reply.metadata.message_type == MessageType::Response
             {
-                return Ok(reply.metadata.response_code);
+                return Ok(reply);
             }
         }
     };
     match tokio::time::timeout(timeout, answer).await {
         Err(_) => Err(ProbeError::Timeout(timeout)),
-        Ok(Err(e)) => Err(e),
-        Ok(Ok(ResponseCode::NoError | ResponseCode::NXDomain)) => Ok(started.elapsed()),
-        Ok(Ok(code)) => Err(ProbeError::Failed(format!("{server} answered {code}"))),
+        Ok(result) => result,
     }
 }
 

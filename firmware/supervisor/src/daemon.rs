@@ -57,6 +57,8 @@ pub enum Trigger {
     Host(Change),
     /// A HealthCheck's verdict changed.
     Health,
+    /// A StatePolicy variable changed, or a `when.state` condition started or stopped holding.
+    State,
 }
 
 impl Trigger {
@@ -71,6 +73,7 @@ impl Trigger {
             Trigger::Host(Change::Rule) => "rule",
             Trigger::Host(Change::Other) => "other",
             Trigger::Health => "health",
+            Trigger::State => "state",
         }
     }
 }
@@ -259,6 +262,8 @@ struct Daemon {
     confirm: Option<(tokio::time::Instant, PendingConfirm)>,
     /// The probes of the applied config's HealthChecks.
     health: crate::health::HealthScheduler,
+    /// The evaluation of the applied config's StatePolicies.
+    state: crate::state::StateScheduler,
 }
 
 /// Runs the daemon until SIGTERM or SIGINT. Returns the exit code: 0 after a clean stop, 1
@@ -358,6 +363,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
     if opts.ota.health_gate {
         crate::ota::spawn_gate(opts.ota.clone(), msg_tx.clone());
     }
+    let state = crate::state::StateScheduler::new(netns.clone(), session.state(), msg_tx.clone());
     let health = crate::health::HealthScheduler::new(netns, health_store, msg_tx.clone());
     let server =
         tokio::spawn(socket.serve(router(snapshot_rx, msg_tx, Arc::clone(&metrics), updates)));
@@ -381,6 +387,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         resync: opts.resync,
         confirm: pending.map(|p| (instant_of(p.deadline), p)),
         health,
+        state,
     };
     let mut sigterm = signal(SignalKind::terminate()).context("SIGTERM handler")?;
     let mut sigint = signal(SignalKind::interrupt()).context("SIGINT handler")?;
@@ -569,6 +576,11 @@ impl Daemon {
         // Probes follow the config just reconciled, and a new check's first probe (which
         // decides its verdict at once) finds its link and routes in place.
         self.health.sync(&self.applied.input.digest, &self.applied.input.config);
+        self.state.sync(&self.applied.input.digest, &self.applied.input.config);
+        // Links and addresses are what `ipv6Address` conditions read.
+        if reasons.iter().any(|t| matches!(t, Trigger::Host(Change::Link | Change::Address))) {
+            self.state.wake();
+        }
         match result {
             Ok(mut doc) => {
                 self.metrics.reconciled(&doc, clock.elapsed());

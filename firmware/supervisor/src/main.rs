@@ -11,6 +11,7 @@ mod lockout;
 mod metrics;
 mod ota;
 mod service;
+mod state;
 mod status;
 mod tls;
 mod web;

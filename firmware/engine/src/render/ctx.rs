@@ -258,6 +258,7 @@ pub(crate) fn dep(key: &ArtifactKey, description: impl Into<String>) -> IntentDe
         description: description.into(),
         recreate_when_modified: false,
         healthy: false,
+        state: None,
     }
 }
 

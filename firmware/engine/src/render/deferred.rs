@@ -1,6 +1,7 @@
 //! `when.state` gating: a resource with conditions depends on the state variables they read,
-//! so its artifacts are applied only once the supervisor has evaluated them (a later issue);
-//! until then they stay pending and the resource says why.
+//! each dependency carrying its condition ([`crate::state::holds`]), so its artifacts exist
+//! only while the supervisor's evaluation makes every condition hold; before the first
+//! evaluation they stay pending and the resource says why.
 
 use routerd_host::{ArtifactKey, ArtifactKind};
 use routerd_model::ResourceSpec;
@@ -10,7 +11,7 @@ use super::Out;
 use super::ctx::dep;
 
 /// The `when` block of a resource, for the kinds that have one.
-pub(super) fn when_of(spec: &ResourceSpec) -> Option<&WhenSpec> {
+pub(crate) fn when_of(spec: &ResourceSpec) -> Option<&WhenSpec> {
     use ResourceSpec as S;
     match spec {
         S::Ipv4DhcpScope(s) => s.when.as_ref(),
@@ -25,10 +26,13 @@ pub(super) fn when_of(spec: &ResourceSpec) -> Option<&WhenSpec> {
     .filter(|w| !w.state.is_empty())
 }
 
-/// Makes every intent of the resource depend on the state variables its `when` reads.
+/// Makes every intent of the resource depend on the state variables its `when` reads, each
+/// with the condition it must meet.
 pub(super) fn gate_on_state(when: &WhenSpec, out: &mut Out) {
-    for var in when.state.keys() {
+    for (var, condition) in &when.state {
         let key = ArtifactKey::new(ArtifactKind::StateVariable, var.clone());
-        out.depend_all(dep(&key, format!("when.state.{var} must be evaluated and hold")));
+        let mut d = dep(&key, format!("active while when.state.{var} holds"));
+        d.state = Some(condition.clone());
+        out.depend_all(d);
     }
 }

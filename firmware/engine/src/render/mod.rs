@@ -57,6 +57,7 @@ use routerd_model::{Config, Resource, ResourceSpec};
 use crate::intent::Intent;
 
 pub(crate) use ctx::{Out, RenderCtx};
+pub(crate) use deferred::when_of;
 
 /// The intents of a whole config, and per-resource warnings.
 #[derive(Clone, Debug, Default)]
@@ -111,7 +112,7 @@ fn render_resource(ctx: &RenderCtx<'_>, res: &Resource, out: &mut Out) {
         S::SelfAddressPolicy(s) => self_address_policy::render(res, s, out),
         S::DnsConditionalForwarder(s) => dns_conditional_forwarder::render(ctx, res, s, out),
         S::DsLiteTunnel(s) => ds_lite_tunnel::render(ctx, res, s, out),
-        S::StatePolicy(s) => state_policy::render(res, s, out),
+        S::StatePolicy(s) => state_policy::render(s, out),
         S::HealthCheck(s) => health_check::render(ctx, res, s, out),
         S::Ipv4DefaultRoutePolicy(s) => ipv4_default_route_policy::render(ctx, res, s, out),
         S::Ipv4SourceNat(s) => ipv4_source_nat::render(ctx, res, s, out),

@@ -7,5 +7,6 @@ mod hostnamed;
 mod logsink;
 mod networkd;
 mod reconcile;
+mod state;
 mod support;
 mod timesyncd;

@@ -39,6 +39,29 @@ pub(crate) async fn observe(
     Ok(artifacts)
 }
 
+/// The addresses of `family` that can be used as a source now (neither tentative nor failed
+/// duplicate address detection), except IPv6 link-local ones; as [`observe`] otherwise.
+///
+/// Errors: [`HostError::Dump`] when a dump fails.
+pub(crate) async fn usable(
+    conn: &Conn,
+    links: &LinkCache,
+    family: IpFamily,
+) -> Result<Vec<AddressSpec>, HostError> {
+    let messages =
+        conn.dump(convert::address_dump_request(family)).await.map_err(|e| e.dump("addresses"))?;
+    let listed: Vec<NlAddress> =
+        messages.iter().filter_map(convert::address_from_nl).filter(|a| a.usable).collect();
+    let names =
+        links.names_of(conn, listed.iter().map(|a| a.index)).await.map_err(|e| e.dump("links"))?;
+    Ok(listed
+        .into_iter()
+        .filter_map(|a| {
+            Some(AddressSpec { ifname: names.get(&a.index)?.clone(), address: a.address })
+        })
+        .collect())
+}
+
 /// Adds `spec.address` to link `spec.ifname` (`ip address add`: `RTM_NEWADDR` with
 /// `NLM_F_CREATE | NLM_F_EXCL`).
 ///

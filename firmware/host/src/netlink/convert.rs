@@ -8,7 +8,9 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use ipnet::IpNet;
 use rtnetlink::packet_core::{DoneMessage, ErrorMessage};
-use rtnetlink::packet_route::address::{AddressAttribute, AddressMessage, AddressScope};
+use rtnetlink::packet_route::address::{
+    AddressAttribute, AddressFlags, AddressMessage, AddressScope,
+};
 use rtnetlink::packet_route::link::{
     InfoData, InfoIpTunnel, InfoKind, InfoVlan, Ip6TunnelFlags, LinkAttribute, LinkFlags, LinkInfo,
     LinkMessage, VlanProtocol as NlVlanProtocol,
@@ -106,6 +108,10 @@ pub(crate) struct NlAddress {
     pub index: u32,
     /// `IFA_LOCAL` (else `IFA_ADDRESS`) with `ifa_prefixlen`.
     pub address: IpNet,
+    /// Neither tentative (duplicate address detection still running) nor failed duplicate
+    /// address detection (`IFA_F_TENTATIVE`, `IFA_F_DADFAILED` of `IFA_FLAGS`, else of
+    /// `ifa_flags`): the address can be used as a source.
+    pub usable: bool,
 }
 
 /// A unicast route as the kernel lists it (`RTM_NEWROUTE`), with the output link as an index.
@@ -379,10 +385,13 @@ pub(crate) fn address_from_nl(message: &RouteNetlinkMessage) -> Option<NlAddress
     let RouteNetlinkMessage::NewAddress(msg) = message else { return None };
     let mut local = None;
     let mut address = None;
+    // IFA_FLAGS carries all 32 bits; the header's byte is the old, truncated copy.
+    let mut flags = AddressFlags::from_bits_retain(u32::from(msg.header.flags.bits()));
     for attribute in &msg.attributes {
         match attribute {
             AddressAttribute::Local(ip) => local = Some(*ip),
             AddressAttribute::Address(ip) => address = Some(*ip),
+            AddressAttribute::Flags(f) => flags = *f,
             _ => {}
         }
     }
@@ -394,7 +403,8 @@ pub(crate) fn address_from_nl(message: &RouteNetlinkMessage) -> Option<NlAddress
         return None;
     }
     let address = IpNet::new(ip, msg.header.prefix_len).ok()?;
-    Some(NlAddress { index: msg.header.index, address })
+    let usable = !flags.intersects(AddressFlags::Tentative | AddressFlags::Dadfailed);
+    Some(NlAddress { index: msg.header.index, address, usable })
 }
 
 /// `RTM_NEWADDR` (`delete == false`) or `RTM_DELADDR` for `address` on link `index`.

@@ -3,6 +3,7 @@
 
 use std::num::NonZeroI32;
 
+use rtnetlink::packet_route::address::AddressHeaderFlags;
 use rtnetlink::packet_route::route::RouteHeader;
 
 use super::*;
@@ -112,7 +113,7 @@ fn address_to_nl_and_back_round_trips_for_both_families() {
             panic!("expected RTM_NEWADDR")
         };
         let read = address_from_nl(&RouteNetlinkMessage::NewAddress(msg)).expect("address");
-        assert_eq!(read, NlAddress { index: 5, address: net(prefix) });
+        assert_eq!(read, NlAddress { index: 5, address: net(prefix), usable: true });
     }
     assert!(matches!(
         address_to_nl(5, &net("192.0.2.1/24"), true),
@@ -138,6 +139,23 @@ fn address_from_nl_prefers_local_over_peer_address() {
     msg.attributes.push(AddressAttribute::Local(ip("10.0.0.1")));
     let read = address_from_nl(&RouteNetlinkMessage::NewAddress(msg)).expect("address");
     assert_eq!(read.address, net("10.0.0.1/32"));
+}
+
+#[test]
+fn address_from_nl_reads_tentative_and_failed_addresses_as_unusable() {
+    let message = |flags: Option<AddressFlags>| {
+        let mut msg = AddressMessage::default();
+        msg.header.family = AddressFamily::Inet6;
+        msg.header.prefix_len = 64;
+        msg.header.flags = AddressHeaderFlags::Permanent;
+        msg.attributes.push(AddressAttribute::Address(ip("2001:db8::2")));
+        msg.attributes.extend(flags.map(AddressAttribute::Flags));
+        address_from_nl(&RouteNetlinkMessage::NewAddress(msg)).expect("address")
+    };
+    assert!(message(None).usable, "permanent");
+    assert!(!message(Some(AddressFlags::Tentative | AddressFlags::Permanent)).usable);
+    assert!(!message(Some(AddressFlags::Dadfailed)).usable);
+    assert!(message(Some(AddressFlags::Permanent | AddressFlags::Noprefixroute)).usable);
 }
 
 #[test]

@@ -37,7 +37,7 @@ pub use self::monitor::{Change, NetlinkMonitor};
 use self::conn::Conn;
 use self::convert::IpFamily;
 use self::link::LinkCache;
-use crate::artifact::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec};
+use crate::artifact::{AddressSpec, Artifact, ArtifactKey, ArtifactKind, ArtifactSpec};
 use crate::backend::Backend;
 use crate::error::HostError;
 use crate::netns::Netns;
@@ -90,6 +90,16 @@ impl NetlinkBackend {
             tables_from_routes: std::sync::Mutex::new(None),
             tunnels_from_links: std::sync::Mutex::new(None),
         })
+    }
+
+    /// The IPv6 addresses (`ipv6 == true`) or IPv4 addresses of every link that can be used
+    /// as a source now: duplicate address detection neither running nor failed. IPv6
+    /// link-local addresses are left out. What a `StatePolicy`'s `ipv6Address` condition reads.
+    ///
+    /// Errors: [`HostError::Dump`] when the dump fails.
+    pub async fn usable_addresses(&self, ipv6: bool) -> Result<Vec<AddressSpec>, HostError> {
+        let family = if ipv6 { IpFamily::V6 } else { IpFamily::V4 };
+        address::usable(&self.conn, &self.links, family).await
     }
 
     async fn observe_kind(&self, kind: ArtifactKind) -> Result<Vec<Artifact>, HostError> {

@@ -7,4 +7,5 @@ mod cli;
 mod daemon;
 mod health;
 mod ota;
+mod state;
 mod support;

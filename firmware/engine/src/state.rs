@@ -1,0 +1,448 @@
+//! `StatePolicy` variables as external items of the dependency graph, and the `when.state`
+//! gates that read them.
+//!
+//! The supervisor's scheduler evaluates each `StatePolicy` (its `values` in order, the first
+//! whose `when` holds sets the variable) and writes the outcome into the session's
+//! [`StateStore`]; the [`StateBackend`] lists it as a `routerd.stateVariable/<variable>`
+//! artifact when the engine takes its inventory. A resource with `when.state` depends on each
+//! variable it names with a predicate ([`holds`]): its artifacts are created while every
+//! condition holds and withdrawn (deleted) when one stops holding, by the graph's ordinary
+//! rules for unmet dependencies. A variable nobody evaluates (`reconcile --once`, before the
+//! daemon's first round) is absent, so its gated dependents wait.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::RwLock;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use futures::future::BoxFuture;
+use routerd_host::artifact::{StateVariableSpec, StateVariableStatus};
+use routerd_host::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, Backend, HostError, Target};
+use routerd_model::spec::routing::{ResolveUpstreamSource, StatePolicySpec};
+use routerd_model::spec::{StateMatchSpec, StateStatus};
+use routerd_model::{Config, ResourceSpec, parse_duration};
+
+use crate::intent::ApplyWith;
+use crate::render::RenderCtx;
+
+/// Time between two evaluations of every variable (`StatePolicy` has no interval field).
+pub const EVALUATION_INTERVAL: Duration = Duration::from_secs(5);
+/// How long one DNS lookup of a `dnsResolve` condition waits for its answer.
+pub const RESOLVE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// What the scheduler evaluates for one `StatePolicy`, resolved from the config.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StatePlan {
+    /// The variable's name.
+    pub variable: String,
+    /// The entries, in config order: the first whose conditions all hold sets the variable.
+    pub values: Vec<ValuePlan>,
+}
+
+/// One `values[]` entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ValuePlan {
+    /// The value the variable takes.
+    pub value: String,
+    /// The `when` conditions, AND-ed; empty holds always (a fallback entry).
+    pub conditions: Vec<Condition>,
+}
+
+/// One condition of a `values[].when`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Condition {
+    /// `ipv6Address`: whether the link holds a global IPv6 address (scope universe, neither
+    /// tentative nor failed duplicate address detection), as `global` asks.
+    Ipv6Address {
+        /// The link's kernel name.
+        ifname: String,
+        /// `true`: such an address must be there; `false`: none may be.
+        global: bool,
+    },
+    /// `dnsResolve`: whether `name` has at least one AAAA record.
+    DnsResolve {
+        /// The name looked up.
+        name: String,
+        /// Who is asked.
+        resolvers: Resolvers,
+    },
+    /// A condition this build cannot evaluate; it never holds, and the reason becomes the
+    /// variable's detail.
+    Unsupported(String),
+}
+
+/// The resolvers a `dnsResolve` condition asks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Resolvers {
+    /// `upstreamSource: system` (the default): the router's own resolver configuration.
+    System,
+    /// `upstreamSource: static`: these servers, in order, from inside the router's namespace.
+    Static(Vec<SocketAddr>),
+}
+
+/// The evaluation plan of every `StatePolicy` in `config`, in config order. Validation has
+/// already checked the references; one that still does not resolve makes its condition
+/// [`Condition::Unsupported`].
+pub fn state_plans(config: &Config) -> Vec<StatePlan> {
+    let target = Target::default();
+    let ctx = RenderCtx::new(config, &target);
+    config
+        .spec
+        .resources
+        .iter()
+        .filter_map(|res| match &res.spec {
+            ResourceSpec::StatePolicy(s) => Some(state_plan(&ctx, s)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn state_plan(ctx: &RenderCtx<'_>, s: &StatePolicySpec) -> StatePlan {
+    let values = s
+        .values
+        .iter()
+        .map(|v| {
+            let when = &v.when;
+            let mut conditions = Vec::new();
+            if let Some(a) = &when.ipv6_address {
+                let name = a.interface.as_ref().or(s.interface.as_ref());
+                conditions.push(match name.and_then(|n| ctx.interface(n)) {
+                    Some(i) => Condition::Ipv6Address {
+                        ifname: i.ifname,
+                        global: a.global.unwrap_or(true),
+                    },
+                    None => Condition::Unsupported(
+                        "ipv6Address names no interface resource (set interface on the \
+                         condition or the policy)"
+                            .into(),
+                    ),
+                });
+            }
+            if let Some(d) = &when.dns_resolve {
+                conditions.push(dns_condition(d));
+            }
+            if when.ipv6_prefix_delegation.is_some() {
+                conditions.push(Condition::Unsupported(
+                    "ipv6PrefixDelegation conditions are not evaluated by this build: the \
+                     delegated prefix is not read yet"
+                        .into(),
+                ));
+            }
+            ValuePlan { value: v.value.clone(), conditions }
+        })
+        .collect();
+    StatePlan { variable: s.variable.clone(), values }
+}
+
+fn dns_condition(d: &routerd_model::spec::routing::DnsResolveCondition) -> Condition {
+    let Some(name) = d.name.clone().filter(|n| !n.is_empty()) else {
+        return Condition::Unsupported("dnsResolve without a name".into());
+    };
+    let resolvers = match d.upstream_source.unwrap_or(ResolveUpstreamSource::System) {
+        ResolveUpstreamSource::System => Resolvers::System,
+        ResolveUpstreamSource::Static => {
+            let servers: Vec<SocketAddr> = d
+                .upstream_servers
+                .iter()
+                .filter_map(|s| s.parse::<IpAddr>().ok())
+                .map(|ip| SocketAddr::new(ip, 53))
+                .collect();
+            if servers.is_empty() {
+                return Condition::Unsupported(
+                    "dnsResolve upstreamSource static without an upstreamServers address".into(),
+                );
+            }
+            Resolvers::Static(servers)
+        }
+        source @ (ResolveUpstreamSource::Dhcp4 | ResolveUpstreamSource::Dhcp6) => {
+            return Condition::Unsupported(format!(
+                "dnsResolve upstreamSource {} is not evaluated by this build: lease DNS \
+                 servers are not read yet",
+                if source == ResolveUpstreamSource::Dhcp4 { "dhcp4" } else { "dhcp6" }
+            ));
+        }
+    };
+    Condition::DnsResolve { name, resolvers }
+}
+
+/// Every `when.state` condition of `config`, as `(variable, condition)` pairs in config order:
+/// what the scheduler re-checks after each round, so that a `for` duration running out asks
+/// for a reconcile even when no variable changed.
+pub fn state_gates(config: &Config) -> Vec<(String, StateMatchSpec)> {
+    config
+        .spec
+        .resources
+        .iter()
+        .filter_map(|r| crate::render::when_of(&r.spec))
+        .flat_map(|w| w.state.iter().map(|(v, m)| (v.clone(), m.clone())))
+        .collect()
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Whether `condition` (one value of `when.state`) holds for the variable item `spec` at
+/// `now_ms` (milliseconds since the Unix epoch).
+///
+/// Every given check must hold. A variable not yet evaluated (`unknown`) matches only
+/// `status: unknown`: `exists: false` asks for an evaluated variable without a value, so a
+/// fallback gated on a missing prefix is not applied before anything was looked at. `for` is
+/// measured from the variable's last change of status or value; a duration that does not
+/// parse never holds (validation refuses it first).
+pub fn holds(condition: &StateMatchSpec, spec: &ArtifactSpec, now_ms: u64) -> bool {
+    let ArtifactSpec::State(v) = spec else { return false };
+    let set = v.status == StateVariableStatus::Set;
+    let value = v.value.as_deref().filter(|_| set);
+    if let Some(exists) = condition.exists {
+        let ok = if exists { set } else { v.status == StateVariableStatus::Unset };
+        if !ok {
+            return false;
+        }
+    }
+    if let Some(status) = condition.status {
+        let want = match status {
+            StateStatus::Set => StateVariableStatus::Set,
+            StateStatus::Unset => StateVariableStatus::Unset,
+            StateStatus::Unknown => StateVariableStatus::Unknown,
+        };
+        if v.status != want {
+            return false;
+        }
+    }
+    if condition.equals.as_deref().is_some_and(|e| value != Some(e)) {
+        return false;
+    }
+    if condition
+        .r#in
+        .as_ref()
+        .is_some_and(|list| !value.is_some_and(|x| list.iter().any(|l| l == x)))
+    {
+        return false;
+    }
+    if condition.contains.as_deref().is_some_and(|c| !value.is_some_and(|x| x.contains(c))) {
+        return false;
+    }
+    if let Some(text) = &condition.r#for {
+        let Ok(d) = parse_duration(text) else { return false };
+        let Some(since) = v.since_ms else { return false };
+        let needed = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        if now_ms.saturating_sub(since) < needed {
+            return false;
+        }
+    }
+    true
+}
+
+/// One evaluation's outcome: the value (`None`: no entry held) and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Evaluation {
+    /// The first holding entry's value.
+    pub value: Option<String>,
+    /// Why (`ipv6Address on wan: 2001:db8::2`; `no value's conditions hold: ...`).
+    pub detail: String,
+}
+
+/// The current value of every declared variable, shared by the scheduler (writer) and the
+/// session's inventory (reader).
+#[derive(Debug, Default)]
+pub struct StateStore {
+    variables: RwLock<BTreeMap<String, StateVariableSpec>>,
+}
+
+impl StateStore {
+    /// Keeps exactly the variables in `names`: new ones start `unknown`, others are dropped
+    /// (policies removed from the config).
+    pub fn declare(&self, names: &BTreeSet<String>) {
+        let Ok(mut map) = self.variables.write() else { return };
+        map.retain(|name, _| names.contains(name));
+        for name in names {
+            map.entry(name.clone()).or_insert_with(|| StateVariableSpec {
+                variable: name.clone(),
+                status: StateVariableStatus::Unknown,
+                value: None,
+                since_ms: None,
+                detail: Some("not evaluated yet".into()),
+            });
+        }
+    }
+
+    /// Records `outcome` for `variable` at `now_ms`. Returns whether its status or value
+    /// changed: the caller then asks for a reconcile. `since_ms` moves only on such a change.
+    pub fn set(&self, variable: &str, outcome: Evaluation, now_ms: u64) -> bool {
+        let Ok(mut map) = self.variables.write() else { return false };
+        let status = if outcome.value.is_some() {
+            StateVariableStatus::Set
+        } else {
+            StateVariableStatus::Unset
+        };
+        let old = map.get(variable);
+        let changed = old.is_none_or(|o| o.status != status || o.value != outcome.value);
+        let since_ms = match old {
+            Some(o) if !changed => o.since_ms,
+            _ => Some(now_ms),
+        };
+        map.insert(
+            variable.to_string(),
+            StateVariableSpec {
+                variable: variable.to_string(),
+                status,
+                value: outcome.value,
+                since_ms,
+                detail: Some(outcome.detail),
+            },
+        );
+        changed
+    }
+
+    /// The variable `name`, if declared.
+    pub fn get(&self, name: &str) -> Option<StateVariableSpec> {
+        self.variables.read().ok().and_then(|m| m.get(name).cloned())
+    }
+
+    /// Whether each of `gates` holds now, in order (absent variables do not).
+    pub fn gates_holding(&self, gates: &[(String, StateMatchSpec)], now_ms: u64) -> Vec<bool> {
+        let Ok(map) = self.variables.read() else { return vec![false; gates.len()] };
+        gates
+            .iter()
+            .map(|(var, m)| {
+                map.get(var).is_some_and(|v| holds(m, &ArtifactSpec::State(v.clone()), now_ms))
+            })
+            .collect()
+    }
+
+    fn all(&self) -> Vec<StateVariableSpec> {
+        self.variables.read().map(|m| m.values().cloned().collect()).unwrap_or_default()
+    }
+}
+
+/// Inventory of `routerd.stateVariable`: the variables in a [`StateStore`]. Nothing to create
+/// or delete: the scheduler, not a configurator, produces them.
+pub struct StateBackend {
+    store: std::sync::Arc<StateStore>,
+}
+
+impl StateBackend {
+    /// A backend listing the variables of `store`.
+    pub fn new(store: std::sync::Arc<StateStore>) -> Self {
+        Self { store }
+    }
+}
+
+impl Backend for StateBackend {
+    fn apply_with(&self) -> &'static str {
+        ApplyWith::Scheduler.as_str()
+    }
+
+    fn kinds(&self) -> &'static [ArtifactKind] {
+        &[ArtifactKind::StateVariable]
+    }
+
+    fn observe<'a>(
+        &'a self,
+        _kind: ArtifactKind,
+        _wanted: &'a [ArtifactKey],
+    ) -> BoxFuture<'a, Result<Vec<Artifact>, HostError>> {
+        let listed =
+            self.store.all().into_iter().map(|v| Artifact::new(ArtifactSpec::State(v))).collect();
+        Box::pin(async move { Ok(listed) })
+    }
+
+    fn create<'a>(&'a self, desired: &'a Artifact) -> BoxFuture<'a, Result<(), HostError>> {
+        Box::pin(async move { Err(not_applied(&desired.key)) })
+    }
+
+    fn modify<'a>(
+        &'a self,
+        _observed: &'a Artifact,
+        desired: &'a Artifact,
+    ) -> BoxFuture<'a, Result<(), HostError>> {
+        Box::pin(async move { Err(not_applied(&desired.key)) })
+    }
+
+    fn delete<'a>(&'a self, observed: &'a Artifact) -> BoxFuture<'a, Result<(), HostError>> {
+        Box::pin(async move { Err(not_applied(&observed.key)) })
+    }
+}
+
+fn not_applied(key: &ArtifactKey) -> HostError {
+    HostError::Invalid {
+        key: key.clone(),
+        message: "a state variable comes from the scheduler's evaluation; nothing applies it"
+            .into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn var(status: StateVariableStatus, value: Option<&str>, since_ms: u64) -> ArtifactSpec {
+        ArtifactSpec::State(StateVariableSpec {
+            variable: "wan".into(),
+            status,
+            value: value.map(str::to_owned),
+            since_ms: Some(since_ms),
+            detail: None,
+        })
+    }
+
+    fn cond(json: &str) -> StateMatchSpec {
+        serde_json::from_str(json).expect("condition")
+    }
+
+    #[test]
+    fn conditions_read_status_value_and_how_long_it_held() {
+        use StateVariableStatus::*;
+        let ds_lite = var(Set, Some("ds-lite"), 10_000);
+        assert!(holds(&cond(r#"{"equals": "ds-lite"}"#), &ds_lite, 10_000));
+        assert!(!holds(&cond(r#"{"equals": "pppoe"}"#), &ds_lite, 10_000));
+        assert!(holds(&cond(r#"{"in": ["pppoe", "ds-lite"]}"#), &ds_lite, 10_000));
+        assert!(holds(
+            &cond(r#"{"contains": "lite", "exists": true, "status": "set"}"#),
+            &ds_lite,
+            10_000
+        ));
+        assert!(!holds(&cond(r#"{"exists": false}"#), &ds_lite, 10_000));
+        assert!(
+            !holds(&cond(r#"{"equals": "ds-lite", "for": "30s"}"#), &ds_lite, 39_999),
+            "held 29.999 s"
+        );
+        assert!(holds(&cond(r#"{"equals": "ds-lite", "for": "30s"}"#), &ds_lite, 40_000));
+
+        let unset = var(Unset, None, 0);
+        assert!(holds(&cond(r#"{"exists": false}"#), &unset, 0));
+        assert!(holds(&cond(r#"{"status": "unset"}"#), &unset, 0));
+        assert!(!holds(&cond(r#"{"equals": ""}"#), &unset, 0), "no value equals nothing");
+
+        let unknown = var(Unknown, None, 0);
+        assert!(
+            !holds(&cond(r#"{"exists": false}"#), &unknown, 0),
+            "unknown is not evaluated-unset"
+        );
+        assert!(holds(&cond(r#"{"status": "unknown"}"#), &unknown, 0));
+        assert!(holds(&cond("{}"), &unknown, 0), "no check: holds once declared");
+    }
+
+    #[test]
+    fn since_moves_only_when_the_value_changes() {
+        let store = StateStore::default();
+        store.declare(&BTreeSet::from(["wan".to_string()]));
+        assert_eq!(store.get("wan").map(|v| v.status), Some(StateVariableStatus::Unknown));
+        let ev = |v: Option<&str>| Evaluation { value: v.map(str::to_owned), detail: "d".into() };
+        assert!(store.set("wan", ev(Some("up")), 1_000), "first value");
+        assert!(!store.set("wan", ev(Some("up")), 2_000), "same value");
+        assert_eq!(store.get("wan").and_then(|v| v.since_ms), Some(1_000));
+        assert!(store.set("wan", ev(None), 3_000), "lost");
+        let lost = store.get("wan").expect("declared");
+        assert_eq!((lost.status, lost.since_ms), (StateVariableStatus::Unset, Some(3_000)));
+        let gates = [("wan".to_string(), cond(r#"{"exists": false, "for": "5s"}"#))];
+        assert_eq!(store.gates_holding(&gates, 7_999), [false]);
+        assert_eq!(store.gates_holding(&gates, 8_000), [true]);
+        store.declare(&BTreeSet::new());
+        assert_eq!(store.get("wan"), None);
+    }
+}

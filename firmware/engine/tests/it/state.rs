@@ -1,0 +1,154 @@
+//! StatePolicy variables as external items: a resource gated by `when.state` waits while the
+//! variable is not evaluated, is created while its condition holds (a `for` duration
+//! included) and withdrawn when it stops holding. The variable's values are written into the
+//! session's store as the supervisor's scheduler does (the scheduler itself, evaluating real
+//! conditions, is tested in the supervisor's `state` test).
+
+use std::collections::BTreeSet;
+use std::time::SystemTime;
+
+use routerd_engine::result::ResourceResult;
+use routerd_engine::state::{Evaluation, now_ms};
+use routerd_engine::{ConfigInput, Phase, ResultDocument, Session};
+
+use crate::support::{Lab, ops};
+
+const CONFIG: &str = r#"
+apiVersion: routerd.net/v1alpha1
+kind: Router
+metadata:
+  name: state-lab
+spec:
+  resources:
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: Interface
+      metadata: {name: wan}
+      spec: {ifname: wan0, managed: true, adminUp: true}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: StatePolicy
+      metadata: {name: uplink}
+      spec:
+        variable: uplink
+        interface: wan
+        values:
+          - value: native
+            when: {ipv6Address: {global: true}}
+          - value: legacy
+            when: {}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4SourceNAT
+      metadata: {name: native-nat}
+      spec:
+        outboundInterface: wan
+        sourceCIDRs: [192.168.10.0/24]
+        translation: {type: interfaceAddress}
+        when: {state: {uplink: {equals: native}}}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4SourceNAT
+      metadata: {name: legacy-nat}
+      spec:
+        outboundInterface: wan
+        sourceCIDRs: [192.168.20.0/24]
+        translation: {type: interfaceAddress}
+        when: {state: {uplink: {equals: legacy, for: 30s}}}
+"#;
+
+async fn reconcile(session: &mut Session) -> ResultDocument {
+    let input = ConfigInput::parse(CONFIG, "router.yaml").expect("config parses");
+    session.reconcile(&input, SystemTime::now()).await.expect("reconcile runs")
+}
+
+fn set(session: &Session, value: &str, at_ms: u64) {
+    let outcome = Evaluation { value: Some(value.into()), detail: "set by the test".into() };
+    session.state().set("uplink", outcome, at_ms);
+}
+
+fn resource<'a>(doc: &'a ResultDocument, id: &str) -> &'a ResourceResult {
+    doc.resources
+        .iter()
+        .find(|r| r.id.ends_with(&format!("/{id}")))
+        .unwrap_or_else(|| panic!("no resource {id}"))
+}
+
+fn condition(r: &ResourceResult, type_: &str) -> Option<(String, String)> {
+    r.conditions
+        .iter()
+        .find(|c| c.type_ == type_)
+        .map(|c| (c.status.to_string(), c.reason.to_string()))
+}
+
+/// The NAT tables in the router namespace, sorted.
+fn nat_tables(lab: &Lab) -> Vec<String> {
+    let mut tables: Vec<String> = lab
+        .nft(&["list", "tables"])
+        .lines()
+        .filter(|l| l.contains("routerd_snat_"))
+        .map(str::to_owned)
+        .collect();
+    tables.sort();
+    tables
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn resources_gated_on_a_state_variable_follow_its_value_and_its_age() {
+    let lab = Lab::new();
+    let mut session = lab.session(false).await;
+
+    // Nothing has evaluated the variable: both NATs wait, and say what for.
+    let doc = reconcile(&mut session).await;
+    assert_eq!(ops(&doc, "failed"), Vec::<String>::new(), "{:#?}", doc.operations);
+    assert_eq!(nat_tables(&lab), Vec::<String>::new());
+    let policy = resource(&doc, "StatePolicy/uplink");
+    assert_eq!(policy.phase, Phase::Healthy, "{:#?}", policy.conditions);
+    assert_eq!(condition(policy, "Value"), Some(("Unknown".into(), "NotEvaluated".into())));
+    let native = resource(&doc, "IPv4SourceNAT/native-nat");
+    assert_eq!(native.phase, Phase::Blocked, "{:#?}", native.conditions);
+    assert_eq!(condition(native, "Blocked"), Some(("True".into(), "DependencyPending".into())));
+
+    // Declared but not evaluated: `unknown` satisfies neither gate.
+    session.state().declare(&BTreeSet::from(["uplink".to_string()]));
+    let doc = reconcile(&mut session).await;
+    assert_eq!(nat_tables(&lab), Vec::<String>::new());
+    let native = resource(&doc, "IPv4SourceNAT/native-nat");
+    assert_eq!(
+        native.phase,
+        Phase::Healthy,
+        "a false gate is not a block: {:#?}",
+        native.conditions
+    );
+    assert_eq!(condition(native, "Active"), Some(("False".into(), "StateConditionUnmet".into())));
+
+    // `native`: its NAT is created; the other waits.
+    set(&session, "native", now_ms());
+    let doc = reconcile(&mut session).await;
+    assert_eq!(ops(&doc, "done"), ["create nft.table/ip/routerd_snat_native_nat"]);
+    assert_eq!(nat_tables(&lab), ["table ip routerd_snat_native_nat"]);
+    let policy = resource(&doc, "StatePolicy/uplink");
+    assert_eq!(condition(policy, "Value"), Some(("True".into(), "Set".into())));
+    let legacy = resource(&doc, "IPv4SourceNAT/legacy-nat");
+    assert_eq!(condition(legacy, "Active"), Some(("False".into(), "StateConditionUnmet".into())));
+    let again = reconcile(&mut session).await;
+    assert_eq!(ops(&again, "done"), Vec::<String>::new(), "a second reconcile is a no-op");
+
+    // `legacy` for 10 s: the native NAT goes, the legacy one still waits out its 30 s.
+    set(&session, "legacy", now_ms() - 10_000);
+    let doc = reconcile(&mut session).await;
+    assert_eq!(ops(&doc, "done"), ["delete nft.table/ip/routerd_snat_native_nat"]);
+    assert_eq!(nat_tables(&lab), Vec::<String>::new());
+    let legacy = resource(&doc, "IPv4SourceNAT/legacy-nat");
+    assert_eq!(condition(legacy, "Active"), Some(("False".into(), "StateConditionUnmet".into())));
+
+    // The same value again does not restart the clock; once it has held 30 s the gate opens.
+    set(&session, "legacy", now_ms());
+    let doc = reconcile(&mut session).await;
+    assert_eq!(ops(&doc, "done"), Vec::<String>::new(), "held 10 s of 30 s");
+    let outcome = Evaluation { value: Some("native".into()), detail: String::new() };
+    session.state().set("uplink", outcome, now_ms() - 60_000);
+    set(&session, "legacy", now_ms() - 31_000);
+    let doc = reconcile(&mut session).await;
+    assert_eq!(ops(&doc, "done"), ["create nft.table/ip/routerd_snat_legacy_nat"]);
+    assert_eq!(nat_tables(&lab), ["table ip routerd_snat_legacy_nat"]);
+    let legacy = resource(&doc, "IPv4SourceNAT/legacy-nat");
+    assert_eq!(legacy.phase, Phase::Healthy, "{:#?}", legacy.conditions);
+    assert_eq!(condition(legacy, "Active"), None);
+}

@@ -1,0 +1,250 @@
+//! The StatePolicy scheduler: one task evaluating every `StatePolicy` of the applied config
+//! from inside the target namespace, every [`EVALUATION_INTERVAL`] and at once when the host's
+//! links or addresses change, keeping the values in the session's
+//! [`StateStore`](routerd_engine::state::StateStore) and asking the loop for a reconcile when
+//! a value changes or a `when.state` condition starts or stops holding (a `for` duration
+//! running out). The reconcile then creates or withdraws what the conditions gate.
+//!
+//! Conditions: `ipv6Address` reads the link's addresses over rtnetlink (a global unicast
+//! address that has finished duplicate address detection); `dnsResolve` asks for AAAA records,
+//! of the configured servers from inside the namespace (`static`) or of the system's resolver
+//! (`system`).
+
+use std::collections::BTreeSet;
+use std::net::{IpAddr, Ipv6Addr};
+use std::sync::Arc;
+
+use routerd_engine::state::{
+    Condition, EVALUATION_INTERVAL, Evaluation, RESOLVE_TIMEOUT, Resolvers, StatePlan, StateStore,
+    now_ms, state_gates, state_plans,
+};
+use routerd_host::netlink::NetlinkBackend;
+use routerd_host::{Netns, probe};
+use routerd_model::Config;
+use routerd_model::spec::StateMatchSpec;
+use tokio::sync::{Notify, mpsc};
+use tokio::task::AbortHandle;
+
+use crate::daemon::{Msg, Trigger};
+
+/// The evaluation task of the applied config.
+pub struct StateScheduler {
+    netns: Netns,
+    store: Arc<StateStore>,
+    loop_tx: mpsc::Sender<Msg>,
+    wake: Arc<Notify>,
+    task: Option<AbortHandle>,
+    /// Digest of the config the task follows.
+    synced: Option<String>,
+}
+
+impl StateScheduler {
+    /// A scheduler evaluating inside `netns`, writing to `store` and waking the loop through
+    /// `loop_tx`; nothing runs until [`StateScheduler::sync`].
+    pub fn new(netns: Netns, store: Arc<StateStore>, loop_tx: mpsc::Sender<Msg>) -> Self {
+        Self { netns, store, loop_tx, wake: Arc::new(Notify::new()), task: None, synced: None }
+    }
+
+    /// Evaluates exactly the policies of `config`, whose text has digest `digest`: declares
+    /// its variables (new ones `unknown`, removed ones dropped; the values of the others are
+    /// kept) and restarts the task on them. Nothing to do for the digest last synced.
+    pub fn sync(&mut self, digest: &str, config: &Config) {
+        if self.synced.as_deref() == Some(digest) {
+            return;
+        }
+        self.synced = Some(digest.to_string());
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+        let plans = state_plans(config);
+        let names: BTreeSet<String> = plans.iter().map(|p| p.variable.clone()).collect();
+        self.store.declare(&names);
+        if plans.is_empty() {
+            return;
+        }
+        let evaluator = Evaluator {
+            plans,
+            gates: state_gates(config),
+            netns: self.netns.clone(),
+            store: Arc::clone(&self.store),
+            loop_tx: self.loop_tx.clone(),
+            wake: Arc::clone(&self.wake),
+        };
+        self.task = Some(tokio::spawn(evaluator.run()).abort_handle());
+    }
+
+    /// Evaluates again now rather than at the next interval (the host's addresses changed).
+    pub fn wake(&self) {
+        self.wake.notify_one();
+    }
+}
+
+impl Drop for StateScheduler {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+struct Evaluator {
+    plans: Vec<StatePlan>,
+    gates: Vec<(String, StateMatchSpec)>,
+    netns: Netns,
+    store: Arc<StateStore>,
+    loop_tx: mpsc::Sender<Msg>,
+    wake: Arc<Notify>,
+}
+
+impl Evaluator {
+    async fn run(self) {
+        let mut netlink = None;
+        let mut held: Option<Vec<bool>> = None;
+        loop {
+            let mut changed = false;
+            for plan in &self.plans {
+                let outcome = self.evaluate(plan, &mut netlink).await;
+                let value = outcome.value.clone();
+                if self.store.set(&plan.variable, outcome, now_ms()) {
+                    changed = true;
+                    match value {
+                        Some(v) => tracing::info!("state variable {} is {v:?}", plan.variable),
+                        None => tracing::info!("state variable {} has no value", plan.variable),
+                    }
+                }
+            }
+            let now_held = self.store.gates_holding(&self.gates, now_ms());
+            if changed || held.as_ref() != Some(&now_held) {
+                // A full queue already holds a reconcile, which reads the new values.
+                let _ = self.loop_tx.try_send(Msg::Reconcile(Trigger::State));
+            }
+            held = Some(now_held);
+            tokio::select! {
+                () = tokio::time::sleep(EVALUATION_INTERVAL) => {}
+                () = self.wake.notified() => {}
+            }
+        }
+    }
+
+    /// The first entry whose conditions all hold, and why; or why none does.
+    async fn evaluate(&self, plan: &StatePlan, netlink: &mut Option<NetlinkBackend>) -> Evaluation {
+        let mut misses = Vec::new();
+        'entries: for entry in &plan.values {
+            let mut reasons = Vec::new();
+            for condition in &entry.conditions {
+                match self.check(condition, netlink).await {
+                    Ok(why) => reasons.push(why),
+                    Err(why) => {
+                        misses.push(format!("{}: {why}", entry.value));
+                        continue 'entries;
+                    }
+                }
+            }
+            let detail = if reasons.is_empty() {
+                "the entry has no conditions".to_string()
+            } else {
+                reasons.join("; ")
+            };
+            return Evaluation { value: Some(entry.value.clone()), detail };
+        }
+        Evaluation { value: None, detail: format!("no entry holds ({})", misses.join("; ")) }
+    }
+
+    /// Whether one condition holds: `Ok` with what shows it, `Err` with why not.
+    async fn check(
+        &self,
+        condition: &Condition,
+        netlink: &mut Option<NetlinkBackend>,
+    ) -> Result<String, String> {
+        match condition {
+            Condition::Unsupported(why) => Err(why.clone()),
+            Condition::Ipv6Address { ifname, global } => {
+                if netlink.is_none() {
+                    *netlink = Some(NetlinkBackend::new(&self.netns).map_err(|e| e.to_string())?);
+                }
+                let Some(backend) = netlink.as_ref() else { return Err("no netlink".into()) };
+                let addresses = backend.usable_addresses(true).await.map_err(|e| e.to_string())?;
+                let found = addresses.iter().find(|a| {
+                    a.ifname == *ifname
+                        && matches!(a.address.addr(), IpAddr::V6(v6) if is_global_unicast(&v6))
+                });
+                match (found, global) {
+                    (Some(a), true) => Ok(format!("{ifname} has {}", a.address)),
+                    (None, true) => Err(format!("{ifname} has no global IPv6 address")),
+                    (Some(a), false) => Err(format!("{ifname} has {}", a.address)),
+                    (None, false) => Ok(format!("{ifname} has no global IPv6 address")),
+                }
+            }
+            Condition::DnsResolve { name, resolvers } => {
+                let found = self.resolve(name, resolvers).await?;
+                match found.first() {
+                    Some(a) => Ok(format!("{name} resolves to {a}")),
+                    None => Err(format!("{name} has no AAAA record")),
+                }
+            }
+        }
+    }
+
+    /// The AAAA addresses of `name`: from the first static server that answers, or from the
+    /// system's resolver.
+    async fn resolve(&self, name: &str, resolvers: &Resolvers) -> Result<Vec<Ipv6Addr>, String> {
+        match resolvers {
+            Resolvers::System => {
+                let found =
+                    tokio::time::timeout(RESOLVE_TIMEOUT, tokio::net::lookup_host((name, 0)))
+                        .await
+                        .map_err(|_| {
+                            format!("resolving {name}: no answer within {RESOLVE_TIMEOUT:?}")
+                        })?
+                        .map_err(|e| format!("resolving {name}: {e}"))?;
+                Ok(found
+                    .filter_map(|s| match s.ip() {
+                        IpAddr::V6(a) => Some(a),
+                        IpAddr::V4(_) => None,
+                    })
+                    .collect())
+            }
+            Resolvers::Static(servers) => {
+                let mut errors = Vec::new();
+                for server in servers {
+                    match probe::resolve_aaaa(&self.netns, *server, name, RESOLVE_TIMEOUT).await {
+                        Ok(found) => return Ok(found),
+                        Err(e) => errors.push(format!("{server}: {e}")),
+                    }
+                }
+                Err(format!("resolving {name}: {}", errors.join("; ")))
+            }
+        }
+    }
+}
+
+/// A global unicast IPv6 address: not loopback, unspecified, multicast, link-local
+/// (`fe80::/10`) or unique local (`fc00::/7`, RFC 4193), which a router holds without any
+/// upstream.
+fn is_global_unicast(a: &Ipv6Addr) -> bool {
+    !(a.is_loopback()
+        || a.is_unspecified()
+        || a.is_multicast()
+        || a.is_unicast_link_local()
+        || a.is_unique_local())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_addresses_an_upstream_gives_count_as_global() {
+        for (text, global) in [
+            ("2001:db8::2", true),
+            ("2400:4050::1", true),
+            ("fd00::1", false),
+            ("fe80::1", false),
+            ("::1", false),
+            ("ff02::1", false),
+        ] {
+            let a: Ipv6Addr = text.parse().expect("address");
+            assert_eq!(is_global_unicast(&a), global, "{text}");
+        }
+    }
+}

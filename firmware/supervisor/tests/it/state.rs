@@ -1,0 +1,141 @@
+//! StatePolicy evaluation with real conditions: `routerd serve` on a router namespace whose
+//! uplink gains and loses a global IPv6 address, and a DNS server in the upstream namespace
+//! that answers for the AFTR's name and then goes away. The NAT tables gated on the variables
+//! follow: created while their `when.state` holds, withdrawn when it stops holding.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::daemon::{Daemon, serve_command, wait_for};
+use crate::support::Netns;
+
+const CONFIG: &str = r#"apiVersion: routerd.net/v1alpha1
+kind: Router
+metadata:
+  name: state
+spec:
+  resources:
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: Interface
+      metadata: {name: wan}
+      spec: {ifname: wan0, managed: true, adminUp: true}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4StaticAddress
+      metadata: {name: wan-v4}
+      spec: {interface: wan, address: 198.51.100.2/24}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: StatePolicy
+      metadata: {name: uplink}
+      spec:
+        variable: uplink
+        interface: wan
+        values:
+          - value: native
+            when: {ipv6Address: {global: true}}
+          - value: legacy
+            when: {}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: StatePolicy
+      metadata: {name: aftr}
+      spec:
+        variable: aftr
+        values:
+          - value: resolvable
+            when:
+              dnsResolve:
+                name: aftr.example.test
+                upstreamSource: static
+                upstreamServers: [198.51.100.1]
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4SourceNAT
+      metadata: {name: native}
+      spec:
+        outboundInterface: wan
+        sourceCIDRs: [192.168.10.0/24]
+        translation: {type: interfaceAddress}
+        when: {state: {uplink: {equals: native}}}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4SourceNAT
+      metadata: {name: legacy}
+      spec:
+        outboundInterface: wan
+        sourceCIDRs: [192.168.20.0/24]
+        translation: {type: interfaceAddress}
+        when: {state: {uplink: {equals: legacy}}}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4SourceNAT
+      metadata: {name: tunnel}
+      spec:
+        outboundInterface: wan
+        sourceCIDRs: [192.168.30.0/24]
+        translation: {type: interfaceAddress}
+        when: {state: {aftr: {exists: true}}}
+"#;
+
+/// The routerd NAT tables of `ns`, by resource name, sorted.
+fn nat_tables(ns: &Netns) -> Vec<String> {
+    let out = Command::new("ip")
+        .args(["netns", "exec", &ns.0, "nft", "list", "tables"])
+        .output()
+        .expect("nft runs");
+    let mut names: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.strip_prefix("table ip routerd_snat_"))
+        .map(str::to_owned)
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn state_variables_follow_the_uplinks_address_and_a_dns_answer() {
+    let router = Netns::new("st-r");
+    let upstream = Netns::new("st-u");
+    router.ip(&[
+        "link",
+        "add",
+        "wan0",
+        "type",
+        "veth",
+        "peer",
+        "name",
+        "up0",
+        "netns",
+        &upstream.0,
+    ]);
+    upstream.ip(&["addr", "add", "198.51.100.1/24", "dev", "up0"]);
+    upstream.ip(&["link", "set", "up0", "up"]);
+    let dns = Command::new("ip")
+        .args(["netns", "exec", &upstream.0, "dnsmasq", "--keep-in-foreground", "--no-resolv"])
+        .args(["--no-hosts", "--conf-file=/dev/null", "--listen-address=198.51.100.1"])
+        .args(["--bind-interfaces", "--host-record=aftr.example.test,2001:db8:ff::1"])
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("dnsmasq starts");
+    let dns = Daemon(dns);
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("router.yaml"), CONFIG).expect("config");
+    let child = serve_command(&router.0, dir.path()).spawn().expect("routerd serve starts");
+    let _daemon = Daemon(child);
+
+    // No global IPv6 address on the uplink: `legacy`; the AFTR's name resolves.
+    wait_for("legacy and tunnel NAT", Duration::from_secs(30), || {
+        nat_tables(&router) == ["legacy", "tunnel"]
+    });
+
+    // A global address (DAD skipped, so it is usable at once): `native` replaces `legacy`.
+    router.ip(&["addr", "add", "2001:db8:1::2/64", "dev", "wan0", "nodad"]);
+    wait_for("native NAT", Duration::from_secs(30), || nat_tables(&router) == ["native", "tunnel"]);
+
+    // A unique local address is not an uplink's: back to `legacy` once the global one goes.
+    router.ip(&["addr", "add", "fd00:1::2/64", "dev", "wan0", "nodad"]);
+    router.ip(&["addr", "del", "2001:db8:1::2/64", "dev", "wan0"]);
+    wait_for("legacy NAT again", Duration::from_secs(30), || {
+        nat_tables(&router) == ["legacy", "tunnel"]
+    });
+
+    // The DNS server goes away: `aftr` loses its value and the tunnel's NAT is withdrawn
+    // within an evaluation interval and a lookup timeout.
+    drop(dns);
+    wait_for("tunnel NAT withdrawn", Duration::from_secs(30), || nat_tables(&router) == ["legacy"]);
+}
