@@ -1,9 +1,9 @@
 //! The firmware image booted under QEMU (TCG): GRUB picks a slot, systemd starts the
 //! supervisor, the factory config reaches the guest kernel, the console and the web UI
 //! answer, links this host's kernel cannot make (VLAN, ip6tnl) are made in the guest's, the
-//! operator's data survives a slot switch, RAUC installs a signed update that the next boot
-//! runs, and the supervisor's health gate confirms healthy boots and falls back from a broken
-//! update.
+//! router is named through systemd-hostnamed, the operator's data survives a slot switch,
+//! RAUC installs a signed update that the next boot runs, and the supervisor's health gate
+//! confirms healthy boots and falls back from a broken update.
 //!
 //! One boot serves every check: under software emulation a boot costs about a minute.
 
@@ -254,13 +254,44 @@ fn the_image_boots_applies_its_configs_survives_slot_switches_and_updates_with_a
     assert!(wan.is_err(), "the web UI answered on the WAN side: {wan:?}");
 
     // A VLAN on the LAN port and a DS-Lite (ip6tnl, ipip6) tunnel on the WAN port, from a
-    // config applied on the console: made by routerd in the guest's kernel.
-    guest.write_file("/tmp/vlan-dslite.yaml", include_str!("../../../examples/vlan-dslite.yaml"));
+    // config applied on the console: made by routerd in the guest's kernel. The same config
+    // names the router, which routerd sets through systemd-hostnamed.
+    let hostname = "    - apiVersion: net.routerd.net/v1alpha1
+      kind: Hostname
+      metadata:
+        name: hostname
+      spec:
+        hostname: edge-lab.home.arpa
+        managed: true
+";
+    let config = format!("{}\n{hostname}", include_str!("../../../examples/vlan-dslite.yaml"));
+    guest.write_file("/tmp/vlan-dslite.yaml", &config);
+    let before = guest.must_run("hostname", COMMAND);
+    assert_ne!(before.trim(), "edge-lab.home.arpa", "the image's own hostname");
     guest.must_run("routerctl apply --no-confirm -f /tmp/vlan-dslite.yaml", COMMAND);
     let status = reconciled(&mut guest, 2, COMMAND);
+    // The hostname existed before routerd set it: like a sysctl, it is routerd's once the
+    // operator adopts it.
     for (id, phase, doc) in phases(&mut guest) {
-        assert_eq!(phase, "Healthy", "{id}: {doc}\nstatus: {status}");
+        let expected =
+            if id.ends_with("/Hostname/hostname") { "RequiresAdoption" } else { "Healthy" };
+        assert_eq!(phase, expected, "{id}: {doc}\nstatus: {status}");
     }
+    let adopted = guest.must_run("routerctl adopt --apply", COMMAND);
+    assert!(adopted.contains("linux.hostname/system"), "{adopted}");
+    for (id, phase, doc) in phases(&mut guest) {
+        assert_eq!(phase, "Healthy", "after adoption: {id}: {doc}");
+    }
+    // hostnamed wrote the static hostname and set the kernel's.
+    let named = guest.must_run(
+        "cat /etc/hostname; hostname; busctl get-property org.freedesktop.hostname1 \
+         /org/freedesktop/hostname1 org.freedesktop.hostname1 StaticHostname",
+        COMMAND,
+    );
+    assert_eq!(
+        named, "edge-lab.home.arpa\nedge-lab.home.arpa\ns \"edge-lab.home.arpa\"\n",
+        "{named}"
+    );
     let vlan = guest_link(&mut guest, "eth1.20");
     assert_eq!(vlan["linkinfo"]["info_kind"], "vlan", "{vlan}");
     assert_eq!(vlan["linkinfo"]["info_data"]["id"], 20, "{vlan}");
@@ -293,6 +324,16 @@ fn the_image_boots_applies_its_configs_survives_slot_switches_and_updates_with_a
     assert_eq!(vlan["linkinfo"]["info_data"]["id"], 20, "after the reboot: {vlan}");
     let tunnel = guest_link(&mut guest, "dslite0");
     assert_eq!(tunnel["linkinfo"]["info_kind"], "ip6tnl", "after the reboot: {tunnel}");
+    // Slot B's root file system had the image's hostname: routerd set it there too.
+    let deadline = Instant::now() + COMMAND;
+    loop {
+        let named = guest.must_run("cat /etc/hostname; hostname", COMMAND);
+        if named == "edge-lab.home.arpa\nedge-lab.home.arpa\n" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "after the reboot: {named}");
+        std::thread::sleep(Duration::from_secs(1));
+    }
     // The first-boot adoption ran once: its marker is on the data partition.
     let unit = guest.must_run(
         "systemctl show -p ActiveState,ConditionResult routerd-first-boot.service",
