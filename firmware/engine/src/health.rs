@@ -1,7 +1,7 @@
 //! HealthCheck verdicts as external items of the dependency graph.
 //!
 //! The supervisor's scheduler probes each `HealthCheck` and writes its verdict into the
-//! session's [`HealthStore`]; the [`HealthBackend`] lists those verdicts as
+//! session's [`HealthStore`]; the [`backend`] lists those verdicts as
 //! `routerd.healthCheck/<name>` artifacts when the engine takes its inventory. An intent that
 //! depends on a check with [`IntentDep::healthy`](crate::intent::IntentDep::healthy) is created
 //! while the check is healthy and withdrawn (deleted) when it turns unhealthy, by the graph's
@@ -13,9 +13,8 @@ use std::net::IpAddr;
 use std::sync::RwLock;
 use std::time::Duration;
 
-use futures::future::BoxFuture;
 use routerd_host::artifact::HealthStatusSpec;
-use routerd_host::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, Backend, HostError, Target};
+use routerd_host::{Artifact, ArtifactKind, ArtifactSpec, Target};
 
 use routerd_model::spec::AddressFamily;
 use routerd_model::spec::routing::{
@@ -23,8 +22,8 @@ use routerd_model::spec::routing::{
 };
 use routerd_model::{Config, ResourceSpec, parse_duration};
 
-use crate::intent::ApplyWith;
 use crate::render::RenderCtx;
+use crate::scheduled::ScheduledBackend;
 
 /// Time between two probes when `interval` is absent.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(5);
@@ -188,64 +187,20 @@ impl HealthStore {
     }
 }
 
-/// Inventory of `routerd.healthCheck`: the verdicts in a [`HealthStore`]. Nothing to create or
-/// delete: the scheduler, not a configurator, produces them.
-pub struct HealthBackend {
-    store: std::sync::Arc<HealthStore>,
-}
-
-impl HealthBackend {
-    /// A backend listing the verdicts of `store`.
-    pub fn new(store: std::sync::Arc<HealthStore>) -> Self {
-        Self { store }
-    }
-}
-
-impl Backend for HealthBackend {
-    fn apply_with(&self) -> &'static str {
-        ApplyWith::Scheduler.as_str()
-    }
-
-    fn kinds(&self) -> &'static [ArtifactKind] {
-        &[ArtifactKind::HealthCheck]
-    }
-
-    fn observe<'a>(
-        &'a self,
-        _kind: ArtifactKind,
-        _wanted: &'a [ArtifactKey],
-    ) -> BoxFuture<'a, Result<Vec<Artifact>, HostError>> {
-        let listed = self
-            .store
-            .all()
-            .into_iter()
-            .map(|status| Artifact::new(ArtifactSpec::Health(status)))
-            .collect();
-        Box::pin(async move { Ok(listed) })
-    }
-
-    fn create<'a>(&'a self, desired: &'a Artifact) -> BoxFuture<'a, Result<(), HostError>> {
-        Box::pin(async move { Err(not_applied(&desired.key)) })
-    }
-
-    fn modify<'a>(
-        &'a self,
-        _observed: &'a Artifact,
-        desired: &'a Artifact,
-    ) -> BoxFuture<'a, Result<(), HostError>> {
-        Box::pin(async move { Err(not_applied(&desired.key)) })
-    }
-
-    fn delete<'a>(&'a self, observed: &'a Artifact) -> BoxFuture<'a, Result<(), HostError>> {
-        Box::pin(async move { Err(not_applied(&observed.key)) })
-    }
-}
-
-fn not_applied(key: &ArtifactKey) -> HostError {
-    HostError::Invalid {
-        key: key.clone(),
-        message: "a health verdict comes from the scheduler's probes; nothing applies it".into(),
-    }
+/// Inventory of `routerd.healthCheck`: the verdicts in `store`. Nothing to create or delete: the scheduler, not a
+/// configurator, produces them.
+pub fn backend(store: std::sync::Arc<HealthStore>) -> ScheduledBackend {
+    ScheduledBackend::new(
+        &[ArtifactKind::HealthCheck],
+        "the scheduler's health probes",
+        move || {
+            store
+                .all()
+                .into_iter()
+                .map(|status| Artifact::new(ArtifactSpec::Health(status)))
+                .collect()
+        },
+    )
 }
 
 /// Whether a graph item is a healthy verdict: the predicate of a `healthy` dependency.

@@ -38,14 +38,14 @@ use routerd_model::{Config, ConfigErrors};
 use sha2::{Digest, Sha256};
 
 use crate::error::EngineError;
-use crate::health::{HealthBackend, HealthStore};
+use crate::health::HealthStore;
 use crate::intent::{Action, Intent, is_inventory_backed};
 use crate::item::{BackendRegistry, HostItem, artifact_key, graph_key};
 use crate::plan::{Desired, EnginePlan, PlanInput};
 use crate::render::render_for;
 use crate::report::{ReportInput, build};
 use crate::result::{ArtifactRef, OperationRecord, ResultDocument};
-use crate::state::{StateBackend, StateStore};
+use crate::state::StateStore;
 
 /// How long apply waits for operations that continue in the background.
 const ASYNC_DEADLINE: Duration = Duration::from_secs(120);
@@ -153,8 +153,8 @@ impl Session {
             Arc::new(TimesyncdBackend::new(&target, Arc::clone(&bus), systemd)),
             Arc::new(FilesBackend::new(&target)),
             Arc::new(HostnamedBackend::new(bus)),
-            Arc::new(HealthBackend::new(Arc::clone(&health))),
-            Arc::new(StateBackend::new(Arc::clone(&state))),
+            Arc::new(crate::health::backend(Arc::clone(&health))),
+            Arc::new(crate::state::backend(Arc::clone(&state))),
             Arc::new(LogSinkBackend::new(&netns, Arc::clone(&log_sinks))),
         ];
         let ledger = if opts.read_only {

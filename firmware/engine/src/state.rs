@@ -3,7 +3,7 @@
 //!
 //! The supervisor's scheduler evaluates each `StatePolicy` (its `values` in order, the first
 //! whose `when` holds sets the variable) and writes the outcome into the session's
-//! [`StateStore`]; the [`StateBackend`] lists it as a `routerd.stateVariable/<variable>`
+//! [`StateStore`]; the [`backend`] lists it as a `routerd.stateVariable/<variable>`
 //! artifact when the engine takes its inventory. A resource with `when.state` depends on each
 //! variable it names with a predicate ([`holds`]): its artifacts are created while every
 //! condition holds and withdrawn (deleted) when one stops holding, by the graph's ordinary
@@ -15,15 +15,14 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::RwLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use futures::future::BoxFuture;
 use routerd_host::artifact::{StateVariableSpec, StateVariableStatus};
-use routerd_host::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, Backend, HostError, Target};
+use routerd_host::{Artifact, ArtifactKind, ArtifactSpec, Target};
 use routerd_model::spec::routing::{ResolveUpstreamSource, StatePolicySpec};
 use routerd_model::spec::{StateMatchSpec, StateStatus};
 use routerd_model::{Config, ResourceSpec, parse_duration};
 
-use crate::intent::ApplyWith;
 use crate::render::RenderCtx;
+use crate::scheduled::ScheduledBackend;
 
 /// Time between two evaluations of every variable (`StatePolicy` has no interval field).
 pub const EVALUATION_INTERVAL: Duration = Duration::from_secs(5);
@@ -319,61 +318,14 @@ impl StateStore {
     }
 }
 
-/// Inventory of `routerd.stateVariable`: the variables in a [`StateStore`]. Nothing to create
-/// or delete: the scheduler, not a configurator, produces them.
-pub struct StateBackend {
-    store: std::sync::Arc<StateStore>,
-}
-
-impl StateBackend {
-    /// A backend listing the variables of `store`.
-    pub fn new(store: std::sync::Arc<StateStore>) -> Self {
-        Self { store }
-    }
-}
-
-impl Backend for StateBackend {
-    fn apply_with(&self) -> &'static str {
-        ApplyWith::Scheduler.as_str()
-    }
-
-    fn kinds(&self) -> &'static [ArtifactKind] {
-        &[ArtifactKind::StateVariable]
-    }
-
-    fn observe<'a>(
-        &'a self,
-        _kind: ArtifactKind,
-        _wanted: &'a [ArtifactKey],
-    ) -> BoxFuture<'a, Result<Vec<Artifact>, HostError>> {
-        let listed =
-            self.store.all().into_iter().map(|v| Artifact::new(ArtifactSpec::State(v))).collect();
-        Box::pin(async move { Ok(listed) })
-    }
-
-    fn create<'a>(&'a self, desired: &'a Artifact) -> BoxFuture<'a, Result<(), HostError>> {
-        Box::pin(async move { Err(not_applied(&desired.key)) })
-    }
-
-    fn modify<'a>(
-        &'a self,
-        _observed: &'a Artifact,
-        desired: &'a Artifact,
-    ) -> BoxFuture<'a, Result<(), HostError>> {
-        Box::pin(async move { Err(not_applied(&desired.key)) })
-    }
-
-    fn delete<'a>(&'a self, observed: &'a Artifact) -> BoxFuture<'a, Result<(), HostError>> {
-        Box::pin(async move { Err(not_applied(&observed.key)) })
-    }
-}
-
-fn not_applied(key: &ArtifactKey) -> HostError {
-    HostError::Invalid {
-        key: key.clone(),
-        message: "a state variable comes from the scheduler's evaluation; nothing applies it"
-            .into(),
-    }
+/// Inventory of `routerd.stateVariable`: the variables in `store`. Nothing to create or delete: the scheduler, not a
+/// configurator, produces them.
+pub fn backend(store: std::sync::Arc<StateStore>) -> ScheduledBackend {
+    ScheduledBackend::new(
+        &[ArtifactKind::StateVariable],
+        "the scheduler's state evaluations",
+        move || store.all().into_iter().map(|v| Artifact::new(ArtifactSpec::State(v))).collect(),
+    )
 }
 
 #[cfg(test)]

@@ -6,11 +6,10 @@
 
 use std::time::SystemTime;
 
-use routerd_engine::result::ResourceResult;
 use routerd_engine::{ConfigInput, Phase, ResultDocument, Session};
 use routerd_host::artifact::HealthStatusSpec;
 
-use crate::support::{Lab, ops, run};
+use crate::support::{Lab, condition, ops, resource, run};
 
 /// Two uplinks with health-checked failover, as shipped.
 const CONFIG: &str = include_str!("../../../../examples/two-uplinks.yaml");
@@ -42,20 +41,6 @@ fn defaults(lab: &Lab) -> Vec<String> {
         .collect();
     out.sort();
     out.into_iter().map(|(_, s)| s).collect()
-}
-
-fn resource<'a>(doc: &'a ResultDocument, id: &str) -> &'a ResourceResult {
-    doc.resources
-        .iter()
-        .find(|r| r.id.ends_with(&format!("/{id}")))
-        .unwrap_or_else(|| panic!("no resource {id}"))
-}
-
-fn condition(r: &ResourceResult, type_: &str) -> Option<(String, String)> {
-    r.conditions
-        .iter()
-        .find(|c| c.type_ == type_)
-        .map(|c| (c.status.to_string(), c.reason.to_string()))
 }
 
 #[tokio::test(flavor = "multi_thread")]

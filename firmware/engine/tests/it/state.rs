@@ -7,11 +7,10 @@
 use std::collections::BTreeSet;
 use std::time::SystemTime;
 
-use routerd_engine::result::ResourceResult;
 use routerd_engine::state::{Evaluation, now_ms};
 use routerd_engine::{ConfigInput, Phase, ResultDocument, Session};
 
-use crate::support::{Lab, ops};
+use crate::support::{Lab, condition, ops, resource};
 
 const CONFIG: &str = r#"
 apiVersion: routerd.net/v1alpha1
@@ -61,20 +60,6 @@ async fn reconcile(session: &mut Session) -> ResultDocument {
 fn set(session: &Session, value: &str, at_ms: u64) {
     let outcome = Evaluation { value: Some(value.into()), detail: "set by the test".into() };
     session.state().set("uplink", outcome, at_ms);
-}
-
-fn resource<'a>(doc: &'a ResultDocument, id: &str) -> &'a ResourceResult {
-    doc.resources
-        .iter()
-        .find(|r| r.id.ends_with(&format!("/{id}")))
-        .unwrap_or_else(|| panic!("no resource {id}"))
-}
-
-fn condition(r: &ResourceResult, type_: &str) -> Option<(String, String)> {
-    r.conditions
-        .iter()
-        .find(|c| c.type_ == type_)
-        .map(|c| (c.status.to_string(), c.reason.to_string()))
 }
 
 /// The NAT tables in the router namespace, sorted.

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::SystemTime;
 use std::time::{Duration, Instant};
 
+use routerd_engine::result::ResourceResult;
 use routerd_engine::{ConfigInput, ResultDocument, Session, SessionOptions};
 use routerd_host::testing::FakeSystemd;
 
@@ -210,6 +211,22 @@ fn nix_is_root() -> bool {
                 .map(|l| l.split_whitespace().nth(1) == Some("0"))
         })
         .unwrap_or(false)
+}
+
+/// The resource whose ID ends in `/<id>` (`HealthCheck/wan-gw`); panics when there is none.
+pub fn resource<'a>(doc: &'a ResultDocument, id: &str) -> &'a ResourceResult {
+    doc.resources
+        .iter()
+        .find(|r| r.id.ends_with(&format!("/{id}")))
+        .unwrap_or_else(|| panic!("no resource {id}"))
+}
+
+/// The `(status, reason)` of the resource's condition of type `type_`, if it has one.
+pub fn condition(r: &ResourceResult, type_: &str) -> Option<(String, String)> {
+    r.conditions
+        .iter()
+        .find(|c| c.type_ == type_)
+        .map(|c| (c.status.to_string(), c.reason.to_string()))
 }
 
 /// Keys of operations with `result`, as `op kind/name`.
