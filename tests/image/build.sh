@@ -32,6 +32,7 @@ packages=(
   e2fsprogs ca-certificates procps
   rauc grub-common
   dnsmasq-base
+  ppp pppoe
 )
 
 # initramfs-tools inside a chroot cannot see the guest's devices (MODULES=dep fails), so
@@ -64,6 +65,12 @@ customize_hook() {
   # What Buildroot's rauc package brings and Debian's does not (tests/image/rootfs).
   cp -a "$top/tests/image/rootfs/." "$root/"
   systemctl --root="$root" enable rauc.service 2>/dev/null
+  # Buildroot's pppd is 2.5, whose PPPoE plugin is pppoe.so (routerd's peer files load it by
+  # that name); Debian 12's pppd 2.4.9 calls the same plugin rp-pppoe.so.
+  local plugin
+  for plugin in "$root"/usr/lib/pppd/*/rp-pppoe.so; do
+    [[ -e ${plugin%/*}/pppoe.so ]] || ln -s rp-pppoe.so "${plugin%/*}/pppoe.so"
+  done
   # Buildroot installs the kernel into the slot's /boot under a fixed name; do the same.
   cp "$root"/boot/vmlinuz-* "$root/boot/bzImage"
   cp "$root"/boot/initrd.img-* "$root/boot/initrd.img"

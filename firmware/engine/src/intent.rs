@@ -184,6 +184,7 @@ pub fn is_inventory_backed(kind: ArtifactKind) -> bool {
             | K::Hostname
             | K::TimesyncdConfig
             | K::File
+            | K::PppSecret
             | K::LogSink
     )
 }

@@ -368,7 +368,7 @@ pub(crate) fn apply_with_for(kind: ArtifactKind) -> ApplyWith {
         K::Dhcp4Client | K::Dhcp6Client | K::Dhcp6PrefixDelegation => ApplyWith::Networkd,
         K::Hostname => ApplyWith::Hostnamed,
         K::TimesyncdConfig | K::TimesyncdServers => ApplyWith::Timesyncd,
-        K::File => ApplyWith::Files,
+        K::File | K::PppSecret => ApplyWith::Files,
         K::LogSink => ApplyWith::LogSinks,
         _ => ApplyWith::Rtnetlink,
     }

@@ -99,10 +99,10 @@ pub fn cleanup(artifact: &Artifact, ledger_owned: bool) -> Cleanup {
             remediation: "set the value you want with a Sysctl or Hostname resource",
         },
         // A block routerd wrote; the operator's lines in the file stay, and so does the file.
-        K::File if ledger_owned => {
+        K::File | K::PppSecret if ledger_owned => {
             Cleanup::Delete { reason: "block routerd wrote in the file, recorded in the ledger" }
         }
-        K::File => Cleanup::Keep {
+        K::File | K::PppSecret => Cleanup::Keep {
             reason: "routerd deletes only blocks the ledger records, never whole files",
             remediation: "remove the block by hand if it is stale, or declare it and run adopt --apply",
         },

@@ -13,6 +13,7 @@ use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 
 use crate::nftables::ir::{NftTableSpec, NftTableState};
+use crate::secret::Secret;
 
 /// Route protocol number (`rtm_protocol`) on every route routerd installs.
 ///
@@ -79,6 +80,10 @@ pub enum ArtifactKind {
     /// (`/etc/sysctl.d/90-routerd.conf#net.ipv4.ip_forward`).
     #[serde(rename = "file")]
     File,
+    /// A PPP secret: a routerd block of one entry in a pppd secrets file, named `path#block`
+    /// (`/etc/ppp/chap-secrets#wan`).
+    #[serde(rename = "ppp.secret")]
+    PppSecret,
     /// A DHCPv4 client binding on a link, named by ifname.
     #[serde(rename = "dhcp.ipv4.client")]
     Dhcp4Client,
@@ -116,7 +121,7 @@ pub enum ArtifactKind {
 
 impl ArtifactKind {
     /// Every kind, in declaration order.
-    pub const ALL: [ArtifactKind; 25] = [
+    pub const ALL: [ArtifactKind; 26] = [
         Self::Link,
         Self::Ipv4Address,
         Self::Ipv6Address,
@@ -131,6 +136,7 @@ impl ArtifactKind {
         Self::NftTable,
         Self::SystemdService,
         Self::File,
+        Self::PppSecret,
         Self::Dhcp4Client,
         Self::Dhcp6Client,
         Self::Dhcp6PrefixDelegation,
@@ -161,6 +167,7 @@ impl ArtifactKind {
             Self::NftTable => "nft.table",
             Self::SystemdService => "systemd.service",
             Self::File => "file",
+            Self::PppSecret => "ppp.secret",
             Self::Dhcp4Client => "dhcp.ipv4.client",
             Self::Dhcp6Client => "dhcp.ipv6.client",
             Self::Dhcp6PrefixDelegation => "dhcp.ipv6.prefixDelegation",
@@ -245,6 +252,8 @@ pub enum ArtifactSpec {
     Sysctl(SysctlSpec),
     /// `linux.ipip6.tunnel`.
     Ip6Tunnel(Ip6TunnelSpec),
+    /// `linux.ppp.link`.
+    PppLink(PppLinkSpec),
     /// `nft.table`, desired.
     NftTable(NftTableSpec),
     /// `nft.table`, observed.
@@ -263,6 +272,8 @@ pub enum ArtifactSpec {
     State(StateVariableSpec),
     /// `file`.
     FileBlock(FileBlockSpec),
+    /// `ppp.secret`.
+    PppSecret(PppSecretSpec),
     /// `timesyncd.config`.
     Timesyncd(TimesyncdSpec),
     /// `timesyncd.servers`.
@@ -272,6 +283,23 @@ pub enum ArtifactSpec {
     /// Any kind whose configurator is not in this build: attributes as rendered from the
     /// resource, compared as JSON.
     Opaque(OpaqueSpec),
+}
+
+/// `linux.ppp.link`, named by ifname: the link of a PPP unit, which pppd creates when its
+/// session comes up and removes when the session ends. routerd never changes it; it observes it
+/// (listed from the rtnetlink link dump: hardware type `ARPHRD_PPP`), and its appearance lets
+/// what runs over the session proceed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PppLinkSpec {
+    /// Interface name (pppd's `ifname` option).
+    pub ifname: String,
+    /// Observed: `IFF_UP`. Desired `None`: not compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admin_up: Option<bool>,
+    /// Observed: the MTU the session negotiated, in bytes. Desired `None`: not compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<u32>,
 }
 
 /// `linux.link`: a link routerd manages. Links without a `kind` (physical ports, veth, bridges
@@ -694,6 +722,43 @@ impl FileBlockSpec {
     }
 }
 
+/// `ppp.secret`, named `path#block`: one entry of a pppd secrets file (`/etc/ppp/chap-secrets`,
+/// `/etc/ppp/pap-secrets`; pppd(8), AUTHENTICATION), in a routerd block of that file like a
+/// [`FileBlockSpec`]: the line `"client" * "secret" *`, any server and any address. The file is
+/// kept at mode 0600. The secret is a [`Secret`], so the password itself is in no document.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PppSecretSpec {
+    /// The secrets file's absolute path on the router.
+    pub path: String,
+    /// The block's name, unique in the file (the `PPPoEInterface`'s name).
+    pub block: String,
+    /// The client: the PPP user name the router authenticates as.
+    pub client: String,
+    /// The secret, or the file pppd reads it from.
+    pub secret: PppSecretValue,
+    /// The file's permission bits: desired 0o600.
+    pub mode: u32,
+}
+
+impl PppSecretSpec {
+    /// The artifact name: `path#block`.
+    pub fn key_name(&self) -> String {
+        format!("{}#{}", self.path, self.block)
+    }
+}
+
+/// The secret of a [`PppSecretSpec`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PppSecretValue {
+    /// The password, written into the secrets file.
+    Inline(Secret),
+    /// A file holding the password, written as `@path`: pppd reads the secret from it when it
+    /// authenticates (pppd(8): "If the secret starts with an `@`").
+    File(String),
+}
+
 /// `timesyncd.config`, named after its `NTPClient` resource: one block of routerd's drop-in
 /// `/etc/systemd/timesyncd.conf.d/90-routerd.conf` (timesyncd.conf(5)), whose `NTP=` line lists
 /// the resource's servers. The drop-in resets `NTP=` before routerd's blocks, so the servers of
@@ -880,6 +945,7 @@ impl ArtifactSpec {
             }
             Self::Sysctl(s) => ArtifactKey::new(ArtifactKind::Sysctl, s.key.clone()),
             Self::Ip6Tunnel(t) => ArtifactKey::new(ArtifactKind::Ipip6Tunnel, t.ifname.clone()),
+            Self::PppLink(p) => ArtifactKey::new(ArtifactKind::PppLink, p.ifname.clone()),
             Self::NftTable(t) => ArtifactKey::new(ArtifactKind::NftTable, t.key_name()),
             Self::NftTableObserved(t) => ArtifactKey::new(ArtifactKind::NftTable, t.key_name()),
             Self::Unit(u) => ArtifactKey::new(ArtifactKind::SystemdService, u.unit.clone()),
@@ -891,6 +957,7 @@ impl ArtifactSpec {
             Self::Health(h) => ArtifactKey::new(ArtifactKind::HealthCheck, h.name.clone()),
             Self::State(v) => ArtifactKey::new(ArtifactKind::StateVariable, v.variable.clone()),
             Self::FileBlock(f) => ArtifactKey::new(ArtifactKind::File, f.key_name()),
+            Self::PppSecret(p) => ArtifactKey::new(ArtifactKind::PppSecret, p.key_name()),
             Self::Timesyncd(t) => ArtifactKey::new(ArtifactKind::TimesyncdConfig, t.name.clone()),
             Self::TimesyncServers(_) => ArtifactKey::new(ArtifactKind::TimesyncdServers, "system"),
             Self::LogSink(l) => ArtifactKey::new(ArtifactKind::LogSink, l.name.clone()),

@@ -24,6 +24,14 @@ pub(crate) fn drift(desired: &ArtifactSpec, observed: &ArtifactSpec) -> Vec<Attr
             }
         }
         (ArtifactSpec::Ip6Tunnel(d), ArtifactSpec::Ip6Tunnel(o)) => tunnel_drift(d, o, &mut out),
+        (ArtifactSpec::PppLink(d), ArtifactSpec::PppLink(o)) => {
+            if d.admin_up.is_some() && d.admin_up != o.admin_up {
+                push(&mut out, "adminUp", &d.admin_up, &o.admin_up);
+            }
+            if d.mtu.is_some() && d.mtu != o.mtu {
+                push(&mut out, "mtu", &d.mtu, &o.mtu);
+            }
+        }
         (ArtifactSpec::Address(d), ArtifactSpec::Address(o)) => {
             // The key already holds ifname and address; nothing else is compared.
             if d != o {
@@ -104,6 +112,18 @@ pub(crate) fn drift(desired: &ArtifactSpec, observed: &ArtifactSpec) -> Vec<Attr
         (ArtifactSpec::FileBlock(d), ArtifactSpec::FileBlock(o)) => {
             if d.lines != o.lines {
                 push(&mut out, "lines", &d.lines, &o.lines);
+            }
+            if d.mode != o.mode {
+                push(&mut out, "mode", &format!("{:04o}", d.mode), &format!("{:04o}", o.mode));
+            }
+        }
+        (ArtifactSpec::PppSecret(d), ArtifactSpec::PppSecret(o)) => {
+            if d.client != o.client {
+                push(&mut out, "client", &d.client, &o.client);
+            }
+            // Digests only: the value is in no document.
+            if d.secret != o.secret {
+                push(&mut out, "secret", &d.secret, &o.secret);
             }
             if d.mode != o.mode {
                 push(&mut out, "mode", &format!("{:04o}", d.mode), &format!("{:04o}", o.mode));
@@ -213,6 +233,7 @@ fn type_name(s: &ArtifactSpec) -> &'static str {
         ArtifactSpec::FwmarkRule(_) => "fwmarkRule",
         ArtifactSpec::Sysctl(_) => "sysctl",
         ArtifactSpec::Ip6Tunnel(_) => "ip6Tunnel",
+        ArtifactSpec::PppLink(_) => "pppLink",
         ArtifactSpec::NftTable(_) | ArtifactSpec::NftTableObserved(_) => "nftTable",
         ArtifactSpec::Unit(_) => "unit",
         ArtifactSpec::DnsmasqSection(_) => "dnsmasqSection",
@@ -221,6 +242,7 @@ fn type_name(s: &ArtifactSpec) -> &'static str {
         ArtifactSpec::Health(_) => "health",
         ArtifactSpec::State(_) => "state",
         ArtifactSpec::FileBlock(_) => "fileBlock",
+        ArtifactSpec::PppSecret(_) => "pppSecret",
         ArtifactSpec::Timesyncd(_) => "timesyncd",
         ArtifactSpec::TimesyncServers(_) => "timesyncServers",
         ArtifactSpec::LogSink(_) => "logSink",

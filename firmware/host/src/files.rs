@@ -12,6 +12,10 @@
 //! removed again when its last block goes and nothing but that comment is left. The file's mode
 //! is the blocks' (`0600` for secrets), set on every write.
 //!
+//! `ppp.secret` artifacts are blocks of the same form in pppd's secrets files, holding one entry
+//! each ([`PppSecretSpec`]): the entry line carries the password, so it is built here, written,
+//! and read back into a [`Secret`], and never appears in an artifact's attributes.
+//!
 //! No daemon is told: the files this backend writes are read when their consumer starts
 //! (`/etc/sysctl.d` by systemd-sysctl at boot). Inventory reads the files the engine names
 //! (desired and ledger-owned blocks) and lists every block in them, so orphaned blocks of a
@@ -24,10 +28,14 @@ use std::path::PathBuf;
 
 use futures::future::BoxFuture;
 
-use crate::artifact::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, FileBlockSpec};
+use crate::artifact::{
+    Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, FileBlockSpec, PppSecretSpec, PppSecretValue,
+};
 use crate::backend::Backend;
 use crate::error::HostError;
 use crate::file::{Markers, write_atomically, write_or_remove};
+use crate::ppp;
+use crate::secret::Secret;
 use crate::target::Target;
 
 /// The `applyWith` name of this backend.
@@ -70,42 +78,43 @@ impl FilesBackend {
         }
     }
 
-    fn list(&self, wanted: &[ArtifactKey]) -> Result<Vec<Artifact>, HostError> {
+    /// Every block of the files `wanted` names, as artifacts of `kind`.
+    fn list(&self, kind: ArtifactKind, wanted: &[ArtifactKey]) -> Result<Vec<Artifact>, HostError> {
         let paths: BTreeSet<&str> =
             wanted.iter().filter_map(|k| k.name.split_once('#').map(|(p, _)| p)).collect();
         let mut out = Vec::new();
         for path in paths {
             let Some((text, mode)) = self.read(path)? else { continue };
             for (block, lines) in MARKERS.parse(&text) {
-                out.push(Artifact::new(ArtifactSpec::FileBlock(FileBlockSpec {
-                    path: path.to_owned(),
-                    block,
-                    lines,
-                    mode,
-                })));
+                let spec = match kind {
+                    ArtifactKind::PppSecret => ppp_secret(path, block, &lines, mode),
+                    _ => ArtifactSpec::FileBlock(FileBlockSpec {
+                        path: path.to_owned(),
+                        block,
+                        lines,
+                        mode,
+                    }),
+                };
+                out.push(Artifact::new(spec));
             }
         }
         Ok(out)
     }
 
     /// Sets (`Some` lines) or removes one block of `spec`'s file.
-    async fn change(
-        &self,
-        spec: &FileBlockSpec,
-        lines: Option<&[String]>,
-    ) -> Result<(), HostError> {
+    async fn change(&self, at: Place<'_>, lines: Option<&[String]>) -> Result<(), HostError> {
         let _guard = self.lock.lock().await;
-        let before = self.read(&spec.path)?;
+        let before = self.read(at.path)?;
         let text = before.as_ref().map(|(t, _)| t.as_str());
-        let after = set_block(text.unwrap_or(""), &spec.block, lines, text.is_none());
-        let p = self.host_path(&spec.path);
+        let after = set_block(text.unwrap_or(""), at.block, lines, text.is_none());
+        let p = self.host_path(at.path);
         if lines.is_none() && is_bare(&after) {
             return write_or_remove(&p, None);
         }
         // A removal keeps the file's mode; a set gives it the block's.
         let mode = match (lines, &before) {
             (None, Some((_, mode))) => *mode,
-            _ => spec.mode,
+            _ => at.mode,
         };
         write_atomically(&p, after.as_bytes(), mode)
     }
@@ -157,30 +166,55 @@ fn is_bare(text: &str) -> bool {
     text.lines().all(|l| l.trim().is_empty() || l == HEADER)
 }
 
-/// The block of a `file` artifact, checked: a path routerd may not write or a name or line
-/// that would break the file's blocks is refused.
-fn block(a: &Artifact) -> Result<&FileBlockSpec, HostError> {
-    let ArtifactSpec::FileBlock(f) = &a.spec else {
-        return Err(HostError::WrongBackend { key: a.key.clone(), backend: APPLY_WITH });
+/// Where a block goes: its file, its name and the file's mode.
+#[derive(Clone, Copy)]
+struct Place<'a> {
+    path: &'a str,
+    block: &'a str,
+    mode: u32,
+}
+
+/// The observed form of a block of a pppd secrets file: its one entry, or (a block routerd
+/// cannot read as one entry) a secret standing for the whole block, so the entry differs from
+/// any desired one and the block's text still appears in no document.
+fn ppp_secret(path: &str, block: String, lines: &[String], mode: u32) -> ArtifactSpec {
+    let (client, secret) = ppp::parse_block(lines)
+        .unwrap_or_else(|| (String::new(), PppSecretValue::Inline(Secret::new(lines.join("\n")))));
+    ArtifactSpec::PppSecret(PppSecretSpec { path: path.to_owned(), block, client, secret, mode })
+}
+
+/// The place and lines of a `file` or `ppp.secret` artifact, checked: a path routerd may not
+/// write or a name or line that would break the file's blocks is refused. The lines of a
+/// `ppp.secret` hold its secret: they go to the file and nowhere else.
+fn block(a: &Artifact) -> Result<(Place<'_>, Vec<String>), HostError> {
+    let bad = |message: String| HostError::Invalid { key: a.key.clone(), message };
+    let (at, lines) = match &a.spec {
+        ArtifactSpec::FileBlock(f) => {
+            (Place { path: &f.path, block: &f.block, mode: f.mode }, f.lines.clone())
+        }
+        ArtifactSpec::PppSecret(p) => {
+            let line = ppp::entry_line(&p.client, &p.secret).map_err(bad)?;
+            (Place { path: &p.path, block: &p.block, mode: p.mode }, vec![line])
+        }
+        _ => return Err(HostError::WrongBackend { key: a.key.clone(), backend: APPLY_WITH }),
     };
-    let bad = |message: String| Err(HostError::Invalid { key: a.key.clone(), message });
-    let p = std::path::Path::new(&f.path);
+    let p = std::path::Path::new(at.path);
     let plain = p.is_absolute()
         && p.components().all(|c| !matches!(c, std::path::Component::ParentDir))
-        && !f.path.ends_with('/');
-    if !plain || f.path.contains(['#', '\n']) {
-        return bad(format!("{:?} is not an absolute file path without `..` or `#`", f.path));
+        && !at.path.ends_with('/');
+    if !plain || at.path.contains(['#', '\n']) {
+        return Err(bad(format!("{:?} is not an absolute file path without `..` or `#`", at.path)));
     }
-    if f.block.trim().is_empty() || f.block.trim() != f.block || !MARKERS.fits(&f.block) {
-        return bad(format!("{:?} cannot name a block", f.block));
+    if at.block.trim().is_empty() || at.block.trim() != at.block || !MARKERS.fits(at.block) {
+        return Err(bad(format!("{:?} cannot name a block", at.block)));
     }
-    if !f.lines.iter().all(|l| MARKERS.fits(l) && !l.starts_with(MARKERS.begin)) {
-        return bad("a line contains a line break or a block marker".into());
+    if !lines.iter().all(|l| MARKERS.fits(l) && !l.starts_with(MARKERS.begin)) {
+        return Err(bad("a line contains a line break or a block marker".into()));
     }
-    if f.mode & !0o777 != 0 {
-        return bad(format!("mode {:o} is not a set of permission bits", f.mode));
+    if at.mode & !0o777 != 0 {
+        return Err(bad(format!("mode {:o} is not a set of permission bits", at.mode)));
     }
-    Ok(f)
+    Ok((at, lines))
 }
 
 impl Backend for FilesBackend {
@@ -189,7 +223,7 @@ impl Backend for FilesBackend {
     }
 
     fn kinds(&self) -> &'static [ArtifactKind] {
-        &[ArtifactKind::File]
+        &[ArtifactKind::File, ArtifactKind::PppSecret]
     }
 
     /// Files cannot be listed: the engine names the ones routerd writes.
@@ -199,16 +233,16 @@ impl Backend for FilesBackend {
 
     fn observe<'a>(
         &'a self,
-        _kind: ArtifactKind,
+        kind: ArtifactKind,
         wanted: &'a [ArtifactKey],
     ) -> BoxFuture<'a, Result<Vec<Artifact>, HostError>> {
-        Box::pin(async move { self.list(wanted) })
+        Box::pin(async move { self.list(kind, wanted) })
     }
 
     fn create<'a>(&'a self, desired: &'a Artifact) -> BoxFuture<'a, Result<(), HostError>> {
         Box::pin(async move {
-            let f = block(desired)?;
-            self.change(f, Some(&f.lines)).await
+            let (at, lines) = block(desired)?;
+            self.change(at, Some(&lines)).await
         })
     }
 
@@ -221,7 +255,16 @@ impl Backend for FilesBackend {
     }
 
     fn delete<'a>(&'a self, observed: &'a Artifact) -> BoxFuture<'a, Result<(), HostError>> {
-        Box::pin(async move { self.change(block(observed)?, None).await })
+        Box::pin(async move {
+            // Removing a block needs only its place: an unreadable observed entry goes too.
+            let at = match &observed.spec {
+                ArtifactSpec::PppSecret(p) => {
+                    Place { path: &p.path, block: &p.block, mode: p.mode }
+                }
+                _ => block(observed)?.0,
+            };
+            self.change(at, None).await
+        })
     }
 }
 
@@ -276,7 +319,7 @@ mod tests {
         assert!(!text.contains("ip_forward = 1"));
 
         let wanted = [ArtifactKey::new(ArtifactKind::File, a.key_name())];
-        let listed = files.list(&wanted).expect("list");
+        let listed = files.list(ArtifactKind::File, &wanted).expect("list");
         assert_eq!(listed, vec![art(a2.clone()), art(b.clone())], "every block of the file");
 
         files.delete(&art(a2)).await.expect("delete a");
@@ -304,16 +347,74 @@ mod tests {
         let mode = std::fs::metadata(&host).expect("meta").permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         std::fs::set_permissions(&host, std::fs::Permissions::from_mode(0o644)).expect("chmod");
-        let listed = files.list(&[ArtifactKey::new(ArtifactKind::File, s.key_name())]).expect("l");
+        let listed = files
+            .list(ArtifactKind::File, &[ArtifactKey::new(ArtifactKind::File, s.key_name())])
+            .expect("l");
         let drift = art(s).spec.drift(&listed[0].spec);
         assert_eq!(drift.len(), 1);
         assert_eq!(drift[0].attribute, "mode");
+    }
+
+    #[tokio::test]
+    async fn a_ppp_secret_is_written_as_one_entry_read_back_and_shown_only_as_a_digest() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let target = Target::new(None, Some(root.path().to_path_buf()));
+        let files = FilesBackend::new(&target);
+        let path = "/etc/ppp/chap-secrets";
+        let password = r#"s3cret "quoted""#;
+        let desired = Artifact::new(ArtifactSpec::PppSecret(PppSecretSpec {
+            path: path.into(),
+            block: "wan".into(),
+            client: "alice@isp.example".into(),
+            secret: PppSecretValue::Inline(Secret::new(password)),
+            mode: 0o600,
+        }));
+        // The operator's own entry stays.
+        let host = target.path(path);
+        std::fs::create_dir_all(host.parent().expect("dir")).expect("mkdir");
+        std::fs::write(&host, "bob * other *\n").expect("operator's entry");
+        files.create(&desired).await.expect("create");
+        let text = std::fs::read_to_string(&host).expect("file");
+        assert!(text.contains(r#""alice@isp.example" * "s3cret \"quoted\"" *"#), "{text}");
+        assert!(text.starts_with("bob * other *\n"), "{text}");
+        let mode = std::fs::metadata(&host).expect("meta").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+
+        let wanted = [desired.key.clone()];
+        let listed = files.list(ArtifactKind::PppSecret, &wanted).expect("list");
+        assert_eq!(listed, vec![desired.clone()], "read back equal");
+        // Changed by hand: the drift names the secret by digests only.
+        std::fs::write(&host, text.replace("s3cret", "guess")).expect("hand edit");
+        let listed = files.list(ArtifactKind::PppSecret, &wanted).expect("list");
+        let drift = desired.spec.drift(&listed[0].spec);
+        assert_eq!(drift.len(), 1, "{drift:?}");
+        assert_eq!(drift[0].attribute, "secret");
+        let shown = serde_json::to_string(&(&drift, &listed, &desired)).expect("json");
+        assert!(!shown.contains("s3cret") && !shown.contains("guess"), "{shown}");
+
+        files.delete(&listed[0]).await.expect("delete");
+        let text = std::fs::read_to_string(&host).expect("operator's entry keeps the file");
+        assert!(!text.contains("alice") && text.contains("bob * other *"), "{text}");
     }
 
     #[test]
     fn paths_names_and_lines_that_would_escape_are_refused() {
         let ok = spec("/etc/sysctl.d/90-routerd.conf", "k", &["k = 1"], 0o644);
         assert!(block(&art(ok.clone())).is_ok());
+        let secret = |password: &str| {
+            Artifact::new(ArtifactSpec::PppSecret(PppSecretSpec {
+                path: "/etc/ppp/pap-secrets".into(),
+                block: "wan".into(),
+                client: "u".into(),
+                secret: PppSecretValue::Inline(Secret::new(password)),
+                mode: 0o600,
+            }))
+        };
+        assert!(block(&secret("fine")).is_ok());
+        let Err(HostError::Invalid { message, .. }) = block(&secret("@/etc/shadow")) else {
+            panic!("an inline secret naming a file is refused")
+        };
+        assert!(!message.contains("shadow"), "{message}");
         for bad in [
             FileBlockSpec { path: "etc/x".into(), ..ok.clone() },
             FileBlockSpec { path: "/etc/../x".into(), ..ok.clone() },

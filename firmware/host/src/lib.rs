@@ -5,15 +5,18 @@
 //!
 //! | module | applyWith | kinds |
 //! |---|---|---|
-//! | [`netlink`] | `rtnetlink` | `linux.link` (VLANs created, other links modified), `linux.ipip6.tunnel`, `linux.ipv4/ipv6.address`, `linux.ipv4/ipv6.route`, `linux.ipv4.routeTable`, `linux.ipv4.fwmarkRule` |
+//! | [`netlink`] | `rtnetlink` | `linux.link` (VLANs created, other links modified), `linux.ipip6.tunnel`, `linux.ppp.link` (observed), `linux.ipv4/ipv6.address`, `linux.ipv4/ipv6.route`, `linux.ipv4.routeTable`, `linux.ipv4.fwmarkRule` |
 //! | [`nftables`] | `nftnl` | `nft.table` |
 //! | [`sysctl`] | `procfs` | `linux.sysctl` |
 //! | [`systemd`] | `systemd` | `systemd.service` (units `routerd-*.service`, over D-Bus) |
 //! | [`dnsmasq`] | `dnsmasq` | `dnsmasq.config` (sections of routerd's dnsmasq configuration) |
 //! | [`networkd`] | `networkd` | `dhcp.ipv4.client`, `dhcp.ipv6.client`, `dhcp.ipv6.prefixDelegation` |
 //! | [`hostnamed`] | `hostnamed` | `linux.hostname` |
-//! | [`files`] | `files` | `file` (blocks routerd writes in files, `path#block`) |
+//! | [`files`] | `files` | `file` (blocks routerd writes in files, `path#block`), `ppp.secret` (entries of pppd's secrets files) |
 //! | [`timesyncd`] | `timesyncd` | `timesyncd.config` (blocks of routerd's drop-in), `timesyncd.servers` (observed) |
+//!
+//! [`secret::Secret`] carries a password to the file it belongs in while every document shows a
+//! digest of it.
 //!
 //! [`probe`] sends the ICMP echo requests of HealthCheck probes from inside the namespace.
 //!
@@ -36,7 +39,9 @@ pub mod netlink;
 pub mod netns;
 pub mod networkd;
 pub mod nftables;
+mod ppp;
 pub mod probe;
+pub mod secret;
 pub mod sysctl;
 pub mod systemd;
 pub mod target;

@@ -1,7 +1,8 @@
 //! The firmware image booted under QEMU (TCG): GRUB picks a slot, systemd starts the
 //! supervisor, the factory config reaches the guest kernel, the console and the web UI
 //! answer, links this host's kernel cannot make (VLAN, ip6tnl) are made in the guest's, the
-//! router is named through systemd-hostnamed, the operator's data survives a slot switch,
+//! router is named through systemd-hostnamed, a PPPoE session runs against pppoe-server, the
+//! operator's data survives a slot switch,
 //! RAUC installs a signed update that the next boot runs, and the supervisor's health gate
 //! confirms healthy boots and falls back from a broken update.
 //!
@@ -77,6 +78,151 @@ fn gate_decision(guest: &mut Guest, limit: Duration) -> Value {
         assert!(Instant::now() < deadline, "the health gate did not decide: {status}");
         std::thread::sleep(Duration::from_secs(1));
     }
+}
+
+/// The PPP password of the PPPoE check: a space, a quote and a backslash the secrets files
+/// must carry.
+const PPP_PASSWORD: &str = r#"pa ss"w0rd\x"#;
+
+/// A PPPoE session in the guest (generations 3 to 5, on top of `base`, the applied config):
+/// Debian's `pppoe-server` in a namespace `isp` stands in for the ISP's access concentrator,
+/// cabled to the router by a veth pair, with its own CHAP secrets (`ip netns exec` binds
+/// /etc/netns/isp/ppp over /etc/ppp). routerd writes the peer file and the secrets and runs
+/// pppd in its unit; the session comes up with the address the concentrator hands out; a
+/// changed option restarts it; removing the resource cleans the unit and the secrets up. The
+/// password shows nowhere routerd reports or logs.
+fn pppoe_session(guest: &mut Guest, base: &str) {
+    let escaped = PPP_PASSWORD.replace('\\', "\\\\").replace('"', "\\\"");
+    guest.must_run(
+        "ip netns add isp && ip link add wan-ppp type veth peer name isp0 netns isp && \
+         ip -n isp link set isp0 up && ip link set wan-ppp up && mkdir -p /etc/netns/isp/ppp",
+        COMMAND,
+    );
+    guest.write_file(
+        "/etc/netns/isp/ppp/chap-secrets",
+        &format!("\"edge@isp.test\" * \"{escaped}\" *"),
+    );
+    guest.write_file(
+        "/etc/netns/isp/ppp/pppoe-server-options",
+        "require-chap\nlcp-echo-interval 5\nlcp-echo-failure 3",
+    );
+    guest.must_run(
+        "chmod 600 /etc/netns/isp/ppp/chap-secrets && \
+         ip netns exec isp pppoe-server -I isp0 -L 10.64.0.1 -R 10.64.0.2 -N 2",
+        COMMAND,
+    );
+    let yaml_password = PPP_PASSWORD.replace('\'', "''");
+    let pppoe = |mtu: u32| {
+        format!(
+            "    - apiVersion: net.routerd.net/v1alpha1
+      kind: Interface
+      metadata:
+        name: isp-port
+      spec:
+        ifname: wan-ppp
+        managed: false
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: PPPoEInterface
+      metadata:
+        name: isp
+      spec:
+        interface: isp-port
+        ifname: ppp-isp
+        username: edge@isp.test
+        password: '{yaml_password}'
+        managed: true
+        mtu: {mtu}
+        lcpInterval: 5
+        lcpFailure: 3
+"
+        )
+    };
+    guest.write_file("/tmp/pppoe.yaml", &format!("{base}\n{}", pppoe(1480)));
+    guest.must_run("routerctl apply --no-confirm -f /tmp/pppoe.yaml", COMMAND);
+    reconciled(guest, 3, COMMAND);
+    // The session: the concentrator's addresses on the PPP link, and the far end answers.
+    let session = |guest: &mut Guest, mtu: u64| {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let (_, out) = guest.run("ip -j addr show dev ppp-isp", COMMAND);
+            let link: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
+            // The concentrator's pool is 10.64.0.2-3 (`-N 2`); a new session may get the
+            // second address while the first is still being released.
+            let up = link[0]["addr_info"].as_array().into_iter().flatten().any(|a| {
+                (a["local"] == "10.64.0.2" || a["local"] == "10.64.0.3")
+                    && a["address"] == "10.64.0.1"
+                    && a["prefixlen"] == 32
+            });
+            if up && link[0]["mtu"] == mtu {
+                break;
+            }
+            assert!(Instant::now() < deadline, "no PPPoE session with MTU {mtu}: {out}");
+            std::thread::sleep(Duration::from_secs(1));
+        }
+        let ping =
+            guest.must_run("ping -c 1 -W 5 -I ppp-isp 10.64.0.1 >/dev/null && echo ok", COMMAND);
+        assert_eq!(ping, "ok\n");
+    };
+    session(guest, 1480);
+    let unit = guest.must_run(
+        "systemctl is-enabled routerd-pppoe-isp.service; systemctl is-active \
+         routerd-pppoe-isp.service; stat -c %a /etc/ppp/chap-secrets /etc/ppp/pap-secrets",
+        COMMAND,
+    );
+    assert_eq!(unit, "enabled\nactive\n600\n600\n", "{unit}");
+    // Every resource is Healthy once the link is there (the PPP link is an external item).
+    let deadline = Instant::now() + COMMAND;
+    loop {
+        let not_healthy: Vec<_> =
+            phases(guest).into_iter().filter(|(_, phase, _)| phase != "Healthy").collect();
+        if not_healthy.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "with PPPoE, not Healthy: {not_healthy:#?}");
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    // The password is in the secrets files and nowhere routerd reports or logs.
+    let leaks = guest.must_run(
+        "{ routerctl -o json resources; routerctl -o json status; routerctl -o json plan; \
+         routerctl -o json ledger; \
+         journalctl -b --no-pager; } | grep -cF 'w0rd' || true",
+        COMMAND,
+    );
+    assert_eq!(leaks, "0\n", "the PPP password was shown");
+    let secrets =
+        guest.must_run("grep -cF 'w0rd' /etc/ppp/chap-secrets /etc/ppp/pap-secrets", COMMAND);
+    assert_eq!(secrets, "/etc/ppp/chap-secrets:1\n/etc/ppp/pap-secrets:1\n", "{secrets}");
+
+    // A changed option rewrites the peer file and restarts the unit: the session comes back
+    // with the new MTU.
+    guest.write_file("/tmp/pppoe.yaml", &format!("{base}\n{}", pppoe(1400)));
+    guest.must_run("routerctl apply --no-confirm -f /tmp/pppoe.yaml", COMMAND);
+    reconciled(guest, 4, COMMAND);
+    session(guest, 1400);
+
+    // The resource removed: routerd stops and removes its unit (ledger-owned routerd-*.service)
+    // and its blocks in the secrets files; the session ends and its link goes.
+    guest.write_file("/tmp/pppoe.yaml", base);
+    guest.must_run("routerctl apply --no-confirm -f /tmp/pppoe.yaml", COMMAND);
+    reconciled(guest, 5, COMMAND);
+    let deadline = Instant::now() + COMMAND;
+    loop {
+        let (_, out) = guest.run(
+            "ls /etc/systemd/system/routerd-pppoe-isp.service; ip link show dev ppp-isp; \
+             grep -c 'routerd block isp' /etc/ppp/chap-secrets /etc/ppp/pap-secrets",
+            COMMAND,
+        );
+        if out.contains("No such file")
+            && out.contains("does not exist")
+            && out.contains("chap-secrets:0")
+            && out.contains("pap-secrets:0")
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "PPPoE not cleaned up: {out}");
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    guest.must_run("pkill pppoe-server; ip netns del isp; true", COMMAND);
 }
 
 /// Asserts that GRUB booted `slot` (`'A'` or `'B'`: its root partition and `rauc.slot=` on
@@ -304,6 +450,8 @@ fn the_image_boots_applies_its_configs_survives_slot_switches_and_updates_with_a
     assert_eq!(tunnel["linkinfo"]["info_data"]["remote"], "2001:db8::1", "{tunnel}");
     assert_eq!(tunnel["linkinfo"]["info_data"]["local"], "2001:db8::2", "{tunnel}");
 
+    pppoe_session(&mut guest, &config);
+
     // The operator switches slots (`routerctl ota mark-active other`) and reboots: the
     // config, ledger and generations are on the data partition and come along, and the
     // supervisor re-creates the links there.
@@ -313,13 +461,13 @@ fn the_image_boots_applies_its_configs_survives_slot_switches_and_updates_with_a
     guest.reboot(BOOT);
     booted(&mut guest, 'B');
     assert_eq!(guest.must_run("sha256sum /etc/routerd/router.yaml", COMMAND), applied);
-    let status = reconciled(&mut guest, 2, BOOT);
-    assert_eq!(status["generation"], 2, "{status}");
-    // Both generations (factory, then the console's apply) are in the ledger's history.
+    let status = reconciled(&mut guest, 5, BOOT);
+    assert_eq!(status["generation"], 5, "{status}");
+    // Every generation (factory, the console's applies) is in the ledger's history.
     let history = routerctl_json(&mut guest, "history");
     let generations: Vec<u64> =
         history.as_array().into_iter().flatten().filter_map(|g| g["generation"].as_u64()).collect();
-    assert!(generations.contains(&1) && generations.contains(&2), "{history}");
+    assert!((1..=5).all(|g| generations.contains(&g)), "{history}");
     let vlan = guest_link(&mut guest, "eth1.20");
     assert_eq!(vlan["linkinfo"]["info_data"]["id"], 20, "after the reboot: {vlan}");
     let tunnel = guest_link(&mut guest, "dslite0");
@@ -365,8 +513,8 @@ fn the_image_boots_applies_its_configs_survives_slot_switches_and_updates_with_a
     booted(&mut guest, 'A');
     assert_eq!(guest.must_run("cat /etc/routerd-release", COMMAND), "VERSION=test-update\n");
     assert_eq!(guest.must_run("sha256sum /etc/routerd/router.yaml", COMMAND), applied);
-    let status = reconciled(&mut guest, 2, BOOT);
-    assert_eq!(status["generation"], 2, "after the update: {status}");
+    let status = reconciled(&mut guest, 5, BOOT);
+    assert_eq!(status["generation"], 5, "after the update: {status}");
     let ota = gate_decision(&mut guest, BOOT);
     let record = &ota["gate"][0];
     assert_eq!((&record["phase"], &record["slot"]), (&"good".into(), &"rootfs.0".into()), "{ota}");

@@ -7,7 +7,7 @@ use routerd_host::{ArtifactKind, ArtifactSpec};
 use routerd_model::{ResourceKind, parse_config};
 
 use super::render;
-use crate::intent::{Action, ApplyWith};
+use crate::intent::{Action, ApplyWith, Intent};
 
 const ALL_KINDS: &str = include_str!("../../../model/tests/fixtures/all-kinds.yaml");
 const LAB: &str = include_str!("../../../../examples/lab-router.yaml");
@@ -149,7 +149,27 @@ fn pppoe_password_never_reaches_intents() {
     assert!(rendered.intents.iter().any(|i| i.owner.contains("/PPPoEInterface/")));
     let json = serde_json::to_string(&rendered.intents).expect("serialise");
     assert!(!json.contains("s3cr3t-Pw-77"), "password leaked into intents");
-    assert!(json.contains("\"passwordConfigured\":true"));
+    // Both secrets files get the entry, shown by its digest; the unit redials when it changes.
+    let secrets: Vec<&Intent> =
+        rendered.intents.iter().filter(|i| i.kind() == ArtifactKind::PppSecret).collect();
+    assert_eq!(secrets.len(), 2, "{json}");
+    for s in &secrets {
+        let shown = serde_json::to_value(&s.artifact.spec).expect("json");
+        let digest = shown["secret"]["inline"].as_str().unwrap_or_default();
+        assert!(digest.starts_with("hmac-sha256:"), "{shown}");
+        assert_eq!(shown["mode"], 0o600, "{shown}");
+    }
+    let unit = rendered
+        .intents
+        .iter()
+        .find(|i| i.key().to_string() == "systemd.service/routerd-pppoe-wan-pppoe.service")
+        .expect("unit");
+    for s in &secrets {
+        let dep = unit.dependencies.iter().find(|d| d.key == *s.key()).expect("unit needs it");
+        assert!(dep.recreate_when_modified, "{dep:?}");
+    }
+    let ArtifactSpec::Unit(u) = &unit.artifact.spec else { panic!("{unit:?}") };
+    assert!(u.content.contains("ExecStart=/usr/sbin/pppd call routerd-wan-pppoe\n"), "{u:?}");
 }
 
 /// The nft table of the fixture's `IPv4PolicyRouteSet/split` rendered from `yaml`, and the

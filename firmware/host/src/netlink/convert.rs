@@ -13,7 +13,7 @@ use rtnetlink::packet_route::address::{
 };
 use rtnetlink::packet_route::link::{
     InfoData, InfoIpTunnel, InfoKind, InfoVlan, Ip6TunnelFlags, LinkAttribute, LinkFlags, LinkInfo,
-    LinkMessage, VlanProtocol as NlVlanProtocol,
+    LinkLayerType, LinkMessage, VlanProtocol as NlVlanProtocol,
 };
 use rtnetlink::packet_route::route::{
     RouteAddress, RouteAttribute, RouteMessage, RouteProtocol, RouteScope, RouteType, RouteVia,
@@ -164,6 +164,9 @@ pub(crate) fn link_dump_request() -> RouteNetlinkMessage {
     RouteNetlinkMessage::GetLink(LinkMessage::default())
 }
 
+/// The link type of PPP units (`ppp_link_ops` in `drivers/net/ppp/ppp_generic.c`).
+pub(crate) const PPP_KIND: &str = "ppp";
+
 /// Reads one `RTM_NEWLINK`; `None` for other messages or a link without `IFLA_IFNAME`.
 pub(crate) fn link_from_nl(message: &RouteNetlinkMessage) -> Option<NlLink> {
     let RouteNetlinkMessage::NewLink(link) = message else { return None };
@@ -180,12 +183,18 @@ pub(crate) fn link_from_nl(message: &RouteNetlinkMessage) -> Option<NlLink> {
             _ => {}
         }
     }
+    let mut info = link_info_from_nl(infos, parent);
+    // A PPP unit made by pppd (PPPIOCNEWUNIT) may carry no IFLA_INFO_KIND; its hardware type
+    // (ARPHRD_PPP) says what it is.
+    if info == NlLinkInfo::Untyped && link.header.link_layer_type == LinkLayerType::Ppp {
+        info = NlLinkInfo::Other(PPP_KIND.into());
+    }
     Some(NlLink {
         index: link.header.index,
         ifname: ifname?,
         admin_up: link.header.flags.contains(LinkFlags::Up),
         mtu,
-        info: link_info_from_nl(infos, parent),
+        info,
     })
 }
 

@@ -262,3 +262,36 @@ fn link_delete_names_the_index_only() {
     assert_eq!(link.header.index, 14);
     assert!(link.attributes.is_empty());
 }
+
+#[test]
+fn a_ppp_unit_is_known_by_its_hardware_type_with_or_without_a_link_kind() {
+    let ppp = |infos: Vec<LinkInfo>| {
+        let mut link = LinkMessage::default();
+        link.header.index = 7;
+        link.header.link_layer_type = LinkLayerType::Ppp;
+        link.header.flags = LinkFlags::Up;
+        link.attributes = vec![LinkAttribute::IfName("ppp0".into()), LinkAttribute::Mtu(1492)];
+        if !infos.is_empty() {
+            link.attributes.push(LinkAttribute::LinkInfo(infos));
+        }
+        through_the_wire(RouteNetlinkMessage::NewLink(link))
+    };
+    let kinded = ppp(vec![LinkInfo::Kind(InfoKind::Other("ppp".into()))]);
+    for message in [ppp(Vec::new()), kinded] {
+        let listed = link_from_nl(&message).expect("a link");
+        assert_eq!(listed.info, NlLinkInfo::Other(PPP_KIND.into()), "{message:?}");
+        let artifacts = super::super::link::ppp_from_links(&[listed]);
+        assert_eq!(artifacts.len(), 1);
+        assert_eq!(artifacts[0].key.to_string(), "linux.ppp.link/ppp0");
+        let crate::artifact::ArtifactSpec::PppLink(spec) = &artifacts[0].spec else {
+            panic!("{artifacts:?}")
+        };
+        assert_eq!((spec.admin_up, spec.mtu), (Some(true), Some(1492)));
+    }
+    // An Ethernet link without a kind stays untyped.
+    let mut eth = LinkMessage::default();
+    eth.header.link_layer_type = LinkLayerType::Ether;
+    eth.attributes = vec![LinkAttribute::IfName("eth0".into())];
+    let listed = link_from_nl(&through_the_wire(RouteNetlinkMessage::NewLink(eth))).expect("link");
+    assert_eq!(listed.info, NlLinkInfo::Untyped);
+}

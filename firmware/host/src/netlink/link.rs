@@ -13,7 +13,7 @@ use rtnetlink::packet_core::{NLM_F_CREATE, NLM_F_EXCL};
 
 use super::conn::{Conn, NlError};
 use super::convert::{self, NlLink, NlLinkInfo};
-use crate::artifact::{Artifact, ArtifactKey, ArtifactSpec, LinkKind, LinkSpec};
+use crate::artifact::{Artifact, ArtifactKey, ArtifactSpec, LinkKind, LinkSpec, PppLinkSpec};
 use crate::error::HostError;
 
 /// The namespace's links by name and by index, as of the last dump.
@@ -134,6 +134,22 @@ pub(crate) async fn observe(
     let artifacts =
         listed.iter().map(|l| Artifact::new(ArtifactSpec::Link(link_spec(l, &names)))).collect();
     Ok((artifacts, listed))
+}
+
+/// The PPP links among `listed` (one link dump), as `linux.ppp.link` artifacts with their
+/// admin state and MTU.
+pub(crate) fn ppp_from_links(listed: &[NlLink]) -> Vec<Artifact> {
+    listed
+        .iter()
+        .filter(|l| matches!(&l.info, NlLinkInfo::Other(kind) if kind == convert::PPP_KIND))
+        .map(|l| {
+            Artifact::new(ArtifactSpec::PppLink(PppLinkSpec {
+                ifname: l.ifname.clone(),
+                admin_up: Some(l.admin_up),
+                mtu: l.mtu,
+            }))
+        })
+        .collect()
 }
 
 /// Index → name of every listed link.

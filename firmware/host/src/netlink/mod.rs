@@ -8,6 +8,7 @@
 //! |---|---|
 //! | `link` | `linux.link` (and the ifname↔index cache) |
 //! | `ip6_tunnel` | `linux.ipip6.tunnel` |
+//! | `link` | `linux.ppp.link` (observed only: pppd makes and removes them) |
 //! | `address` | `linux.ipv4.address`, `linux.ipv6.address` |
 //! | `route` | `linux.ipv4.route`, `linux.ipv6.route` |
 //! | `route_table` | `linux.ipv4.routeTable` |
@@ -50,6 +51,7 @@ const KINDS: &[ArtifactKind] = &[
     ArtifactKind::Link,
     // Right after links: listed from the link dump the link observe just made.
     ArtifactKind::Ipip6Tunnel,
+    ArtifactKind::PppLink,
     ArtifactKind::Ipv4Address,
     ArtifactKind::Ipv6Address,
     ArtifactKind::Ipv4Route,
@@ -74,6 +76,8 @@ pub struct NetlinkBackend {
     /// Tunnels derived from the last link observe, for the next tunnel observe (same rule as
     /// `tables_from_routes`).
     tunnels_from_links: std::sync::Mutex<Option<Vec<Artifact>>>,
+    /// PPP links derived from the last link observe, for the next PPP link observe (same rule).
+    ppp_from_links: std::sync::Mutex<Option<Vec<Artifact>>>,
 }
 
 impl NetlinkBackend {
@@ -89,6 +93,7 @@ impl NetlinkBackend {
             links: LinkCache::default(),
             tables_from_routes: std::sync::Mutex::new(None),
             tunnels_from_links: std::sync::Mutex::new(None),
+            ppp_from_links: std::sync::Mutex::new(None),
         })
     }
 
@@ -108,11 +113,16 @@ impl NetlinkBackend {
             ArtifactKind::Link => {
                 let (artifacts, listed) = link::observe(conn, links).await?;
                 remember(&self.tunnels_from_links, ip6_tunnel::from_links(&listed));
+                remember(&self.ppp_from_links, link::ppp_from_links(&listed));
                 Ok(artifacts)
             }
             ArtifactKind::Ipip6Tunnel => match take(&self.tunnels_from_links) {
                 Some(tunnels) => Ok(tunnels),
                 None => ip6_tunnel::observe(conn, links).await,
+            },
+            ArtifactKind::PppLink => match take(&self.ppp_from_links) {
+                Some(ppp) => Ok(ppp),
+                None => Ok(link::ppp_from_links(&link::observe(conn, links).await?.1)),
             },
             ArtifactKind::Ipv4Address => address::observe(conn, links, IpFamily::V4).await,
             ArtifactKind::Ipv6Address => address::observe(conn, links, IpFamily::V6).await,
@@ -135,6 +145,7 @@ impl NetlinkBackend {
     fn forget_derived(&self) {
         take(&self.tables_from_routes);
         take(&self.tunnels_from_links);
+        take(&self.ppp_from_links);
     }
 
     async fn create_artifact(&self, desired: &Artifact) -> Result<(), HostError> {

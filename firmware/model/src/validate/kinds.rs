@@ -114,6 +114,19 @@ fn pppoe_interface(c: &mut Check<'_, '_>, s: &PppoeInterfaceSpec) {
     if s.password.is_some() && s.password_file.is_some() {
         c.error("passwordFile", "set password or passwordFile, not both");
     }
+    // pppd reads a secret starting with `@` as the name of a file holding it (pppd(8)).
+    if s.password.as_deref().is_some_and(|p| p.starts_with('@')) {
+        c.error(
+            "password",
+            "a password starting with `@` cannot be given inline; use passwordFile",
+        );
+    }
+    if s.password.as_deref().is_some_and(|p| p.chars().any(char::is_control)) {
+        c.error("password", "the password contains a control character");
+    }
+    if s.password_file.as_deref().is_some_and(|f| !f.starts_with('/')) {
+        c.error("passwordFile", "not an absolute path");
+    }
 }
 
 fn vlan_interface(c: &mut Check<'_, '_>, s: &VlanInterfaceSpec) {

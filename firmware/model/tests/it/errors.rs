@@ -223,17 +223,24 @@ fn load_parses_the_fixture_from_disk() {
     assert_eq!(config.metadata.name, "home-router");
 }
 
-#[test]
-fn out_of_range_integer_names_the_range_not_the_rust_type() {
-    let pppoe = "    - apiVersion: net.routerd.net/v1alpha1
+/// A `PPPoEInterface` named `ppp` over `wan`, user `u`, with one more spec line `field`.
+fn pppoe(field: &str) -> String {
+    format!(
+        "    - apiVersion: net.routerd.net/v1alpha1
       kind: PPPoEInterface
       metadata:
         name: ppp
       spec:
         interface: wan
         username: u
-        mtu: 70000
-";
+        {field}
+"
+    )
+}
+
+#[test]
+fn out_of_range_integer_names_the_range_not_the_rust_type() {
+    let pppoe = pppoe("mtu: 70000");
     let error = single_error(&document(&format!("{}{pppoe}", interface("wan", "eth0"))));
     assert_error(
         &error,
@@ -242,6 +249,27 @@ fn out_of_range_integer_names_the_range_not_the_rust_type() {
         "spec.resources[1].spec.mtu",
         "invalid value: integer `70000`, expected an integer from 0 to 65535",
     );
+}
+
+#[test]
+fn pppoe_passwords_pppd_cannot_read_are_refused_without_echoing_them() {
+    for (field, path, message) in [
+        (
+            "password: '@etc-shadow'",
+            "spec.resources[1].spec.password",
+            "a password starting with `@` cannot be given inline; use passwordFile",
+        ),
+        (
+            "passwordFile: secrets/ppp",
+            "spec.resources[1].spec.passwordFile",
+            "not an absolute path",
+        ),
+    ] {
+        let source = document(&format!("{}{}", interface("wan", "eth0"), pppoe(field)));
+        let error = single_error(&source);
+        assert_eq!((error.path.as_str(), error.message.as_str()), (path, message), "{field}");
+        assert!(!error.to_string().contains("etc-shadow"), "{error}");
+    }
 }
 
 #[test]
