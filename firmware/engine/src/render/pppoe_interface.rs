@@ -12,9 +12,9 @@
 //! The options are pppd 2.5's (Buildroot's `pppd`): the `pppoe.so` plugin, whose
 //! `rp_pppoe_service`/`rp_pppoe_ac` spellings pppd 2.4.9 reads too.
 
-use routerd_host::artifact::{PppLinkSpec, PppSecretSpec, PppSecretValue, UnitSpec};
+use routerd_host::artifact::{FileBlockSpec, PppLinkSpec, PppSecretSpec, PppSecretValue, UnitSpec};
 use routerd_host::secret::Secret;
-use routerd_host::{ArtifactKey, ArtifactSpec, artifact::FileBlockSpec};
+use routerd_host::{ArtifactKey, ArtifactSpec};
 use routerd_model::Resource;
 use routerd_model::spec::net::PppoeInterfaceSpec;
 
@@ -23,7 +23,7 @@ use super::{Out, RenderCtx};
 use crate::intent::{ApplyWith, IntentDep};
 
 /// The secrets files pppd reads: CHAP's and PAP's (pppd(8), FILES).
-pub(crate) const SECRETS_FILES: [&str; 2] = ["/etc/ppp/chap-secrets", "/etc/ppp/pap-secrets"];
+const SECRETS_FILES: [&str; 2] = ["/etc/ppp/chap-secrets", "/etc/ppp/pap-secrets"];
 
 /// The pppd binary the unit runs.
 const PPPD: &str = "/usr/sbin/pppd";
@@ -56,15 +56,8 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &PppoeInterfaceSpec
             None
         }
     };
+    // Validation refuses what an entry cannot carry (an inline password starting with `@`).
     if let Some(secret) = secret {
-        if matches!(&secret, PppSecretValue::Inline(_))
-            && s.password.as_deref().is_some_and(|p| p.starts_with('@'))
-        {
-            out.warn(
-                "the password starts with `@`, which pppd reads as a file name: it cannot be \
-                 written to the secrets files (give it in passwordFile instead)",
-            );
-        }
         for path in SECRETS_FILES {
             let spec = PppSecretSpec {
                 path: path.into(),
