@@ -187,8 +187,8 @@ impl HealthStore {
     }
 }
 
-/// Inventory of `routerd.healthCheck`: the verdicts in `store`. Nothing to create or delete: the scheduler, not a
-/// configurator, produces them.
+/// Inventory of `routerd.healthCheck`: the verdicts in `store`. Nothing to create or delete: the
+/// scheduler, not a configurator, produces them.
 pub fn backend(store: std::sync::Arc<HealthStore>) -> ScheduledBackend {
     ScheduledBackend::new(
         &[ArtifactKind::HealthCheck],

@@ -318,8 +318,8 @@ impl StateStore {
     }
 }
 
-/// Inventory of `routerd.stateVariable`: the variables in `store`. Nothing to create or delete: the scheduler, not a
-/// configurator, produces them.
+/// Inventory of `routerd.stateVariable`: the variables in `store`. Nothing to create or delete: the
+/// scheduler, not a configurator, produces them.
 pub fn backend(store: std::sync::Arc<StateStore>) -> ScheduledBackend {
     ScheduledBackend::new(
         &[ArtifactKind::StateVariable],
