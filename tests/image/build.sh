@@ -24,7 +24,8 @@ mirror=http://deb.debian.org/debian
 # slot from virtio-blk, and the libraries routerd links (libnftnl, libmnl). nftables and
 # iproute2 are there for reading state on the console, as on the Buildroot image; dnsmasq
 # serves DHCP and DNS (routerd-dnsmasq.service, which routerd writes); systemd-networkd (in
-# the systemd package) runs the DHCP clients.
+# the systemd package) runs the DHCP clients. pppoe (pppoe-server) and isc-dhcp-server
+# (dhcpd -6, which delegates prefixes) play the ISP in the boot test.
 packages=(
   systemd systemd-sysv udev dbus kmod
   linux-image-amd64 initramfs-tools zstd
@@ -32,7 +33,7 @@ packages=(
   e2fsprogs ca-certificates procps
   rauc grub-common
   dnsmasq-base
-  ppp pppoe
+  ppp pppoe isc-dhcp-server
 )
 
 # initramfs-tools inside a chroot cannot see the guest's devices (MODULES=dep fails), so
@@ -65,6 +66,8 @@ customize_hook() {
   # What Buildroot's rauc package brings and Debian's does not (tests/image/rootfs).
   cp -a "$top/tests/image/rootfs/." "$root/"
   systemctl --root="$root" enable rauc.service 2>/dev/null
+  # dhcpd runs only where the boot test starts it, never as the router's own service.
+  systemctl --root="$root" mask isc-dhcp-server.service isc-dhcp-server6.service 2>/dev/null
   # Buildroot's pppd is 2.5, whose PPPoE plugin is pppoe.so (routerd's peer files load it by
   # that name); Debian 12's pppd 2.4.9 calls the same plugin rp-pppoe.so.
   local plugin

@@ -181,6 +181,7 @@ pub fn is_inventory_backed(kind: ArtifactKind) -> bool {
             | K::Dhcp4Client
             | K::Dhcp6Client
             | K::Dhcp6PrefixDelegation
+            | K::Dhcp6DelegatedAddress
             | K::Hostname
             | K::TimesyncdConfig
             | K::File

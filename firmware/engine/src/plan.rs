@@ -365,7 +365,9 @@ pub(crate) fn apply_with_for(kind: ArtifactKind) -> ApplyWith {
         K::Sysctl => ApplyWith::Procfs,
         K::SystemdService => ApplyWith::Systemd,
         K::DnsmasqConfig => ApplyWith::Dnsmasq,
-        K::Dhcp4Client | K::Dhcp6Client | K::Dhcp6PrefixDelegation => ApplyWith::Networkd,
+        K::Dhcp4Client | K::Dhcp6Client | K::Dhcp6PrefixDelegation | K::Dhcp6DelegatedAddress => {
+            ApplyWith::Networkd
+        }
         K::Hostname => ApplyWith::Hostnamed,
         K::TimesyncdConfig | K::TimesyncdServers => ApplyWith::Timesyncd,
         K::File | K::PppSecret => ApplyWith::Files,

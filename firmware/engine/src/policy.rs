@@ -78,7 +78,9 @@ pub fn cleanup(artifact: &Artifact, ledger_owned: bool) -> Cleanup {
         K::DnsmasqConfig if ns && ledger_owned => {
             Cleanup::Delete { reason: "section of routerd's dnsmasq file recorded in the ledger" }
         }
-        K::Dhcp4Client | K::Dhcp6Client | K::Dhcp6PrefixDelegation if ns && ledger_owned => {
+        K::Dhcp4Client | K::Dhcp6Client | K::Dhcp6PrefixDelegation | K::Dhcp6DelegatedAddress
+            if ns && ledger_owned =>
+        {
             Cleanup::Delete { reason: "binding in routerd's .network file recorded in the ledger" }
         }
         K::TimesyncdConfig if ns && ledger_owned => Cleanup::Delete {

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use routerd_graph::{Operation, PlannedOp};
-use routerd_host::ArtifactKey;
+use routerd_host::{ArtifactKey, ArtifactSpec};
 use routerd_model::Config;
 
 use crate::intent::{Action, Intent};
@@ -344,6 +344,10 @@ fn observed(plan: &EnginePlan, i: &Intent, item: &HostItem) -> ObservedArtifact 
         present: current.is_some(),
         owned: plan.owned.contains(i.key()),
         drift: current.map(|c| i.artifact.spec.drift(&c.artifact.spec)).unwrap_or_default(),
+        addresses: match current.map(|c| &c.artifact.spec) {
+            Some(ArtifactSpec::DhcpClient(d)) => d.addresses.clone(),
+            _ => Vec::new(),
+        },
     }
 }
 

@@ -123,6 +123,11 @@ pub struct ObservedArtifact {
     /// Attributes that differ from desired (empty when present and matching).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub drift: Vec<AttributeDiff>,
+    /// What the artifact produced on the host, for kinds whose result is known only at run
+    /// time: the addresses a DHCP client binding or a delegated address got (CIDR form,
+    /// `2001:db8:0:2a::1/64`). Empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub addresses: Vec<String>,
 }
 
 /// A planned or executed operation.

@@ -90,9 +90,12 @@ pub enum ArtifactKind {
     /// A DHCPv6 client binding on a link, named by ifname.
     #[serde(rename = "dhcp.ipv6.client")]
     Dhcp6Client,
-    /// A DHCPv6 prefix delegation binding, named by resource name.
+    /// A DHCPv6 prefix delegation binding (IA_PD) on the uplink, named by ifname.
     #[serde(rename = "dhcp.ipv6.prefixDelegation")]
     Dhcp6PrefixDelegation,
+    /// An address from a delegated prefix on a downstream link, named by ifname.
+    #[serde(rename = "dhcp.ipv6.delegatedAddress")]
+    Dhcp6DelegatedAddress,
     /// A section of routerd's dnsmasq configuration, named `section/name`.
     #[serde(rename = "dnsmasq.config")]
     DnsmasqConfig,
@@ -121,7 +124,7 @@ pub enum ArtifactKind {
 
 impl ArtifactKind {
     /// Every kind, in declaration order.
-    pub const ALL: [ArtifactKind; 26] = [
+    pub const ALL: [ArtifactKind; 27] = [
         Self::Link,
         Self::Ipv4Address,
         Self::Ipv6Address,
@@ -140,6 +143,7 @@ impl ArtifactKind {
         Self::Dhcp4Client,
         Self::Dhcp6Client,
         Self::Dhcp6PrefixDelegation,
+        Self::Dhcp6DelegatedAddress,
         Self::DnsmasqConfig,
         Self::HealthCheck,
         Self::TimesyncdConfig,
@@ -171,6 +175,7 @@ impl ArtifactKind {
             Self::Dhcp4Client => "dhcp.ipv4.client",
             Self::Dhcp6Client => "dhcp.ipv6.client",
             Self::Dhcp6PrefixDelegation => "dhcp.ipv6.prefixDelegation",
+            Self::Dhcp6DelegatedAddress => "dhcp.ipv6.delegatedAddress",
             Self::DnsmasqConfig => "dnsmasq.config",
             Self::HealthCheck => "routerd.healthCheck",
             Self::TimesyncdConfig => "timesyncd.config",
@@ -262,7 +267,8 @@ pub enum ArtifactSpec {
     Unit(UnitSpec),
     /// `dnsmasq.config`.
     DnsmasqSection(DnsmasqSectionSpec),
-    /// `dhcp.ipv4.client`, `dhcp.ipv6.client`, `dhcp.ipv6.prefixDelegation`.
+    /// `dhcp.ipv4.client`, `dhcp.ipv6.client`, `dhcp.ipv6.prefixDelegation`,
+    /// `dhcp.ipv6.delegatedAddress`.
     DhcpClient(DhcpClientSpec),
     /// `linux.hostname`.
     Hostname(SystemHostnameSpec),
@@ -590,11 +596,17 @@ pub enum DhcpBinding {
     Ipv6,
     /// `dhcp.ipv6.prefixDelegation`: a delegated prefix (IA_PD, RFC 8415).
     PrefixDelegation,
+    /// `dhcp.ipv6.delegatedAddress`: on a downstream link, an address in a subnet of the
+    /// prefix an uplink's delegation receives (networkd's `DHCPPrefixDelegation=`), which
+    /// networkd adds with the delegation's lifetimes, renumbers when the prefix changes and
+    /// removes when it is lost (RFC 7084 WPD-1..WPD-4).
+    DelegatedAddress,
 }
 
 impl DhcpBinding {
     /// Every binding, in the order their blocks appear in a `.network` file.
-    pub const ALL: [Self; 3] = [Self::Ipv4, Self::Ipv6, Self::PrefixDelegation];
+    pub const ALL: [Self; 4] =
+        [Self::Ipv4, Self::Ipv6, Self::PrefixDelegation, Self::DelegatedAddress];
 
     /// The artifact kind.
     pub fn kind(self) -> ArtifactKind {
@@ -602,6 +614,7 @@ impl DhcpBinding {
             Self::Ipv4 => ArtifactKind::Dhcp4Client,
             Self::Ipv6 => ArtifactKind::Dhcp6Client,
             Self::PrefixDelegation => ArtifactKind::Dhcp6PrefixDelegation,
+            Self::DelegatedAddress => ArtifactKind::Dhcp6DelegatedAddress,
         }
     }
 
@@ -628,6 +641,13 @@ pub struct DhcpClientSpec {
     /// `NetworkFile` for the link is routerd's (org.freedesktop.network1(5), `Describe`), so
     /// another `.network` file that matches the link first shows as drift.
     pub effective: bool,
+    /// Observed: the addresses networkd configured on the link for this binding (`Describe`'s
+    /// `Addresses` whose `ConfigSource` is the binding's: `dhcp4`, `dhcp6`, `dhcp-pd`), in
+    /// CIDR form (`2001:db8:0:1::1/64`). Desired: empty, and never compared: they are the
+    /// binding's result, which what depends on the binding reads (the delegated address a
+    /// DS-Lite tunnel uses as its local end).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub addresses: Vec<String>,
 }
 
 /// `linux.hostname`, always named `system`: the system's hostname, as systemd-hostnamed keeps

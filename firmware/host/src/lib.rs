@@ -10,7 +10,7 @@
 //! | [`sysctl`] | `procfs` | `linux.sysctl` |
 //! | [`systemd`] | `systemd` | `systemd.service` (units `routerd-*.service`, over D-Bus) |
 //! | [`dnsmasq`] | `dnsmasq` | `dnsmasq.config` (sections of routerd's dnsmasq configuration) |
-//! | [`networkd`] | `networkd` | `dhcp.ipv4.client`, `dhcp.ipv6.client`, `dhcp.ipv6.prefixDelegation` |
+//! | [`networkd`] | `networkd` | `dhcp.ipv4.client`, `dhcp.ipv6.client`, `dhcp.ipv6.prefixDelegation`, `dhcp.ipv6.delegatedAddress` |
 //! | [`hostnamed`] | `hostnamed` | `linux.hostname` |
 //! | [`files`] | `files` | `file` (blocks routerd writes in files, `path#block`), `ppp.secret` (entries of pppd's secrets files) |
 //! | [`timesyncd`] | `timesyncd` | `timesyncd.config` (blocks of routerd's drop-in), `timesyncd.servers` (observed) |

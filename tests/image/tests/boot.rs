@@ -1,8 +1,9 @@
 //! The firmware image booted under QEMU (TCG): GRUB picks a slot, systemd starts the
 //! supervisor, the factory config reaches the guest kernel, the console and the web UI
 //! answer, links this host's kernel cannot make (VLAN, ip6tnl) are made in the guest's, the
-//! router is named through systemd-hostnamed, a PPPoE session runs against pppoe-server, the
-//! operator's data survives a slot switch,
+//! router is named through systemd-hostnamed, a PPPoE session runs against pppoe-server, a
+//! delegated prefix from ISC dhcpd numbers a LAN link, the operator's data survives a slot
+//! switch,
 //! RAUC installs a signed update that the next boot runs, and the supervisor's health gate
 //! confirms healthy boots and falls back from a broken update.
 //!
@@ -223,6 +224,133 @@ fn pppoe_session(guest: &mut Guest, base: &str) {
         std::thread::sleep(Duration::from_secs(1));
     }
     guest.must_run("pkill pppoe-server; ip netns del isp; true", COMMAND);
+}
+
+/// DHCPv6 prefix delegation (generations 6 and 7): an ISP's DHCPv6 server (ISC dhcpd, `-6`,
+/// delegating /56s) in a namespace of the guest behind a veth uplink, and a second veth as
+/// the LAN. The uplink is in a `wan*` zone, whose firewall preset lets DHCPv6 replies in.
+/// routerd writes the `.network` files of both links; systemd-networkd takes a
+/// delegation on the uplink and puts the LAN address the config asks for (subnet `2a`,
+/// suffix `::1`) in the delegated prefix, with the lease's lifetimes; routerd reports it as
+/// the binding's observed address. Removing the resources takes the address away again.
+fn prefix_delegation(guest: &mut Guest, base: &str) {
+    guest.must_run(
+        "ip netns add isp6 && ip link add wan-pd type veth peer name isp6-0 netns isp6 && \
+         ip -n isp6 link set lo up && ip -n isp6 addr add 2001:db8:ffff::1/64 dev isp6-0 && \
+         ip -n isp6 link set isp6-0 up && ip link set wan-pd up && \
+         ip link add lan-pd type veth peer name lan-pd-end && ip link set lan-pd-end up && \
+         ip link set lan-pd up",
+        COMMAND,
+    );
+    guest.write_file(
+        "/tmp/dhcpd6.conf",
+        "default-lease-time 600;\nmax-lease-time 7200;\nsubnet6 2001:db8:ffff::/64 {\n  \
+         prefix6 2001:db8:a000:: 2001:db8:a0ff:: /56;\n}\n",
+    );
+    // dhcpd binds once the ISP side's address has left tentative state (DAD).
+    guest.must_run(
+        "for i in $(seq 100); do ip -n isp6 -6 addr show dev isp6-0 tentative | grep -q inet6 \
+         || break; sleep 0.1; done; touch /tmp/dhcpd6.leases && ip netns exec isp6 dhcpd -6 -q \
+         -cf /tmp/dhcpd6.conf -lf /tmp/dhcpd6.leases -pf /tmp/dhcpd6.pid isp6-0",
+        COMMAND,
+    );
+    let pd = "    - apiVersion: net.routerd.net/v1alpha1
+      kind: Interface
+      metadata:
+        name: pd-uplink
+      spec:
+        ifname: wan-pd
+        managed: false
+    - apiVersion: firewall.routerd.net/v1alpha1
+      kind: Zone
+      metadata:
+        name: wan-isp6
+      spec:
+        interfaces: [pd-uplink]
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: Interface
+      metadata:
+        name: pd-lan
+      spec:
+        ifname: lan-pd
+        managed: false
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv6PrefixDelegation
+      metadata:
+        name: isp-pd
+      spec:
+        interface: pd-uplink
+        prefixLength: 56
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv6DelegatedAddress
+      metadata:
+        name: lan-pd-v6
+      spec:
+        prefixDelegation: isp-pd
+        interface: pd-lan
+        subnetID: \"2a\"
+        addressSuffix: \"::1\"
+";
+    guest.write_file("/tmp/pd.yaml", &format!("{base}\n{pd}"));
+    guest.must_run("routerctl apply --no-confirm -f /tmp/pd.yaml", COMMAND);
+    reconciled(guest, 6, COMMAND);
+    // The LAN address in subnet 2a of the /56 dhcpd delegated, with the lease's lifetimes.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let address = loop {
+        let (_, out) = guest.run("ip -j -6 addr show dev lan-pd scope global", COMMAND);
+        let link: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
+        let found = link[0]["addr_info"].as_array().into_iter().flatten().find_map(|a| {
+            let local = a["local"].as_str()?;
+            let in_pool = local.starts_with("2001:db8:a0") && local.ends_with(":2a::1");
+            (in_pool && a["prefixlen"] == 64 && a["valid_life_time"].as_u64() <= Some(7200))
+                .then(|| local.to_string())
+        });
+        if let Some(found) = found {
+            break found;
+        }
+        let (_, wan) = guest.run("networkctl status wan-pd lan-pd --no-pager", COMMAND);
+        assert!(Instant::now() < deadline, "no delegated address on lan-pd: {out}\n{wan}");
+        std::thread::sleep(Duration::from_secs(1));
+    };
+    // routerd reports it as the binding's observed result, and every resource is Healthy.
+    let deadline = Instant::now() + COMMAND;
+    loop {
+        let doc = routerctl_json(guest, "plan").to_string();
+        let not_healthy: Vec<_> =
+            phases(guest).into_iter().filter(|(_, phase, _)| phase != "Healthy").collect();
+        if not_healthy.is_empty() && doc.contains(&format!("\"{address}/64\"")) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "with PD, {address} not reported or not Healthy: {not_healthy:#?}\n{doc}"
+        );
+        std::thread::sleep(Duration::from_secs(1));
+    }
+
+    // The resources removed: routerd deletes both bindings (their files go), networkd releases
+    // the delegation and removes the LAN address.
+    guest.write_file("/tmp/pd.yaml", base);
+    guest.must_run("routerctl apply --no-confirm -f /tmp/pd.yaml", COMMAND);
+    reconciled(guest, 7, COMMAND);
+    let deadline = Instant::now() + COMMAND;
+    loop {
+        let (_, out) = guest.run(
+            "ls /etc/systemd/network/10-routerd-wan-pd.network \
+             /etc/systemd/network/10-routerd-lan-pd.network 2>&1; \
+             ip -6 -o addr show dev lan-pd scope global",
+            COMMAND,
+        );
+        if out.matches("No such file").count() == 2 && !out.contains(&address) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "prefix delegation not cleaned up: {out}");
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    guest.must_run(
+        "kill $(cat /tmp/dhcpd6.pid); ip netns del isp6; ip link del lan-pd; true",
+        COMMAND,
+    );
 }
 
 /// Asserts that GRUB booted `slot` (`'A'` or `'B'`: its root partition and `rauc.slot=` on
@@ -451,6 +579,7 @@ fn the_image_boots_applies_its_configs_survives_slot_switches_and_updates_with_a
     assert_eq!(tunnel["linkinfo"]["info_data"]["local"], "2001:db8::2", "{tunnel}");
 
     pppoe_session(&mut guest, &config);
+    prefix_delegation(&mut guest, &config);
 
     // The operator switches slots (`routerctl ota mark-active other`) and reboots: the
     // config, ledger and generations are on the data partition and come along, and the
@@ -461,13 +590,13 @@ fn the_image_boots_applies_its_configs_survives_slot_switches_and_updates_with_a
     guest.reboot(BOOT);
     booted(&mut guest, 'B');
     assert_eq!(guest.must_run("sha256sum /etc/routerd/router.yaml", COMMAND), applied);
-    let status = reconciled(&mut guest, 5, BOOT);
-    assert_eq!(status["generation"], 5, "{status}");
+    let status = reconciled(&mut guest, 7, BOOT);
+    assert_eq!(status["generation"], 7, "{status}");
     // Every generation (factory, the console's applies) is in the ledger's history.
     let history = routerctl_json(&mut guest, "history");
     let generations: Vec<u64> =
         history.as_array().into_iter().flatten().filter_map(|g| g["generation"].as_u64()).collect();
-    assert!((1..=5).all(|g| generations.contains(&g)), "{history}");
+    assert!((1..=7).all(|g| generations.contains(&g)), "{history}");
     let vlan = guest_link(&mut guest, "eth1.20");
     assert_eq!(vlan["linkinfo"]["info_data"]["id"], 20, "after the reboot: {vlan}");
     let tunnel = guest_link(&mut guest, "dslite0");
@@ -513,8 +642,8 @@ fn the_image_boots_applies_its_configs_survives_slot_switches_and_updates_with_a
     booted(&mut guest, 'A');
     assert_eq!(guest.must_run("cat /etc/routerd-release", COMMAND), "VERSION=test-update\n");
     assert_eq!(guest.must_run("sha256sum /etc/routerd/router.yaml", COMMAND), applied);
-    let status = reconciled(&mut guest, 5, BOOT);
-    assert_eq!(status["generation"], 5, "after the update: {status}");
+    let status = reconciled(&mut guest, 7, BOOT);
+    assert_eq!(status["generation"], 7, "after the update: {status}");
     let ota = gate_decision(&mut guest, BOOT);
     let record = &ota["gate"][0];
     assert_eq!((&record["phase"], &record["slot"]), (&"good".into(), &"rootfs.0".into()), "{ota}");

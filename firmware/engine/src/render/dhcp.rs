@@ -207,8 +207,14 @@ fn client<S: Serialize>(
     let deps = vec![dep(&link.key, format!("runs on {}", link.ifname))];
     match client {
         None | Some("" | "networkd" | "systemd-networkd") => {
-            let spec =
-                DhcpClientSpec { binding, ifname: link.ifname.clone(), settings, effective: true };
+            let ifname = link.ifname.clone();
+            let spec = DhcpClientSpec {
+                binding,
+                ifname,
+                settings,
+                effective: true,
+                addresses: Vec::new(),
+            };
             out.ensure(ArtifactSpec::DhcpClient(spec), ApplyWith::Networkd, deps);
         }
         Some(other) => {

@@ -106,7 +106,7 @@ fn render_resource(ctx: &RenderCtx<'_>, res: &Resource, out: &mut Out) {
         S::Ipv4DhcpScope(s) => dhcp::render_ipv4_scope(ctx, res, s, out),
         S::Ipv6DhcpAddress(s) => dhcp::render_ipv6_client(ctx, res, s, out),
         S::Ipv6PrefixDelegation(s) => dhcp::render_prefix_delegation(ctx, res, s, out),
-        S::Ipv6DelegatedAddress(s) => ipv6_delegated_address::render(ctx, res, s, out),
+        S::Ipv6DelegatedAddress(s) => ipv6_delegated_address::render(ctx, s, out),
         S::Ipv6DhcpServer(s) => dhcp::render_ipv6_server(ctx, res, s, out),
         S::Ipv6DhcpScope(s) => dhcp::render_ipv6_scope(ctx, res, s, out),
         S::SelfAddressPolicy(s) => self_address_policy::render(res, s, out),

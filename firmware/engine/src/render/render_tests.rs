@@ -1,5 +1,6 @@
 use std::collections::BTreeSet;
 
+use routerd_host::artifact::DhcpBinding;
 use routerd_host::nftables::ir::{
     NftAction, NftFamily, NftHashField, NftMatch, NftRule, NftTableSpec,
 };
@@ -266,19 +267,108 @@ fn dhcp_client_bindings_render_networkd_blocks_on_the_upstream_link() {
         pd.settings,
         ["[DHCPv6]", "PrefixDelegationHint=::/60", "IAID=1", "DUIDType=link-layer"]
     );
-    // The delegated LAN address waits on the delegation of its upstream link.
+    // The delegated LAN address: a binding of the downstream link naming the uplink, which
+    // waits on the delegation there.
     let config = parse_config(ALL_KINDS, "all-kinds.yaml").expect("fixture parses");
     let rendered = render(&config);
     let lan = rendered
         .intents
         .iter()
-        .find(|i| i.key().to_string() == "linux.ipv6.address/delegated/lan-v6")
+        .find(|i| i.key().to_string().starts_with("dhcp.ipv6.delegatedAddress/"))
         .expect("delegated address");
     assert!(
         lan.dependencies.iter().any(|d| d.key.to_string() == "dhcp.ipv6.prefixDelegation/enp1s0"),
         "{:#?}",
         lan.dependencies
     );
+    let ArtifactSpec::DhcpClient(da) = &lan.artifact.spec else { panic!("not a binding") };
+    assert_eq!(da.binding, DhcpBinding::DelegatedAddress);
+    for line in ["DHCPPrefixDelegation=yes", "UplinkInterface=enp1s0", "Assign=yes"] {
+        assert!(da.settings.iter().any(|l| l == line), "{line}: {:?}", da.settings);
+    }
+    assert!(
+        da.settings.iter().any(|l| l.starts_with("Token=static:") && l.ends_with("::1")),
+        "{:?}",
+        da.settings
+    );
+    assert!(da.settings.iter().any(|l| l.starts_with("SubnetId=0x")), "{:?}", da.settings);
+}
+
+#[test]
+fn a_delegated_address_takes_its_subnet_and_suffix_and_refuses_a_subnet_networkd_does_not() {
+    let config = |subnet: &str| {
+        let yaml = format!(
+            "apiVersion: routerd.net/v1alpha1
+kind: Router
+metadata:
+  name: pd
+spec:
+  resources:
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: Interface
+      metadata:
+        name: wan
+      spec:
+        ifname: wan0
+        managed: true
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: Interface
+      metadata:
+        name: lan
+      spec:
+        ifname: lan0
+        managed: true
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv6PrefixDelegation
+      metadata:
+        name: wan-pd
+      spec:
+        interface: wan
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv6DelegatedAddress
+      metadata:
+        name: lan-v6
+      spec:
+        prefixDelegation: wan-pd
+        interface: lan
+        subnetID: {subnet}
+        addressSuffix: \"::1:0:0:1\"
+        sendRA: true
+"
+        );
+        parse_config(&yaml, "pd.yaml").expect("parses")
+    };
+    let rendered = render(&config("\"a0\""));
+    let i = rendered
+        .intents
+        .iter()
+        .find(|i| i.key().to_string() == "dhcp.ipv6.delegatedAddress/lan0")
+        .expect("binding on the downstream link");
+    let ArtifactSpec::DhcpClient(da) = &i.artifact.spec else { panic!("not a binding") };
+    assert_eq!(
+        da.settings,
+        [
+            "[Network]",
+            "DHCPPrefixDelegation=yes",
+            "IPv6SendRA=yes",
+            "[DHCPPrefixDelegation]",
+            "UplinkInterface=wan0",
+            "SubnetId=0xa0",
+            "Assign=yes",
+            "Token=static:::1:0:0:1",
+            "Announce=no",
+        ]
+    );
+    // Beyond networkd's range: not applied, and the resource says why.
+    let rendered = render(&config("\"ffffffffffffffff\""));
+    let i = rendered
+        .intents
+        .iter()
+        .find(|i| i.key().to_string() == "dhcp.ipv6.delegatedAddress/lan0")
+        .expect("binding on the downstream link");
+    assert!(matches!(i.artifact.spec, ArtifactSpec::Opaque(_)));
+    let warnings = &rendered.warnings["net.routerd.net/v1alpha1/IPv6DelegatedAddress/lan-v6"];
+    assert!(warnings.iter().any(|w| w.contains("subnetID")), "{warnings:?}");
 }
 
 #[test]

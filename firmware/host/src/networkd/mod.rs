@@ -1,5 +1,7 @@
 //! systemd-networkd backend (`applyWith: networkd`) for the DHCP client bindings
-//! `dhcp.ipv4.client`, `dhcp.ipv6.client` and `dhcp.ipv6.prefixDelegation`.
+//! `dhcp.ipv4.client`, `dhcp.ipv6.client` and `dhcp.ipv6.prefixDelegation`, and for
+//! `dhcp.ipv6.delegatedAddress`, the address networkd derives on a downstream link from an
+//! uplink's delegated prefix.
 //!
 //! Each link with a binding gets one file of routerd's, `10-routerd-<ifname>.network` in
 //! [`Target::network_dir`] (systemd.network(5)): a `[Match]` on the link's name, `[Link]` and
@@ -13,15 +15,16 @@
 //! # routerd end
 //! ```
 //!
-//! Inventory lists those blocks, and whether systemd-networkd configures the link with
-//! routerd's file (`NetworkFile` of `Describe`, org.freedesktop.network1(5)): a `.network` file
-//! of someone else's that matches the link first (networkd takes the first in lexical order)
-//! leaves the binding without effect, and shows as drift. Every change rewrites the link's
-//! file, asks networkd to `Reload` (it reconfigures the links whose file changed) and, unless
-//! the binding went away, waits until networkd reports the link configured from routerd's
-//! file; when it does not, the file is restored as it was and the change fails naming the
-//! reason (the other file's name). A file left without bindings is removed; networkd then stops its DHCP clients on the
-//! link (releasing the lease) and removes what they configured.
+//! Inventory lists those blocks, whether systemd-networkd configures the link with routerd's
+//! file, and the addresses networkd configured for the binding (`NetworkFile` and `Addresses`
+//! of `Describe`, org.freedesktop.network1(5)): a `.network` file of someone else's that
+//! matches the link first (networkd takes the first in lexical order) leaves the binding
+//! without effect, and shows as drift. Every change rewrites the link's file, asks networkd to
+//! `Reload` (it reconfigures the links whose file changed) and, unless the binding went away,
+//! waits until networkd reports the link configured from routerd's file; when it does not, the
+//! file is restored as it was and the change fails naming the reason (the other file's name).
+//! A file left without bindings is removed; networkd then stops its DHCP clients on the link
+//! (releasing the lease) and removes what they configured.
 //!
 //! The link itself stays routerd's: the file leaves the link's state to the rtnetlink backend
 //! (`ActivationPolicy=manual`), keeps addresses and routes it did not configure
@@ -89,6 +92,70 @@ pub struct LinkDescription {
     /// `unmanaged`, `pending`, `configuring`, `configured`, `failed`, `linger`.
     #[serde(default)]
     pub administrative_state: Option<String>,
+    /// The addresses networkd knows on the link (its own and foreign ones).
+    #[serde(default)]
+    pub addresses: Vec<DescribedAddress>,
+}
+
+/// An address as networkd's `Describe` reports it (systemd 252 and later).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribedAddress {
+    /// `AF_INET` (2) or `AF_INET6` (10).
+    #[serde(default)]
+    pub family: i32,
+    /// The address's bytes (4 or 16).
+    #[serde(default)]
+    pub address: Vec<u8>,
+    /// Prefix length in bits.
+    #[serde(default)]
+    pub prefix_length: u8,
+    /// What configured it: `static`, `dhcp4`, `dhcp6`, `dhcp-pd`, `ndisc`, `foreign`, ...
+    #[serde(default)]
+    pub config_source: String,
+    /// Comma-separated flags: `requesting`, `configuring`, `configured`, `marked`, `removing`.
+    #[serde(default)]
+    pub config_state: String,
+}
+
+impl DescribedAddress {
+    /// `address/prefix` when the address is configured (not on its way in or out), `None`
+    /// otherwise or when its bytes are not an address of its family.
+    pub fn configured_cidr(&self) -> Option<String> {
+        let state = self.config_state.to_ascii_lowercase();
+        let flags: Vec<&str> = state.split(',').map(str::trim).collect();
+        if !flags.contains(&"configured") || flags.contains(&"removing") {
+            return None;
+        }
+        let ip = match (self.family, self.address.len()) {
+            (10, 16) => std::net::IpAddr::from(<[u8; 16]>::try_from(&self.address[..]).ok()?),
+            (2, 4) => std::net::IpAddr::from(<[u8; 4]>::try_from(&self.address[..]).ok()?),
+            _ => return None,
+        };
+        Some(format!("{ip}/{}", self.prefix_length))
+    }
+}
+
+/// The `ConfigSource` names of the addresses a binding configures, compared without case:
+/// systemd 252 writes `DHCPv4`, `DHCPv6` and `DHCP-PD`, other releases `dhcp4`, `dhcp6` and
+/// `dhcp6pd`. A delegation on the uplink configures no address of its own.
+fn config_sources(binding: DhcpBinding) -> &'static [&'static str] {
+    match binding {
+        DhcpBinding::Ipv4 => &["dhcpv4", "dhcp4"],
+        DhcpBinding::Ipv6 => &["dhcpv6", "dhcp6"],
+        DhcpBinding::PrefixDelegation => &[],
+        DhcpBinding::DelegatedAddress => &["dhcp-pd", "dhcp6pd"],
+    }
+}
+
+/// The addresses `link` holds for `binding`, configured, in CIDR form.
+fn binding_addresses(link: &LinkDescription, binding: DhcpBinding) -> Vec<String> {
+    let sources = config_sources(binding);
+    link.addresses
+        .iter()
+        .filter(|a| sources.iter().any(|s| a.config_source.eq_ignore_ascii_case(s)))
+        .filter_map(DescribedAddress::configured_cidr)
+        .collect()
 }
 
 #[derive(Deserialize)]
@@ -201,12 +268,18 @@ impl NetworkdBackend {
             .into_iter()
             .filter_map(|(ifname, mut blocks)| {
                 let settings = blocks.remove(&binding)?;
-                let effective = links.get(&ifname).is_some_and(|l| uses_file(l, &ifname));
+                let link = links.get(&ifname);
+                let effective = link.is_some_and(|l| uses_file(l, &ifname));
+                let addresses = match link {
+                    Some(l) if effective => binding_addresses(l, binding),
+                    _ => Vec::new(),
+                };
                 Some(Artifact::new(ArtifactSpec::DhcpClient(DhcpClientSpec {
                     binding,
                     ifname,
                     settings,
                     effective,
+                    addresses,
                 })))
             })
             .collect())
@@ -339,10 +412,12 @@ fn compose(ifname: &str, blocks: &BTreeMap<DhcpBinding, Vec<String>>) -> String 
     let v4 = blocks.contains_key(&DhcpBinding::Ipv4);
     let na = blocks.contains_key(&DhcpBinding::Ipv6);
     let v6 = na || blocks.contains_key(&DhcpBinding::PrefixDelegation);
+    // A downstream link with only a delegated address runs no DHCP client of its own.
     let dhcp = match (v4, v6) {
         (true, true) => "yes",
         (true, false) => "ipv4",
-        (false, _) => "ipv6",
+        (false, true) => "ipv6",
+        (false, false) => "no",
     };
     let mut s = format!(
         "# routerd's systemd-networkd configuration of {ifname}: the DHCP client bindings of\n\
@@ -397,7 +472,12 @@ impl Backend for NetworkdBackend {
     }
 
     fn kinds(&self) -> &'static [ArtifactKind] {
-        &[ArtifactKind::Dhcp4Client, ArtifactKind::Dhcp6Client, ArtifactKind::Dhcp6PrefixDelegation]
+        &[
+            ArtifactKind::Dhcp4Client,
+            ArtifactKind::Dhcp6Client,
+            ArtifactKind::Dhcp6PrefixDelegation,
+            ArtifactKind::Dhcp6DelegatedAddress,
+        ]
     }
 
     fn observe<'a>(
@@ -477,10 +557,51 @@ mod tests {
             name: "wan0".into(),
             network_file: Some(f.into()),
             administrative_state: Some("configured".into()),
+            addresses: Vec::new(),
         };
         assert!(uses_file(&l("/etc/systemd/network/10-routerd-wan0.network"), "wan0"));
         assert!(!uses_file(&l("/etc/systemd/network/05-wired.network"), "wan0"));
         assert!(!uses_file(&LinkDescription::default(), "wan0"));
+    }
+
+    #[test]
+    fn described_addresses_are_read_per_binding_and_only_once_configured() {
+        // The shape systemd 252's Describe gives (abridged; its source names are upper-case,
+        // other releases' lower-case).
+        let json = r#"{"Interfaces":[{"Name":"lan0","NetworkFile":"/etc/systemd/network/10-routerd-lan0.network",
+            "AdministrativeState":"configured","Addresses":[
+              {"Family":10,"Address":[32,1,13,184,0,0,0,1,0,0,0,0,0,0,0,1],"PrefixLength":64,
+               "ConfigSource":"DHCP-PD","ConfigState":"configured"},
+              {"Family":10,"Address":[32,1,13,184,0,0,0,2,0,0,0,0,0,0,0,1],"PrefixLength":64,
+               "ConfigSource":"dhcp-pd","ConfigState":"configured,removing"},
+              {"Family":10,"Address":[254,128,0,0,0,0,0,0,0,0,0,0,0,0,0,1],"PrefixLength":64,
+               "ConfigSource":"foreign","ConfigState":"configured"},
+              {"Family":2,"Address":[192,0,2,1],"PrefixLength":24,"ConfigSource":"DHCPv4",
+               "ConfigState":"configured"},
+              {"Family":10,"Address":[1,2,3],"PrefixLength":64,"ConfigSource":"dhcp-pd",
+               "ConfigState":"configured"}]}]}"#;
+        let d: Description = serde_json::from_str(json).expect("parses");
+        let link = &d.interfaces[0];
+        let of = |b: DhcpBinding| binding_addresses(link, b);
+        assert_eq!(of(DhcpBinding::DelegatedAddress), ["2001:db8:0:1::1/64"]);
+        assert_eq!(of(DhcpBinding::Ipv4), ["192.0.2.1/24"]);
+        assert!(of(DhcpBinding::PrefixDelegation).is_empty());
+        // A link description without addresses (an older networkd) still parses.
+        let old: Description =
+            serde_json::from_str(r#"{"Interfaces":[{"Name":"lan0"}]}"#).expect("parses");
+        assert!(old.interfaces[0].addresses.is_empty());
+    }
+
+    #[test]
+    fn a_downstream_link_with_only_a_delegated_address_runs_no_dhcp_client() {
+        let b = blocks(&[(
+            DhcpBinding::DelegatedAddress,
+            &["[Network]", "DHCPPrefixDelegation=yes", "[DHCPPrefixDelegation]", "SubnetId=0x1"],
+        )]);
+        let text = compose("lan0", &b);
+        assert!(text.contains("DHCP=no\nIPv6AcceptRA=no\n"), "{text}");
+        assert!(!text.contains("[DHCPv6]"), "{text}");
+        assert_eq!(parse(&text), b);
     }
 
     #[test]
@@ -490,6 +611,7 @@ mod tests {
             ifname: "wan0".into(),
             settings: vec!["[DHCPv4]\n[Match]".into()],
             effective: true,
+            addresses: Vec::new(),
         }));
         assert!(matches!(spec(&a), Err(HostError::Invalid { .. })));
     }
