@@ -96,7 +96,8 @@ pub enum ProbeTarget {
 pub fn probe_plans(config: &Config) -> Vec<ProbePlan> {
     // Interface names resolve as rendering resolves them (VLANs, PPPoE, DS-Lite included).
     let target = Target::default();
-    let ctx = RenderCtx::new(config, &target);
+    let runtime = crate::runtime::RuntimeValues::default();
+    let ctx = RenderCtx::new(config, &target, &runtime);
     config
         .spec
         .resources

@@ -67,6 +67,11 @@ pub fn graph_deps(deps: &[IntentDep]) -> Arc<[Dependency<HostItem>]> {
                 dep = dep
                     .must_satisfy(|item: &HostItem| crate::health::is_healthy(&item.artifact.spec));
             }
+            if d.addressed {
+                dep = dep.must_satisfy(|item: &HostItem| {
+                    matches!(&item.artifact.spec, ArtifactSpec::DhcpClient(c) if !c.addresses.is_empty())
+                });
+            }
             if let Some(condition) = &d.state {
                 let condition = condition.clone();
                 dep = dep.must_satisfy(move |item: &HostItem| {

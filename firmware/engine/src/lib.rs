@@ -15,6 +15,7 @@ pub mod policy;
 pub mod render;
 pub mod report;
 pub mod result;
+pub mod runtime;
 pub mod scheduled;
 mod session;
 pub mod state;

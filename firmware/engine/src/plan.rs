@@ -42,6 +42,9 @@ pub struct Desired {
     pub warnings: BTreeMap<String, Vec<String>>,
     /// Numbered route tables holding intended routes: in use, never orphans.
     tables_in_use: BTreeSet<String>,
+    /// The runtime values the intents were rendered with (ADR 0008); empty for a render from
+    /// the config alone.
+    pub runtime: crate::runtime::RuntimeValues,
 }
 
 impl Desired {
@@ -71,7 +74,8 @@ impl Desired {
             })
             .collect();
         let blocked = blocked(&intents, support);
-        Self { intents, items, by_key, intended, blocked, warnings, tables_in_use }
+        let runtime = Default::default();
+        Self { intents, items, by_key, intended, blocked, warnings, tables_in_use, runtime }
     }
 }
 
@@ -352,6 +356,7 @@ fn orphan_deps(kind: ArtifactKind) -> Arc<[routerd_graph::Dependency<HostItem>]>
             recreate_when_modified: false,
             healthy: false,
             state: None,
+            addressed: false,
         }]),
         _ => Arc::new([]),
     }

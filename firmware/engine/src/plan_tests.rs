@@ -215,3 +215,121 @@ async fn a_removed_ds_lite_loses_its_route_before_its_tunnel_and_its_vlan_stays(
         "{log:#?}"
     );
 }
+
+/// `EXAMPLE` with a delegation on the WAN, a delegated address on the LAN, and the tunnel's
+/// local end from that address (ADR 0008).
+fn delegated_tunnel_config() -> routerd_model::Config {
+    let yaml = EXAMPLE.replace(
+        "        localAddressSource: static\n        localAddress: 2001:db8::2\n",
+        "        localAddressSource: delegatedAddress\n        localDelegatedAddress: lan-v6\n",
+    ) + "    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv6PrefixDelegation
+      metadata:
+        name: wan-pd
+      spec:
+        interface: wan
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv6DelegatedAddress
+      metadata:
+        name: lan-v6
+      spec:
+        prefixDelegation: wan-pd
+        interface: lan
+        addressSuffix: \"::1\"
+";
+    parse_config(&yaml, "router.yaml").expect("config parses")
+}
+
+#[test]
+fn a_tunnel_built_from_a_delegated_address_waits_for_it_follows_it_and_goes_with_it() {
+    use routerd_host::artifact::{DhcpBinding, DhcpClientSpec, Ip6TunnelSpec};
+
+    use crate::runtime::RuntimeValues;
+
+    let config = delegated_tunnel_config();
+    let target = routerd_host::Target::default();
+    let support = |_: &Intent| crate::item::Support::Applied;
+    // The host: both ports up, both bindings applied (the LAN's with `addresses`), and
+    // optionally the tunnel as routerd created it earlier, recorded in the ledger.
+    let host = |addresses: &[&str], tunnel: Option<&Ip6TunnelSpec>| {
+        let mut host: Vec<Artifact> = ["eth0", "eth1"]
+            .into_iter()
+            .map(|ifname| {
+                let spec =
+                    LinkSpec { ifname: ifname.into(), admin_up: Some(true), mtu: None, kind: None };
+                Artifact::new(ArtifactSpec::Link(spec))
+            })
+            .collect();
+        let rendered = render(&config);
+        for i in rendered.intents.iter().filter(|i| i.key().kind.as_str().starts_with("dhcp.")) {
+            let ArtifactSpec::DhcpClient(d) = &i.artifact.spec else { panic!("binding") };
+            let addresses = match d.binding {
+                DhcpBinding::DelegatedAddress => addresses.iter().map(|a| a.to_string()).collect(),
+                _ => Vec::new(),
+            };
+            host.push(Artifact::new(ArtifactSpec::DhcpClient(DhcpClientSpec {
+                addresses,
+                ..d.clone()
+            })));
+        }
+        host.extend(tunnel.map(|t| Artifact::new(ArtifactSpec::Ip6Tunnel(t.clone()))));
+        host.into_iter().map(|a| (a.key.clone(), Arc::new(a))).collect::<BTreeMap<_, _>>()
+    };
+    let tunnel_key = "linux.ipip6.tunnel/dslite0";
+    let ledger = [EntryHead {
+        kind: "linux.ipip6.tunnel".into(),
+        name: "dslite0".into(),
+        owner: "net.routerd.net/v1alpha1/DSLiteTunnel/dslite0".into(),
+        origin: Origin::Created,
+        state: EntryState::Owned,
+        generation: 1,
+    }];
+    let plan_of = |observed: &BTreeMap<ArtifactKey, Arc<Artifact>>, ledger: &[EntryHead]| {
+        let runtime = RuntimeValues::from_observed(observed);
+        let rendered = super::super::render::render_with(&config, &target, &runtime);
+        let desired = Arc::new(Desired::new(rendered, &BTreeSet::new(), &support));
+        let input = PlanInput {
+            observed,
+            ledger,
+            observes: &|_| true,
+            needs_recreate: &|_: &HostItem, _: &HostItem| false,
+        };
+        plan(&desired, &input).expect("no cycle")
+    };
+    let op_on = |p: &super::EnginePlan| {
+        p.ops.ops.iter().find(|o| o.key.to_string() == tunnel_key).map(|o| (o.op, o.after.clone()))
+    };
+
+    // No address yet: the tunnel is not created, it waits on the LAN's binding.
+    let waiting = plan_of(&host(&[], None), &[]);
+    assert!(op_on(&waiting).is_none(), "{:?}", waiting.ops.steps());
+    assert!(
+        waiting.ops.pending.iter().any(|(k, why)| k.to_string() == tunnel_key
+            && why.contains("dhcp.ipv6.delegatedAddress/eth1")),
+        "{:?}",
+        waiting.ops.pending
+    );
+
+    // The address is there: the tunnel is created with it as its local end.
+    let bound = plan_of(&host(&["2001:db8:a0:2a::1/64"], None), &[]);
+    let (op, after) = op_on(&bound).expect("tunnel planned");
+    assert_eq!(op, routerd_graph::Operation::Create);
+    let ArtifactSpec::Ip6Tunnel(created) = &after.expect("desired").artifact.spec else {
+        panic!("typed tunnel")
+    };
+    assert_eq!(created.local, "2001:db8:a0:2a::1".parse().ok());
+
+    // Renumbered: the existing tunnel is changed to the new address.
+    let renumbered = plan_of(&host(&["2001:db8:b0:2a::1/64"], Some(created)), &ledger);
+    let (op, after) = op_on(&renumbered).expect("tunnel changed");
+    assert_ne!(op, routerd_graph::Operation::Delete);
+    let ArtifactSpec::Ip6Tunnel(changed) = &after.expect("desired").artifact.spec else {
+        panic!("typed tunnel")
+    };
+    assert_eq!(changed.local, "2001:db8:b0:2a::1".parse().ok());
+
+    // The delegation is lost: the tunnel routerd made is withdrawn.
+    let lost = plan_of(&host(&[], Some(created)), &ledger);
+    let (op, _) = op_on(&lost).expect("tunnel withdrawn");
+    assert_eq!(op, routerd_graph::Operation::Delete, "{:?}", lost.ops.steps());
+}

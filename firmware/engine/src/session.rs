@@ -42,9 +42,10 @@ use crate::health::HealthStore;
 use crate::intent::{Action, Intent, is_inventory_backed};
 use crate::item::{BackendRegistry, HostItem, artifact_key, graph_key};
 use crate::plan::{Desired, EnginePlan, PlanInput};
-use crate::render::render_for;
+use crate::render::render_with;
 use crate::report::{ReportInput, build};
 use crate::result::{ArtifactRef, OperationRecord, ResultDocument};
+use crate::runtime::RuntimeValues;
 use crate::state::StateStore;
 
 /// How long apply waits for operations that continue in the background.
@@ -215,6 +216,7 @@ impl Session {
     ) -> Result<ResultDocument, EngineError> {
         let desired = self.desired(&input.config);
         let snap = self.snapshot(&desired).await?;
+        let desired = self.bound(&input.config, &desired, &snap);
         let plan = self.plan_of(&desired, &snap)?;
         self.report(&plan, &snap, input, now, "observe", None, false, Vec::new())
     }
@@ -230,6 +232,7 @@ impl Session {
     ) -> Result<ResultDocument, EngineError> {
         let desired = self.desired(&input.config);
         let snap = self.snapshot(&desired).await?;
+        let desired = self.bound(&input.config, &desired, &snap);
         let plan = self.plan_of(&desired, &snap)?;
         let mode = if dry_run { "dry-run" } else { "plan" };
         self.report(&plan, &snap, input, now, mode, None, true, Vec::new())
@@ -242,6 +245,7 @@ impl Session {
     pub async fn dot(&self, input: &ConfigInput) -> Result<String, EngineError> {
         let desired = self.desired(&input.config);
         let snap = self.snapshot(&desired).await?;
+        let desired = self.bound(&input.config, &desired, &snap);
         let plan = self.plan_of(&desired, &snap)?;
         Ok(plan.ops.to_dot(&plan.current, &desired.intended, &input.config.metadata.name))
     }
@@ -270,8 +274,8 @@ impl Session {
         desired: &Arc<Desired>,
         now: SystemTime,
     ) -> Result<ResultDocument, EngineError> {
-        let desired = Arc::clone(desired);
-        let mut snap = self.snapshot(&desired).await?;
+        let mut snap = self.snapshot(desired).await?;
+        let desired = self.bound(&input.config, desired, &snap);
         if self.resolve_pending(&snap)? {
             snap.entries = self.ledger.heads()?;
         }
@@ -372,6 +376,7 @@ impl Session {
     ) -> Result<ResultDocument, EngineError> {
         let desired = self.desired(&input.config);
         let snap = self.snapshot(&desired).await?;
+        let desired = self.bound(&input.config, &desired, &snap);
         let plan = self.plan_of(&desired, &snap)?;
         if !apply {
             return self.report(&plan, &snap, input, now, "adopt", None, false, Vec::new());
@@ -415,13 +420,31 @@ impl Session {
         self.desired(config)
     }
 
-    /// Renders `config` and builds its desired state.
+    /// Renders `config` from the config alone and builds its desired state.
     fn desired(&self, config: &Config) -> Arc<Desired> {
-        let rendered = timed!(self, "render", render_for(config, &self.target));
+        self.desired_with(config, RuntimeValues::default())
+    }
+
+    /// Renders `config` with `runtime` values and builds its desired state.
+    fn desired_with(&self, config: &Config, runtime: RuntimeValues) -> Arc<Desired> {
+        let rendered = timed!(self, "render", render_with(config, &self.target, &runtime));
         let protected = protected_ifnames(config);
         let registry = &self.registry;
         let support = |i: &Intent| registry.support(&i.artifact, i.apply_with);
-        Arc::new(timed!(self, "desired", Desired::new(rendered, &protected, &support)))
+        let mut desired = timed!(self, "desired", Desired::new(rendered, &protected, &support));
+        desired.runtime = runtime;
+        Arc::new(desired)
+    }
+
+    /// `desired` with the runtime values of `snap` (ADR 0008): the same when they are the ones
+    /// it was rendered with (always, for a config that reads none), else `config` rendered
+    /// again with them.
+    fn bound(&self, config: &Config, desired: &Arc<Desired>, snap: &Snapshot) -> Arc<Desired> {
+        let runtime = RuntimeValues::from_observed(&snap.observed);
+        if runtime == desired.runtime {
+            return Arc::clone(desired);
+        }
+        self.desired_with(config, runtime)
     }
 
     async fn snapshot(&self, desired: &Desired) -> Result<Snapshot, EngineError> {

@@ -84,7 +84,8 @@ pub enum Resolvers {
 /// [`Condition::Unsupported`].
 pub fn state_plans(config: &Config) -> Vec<StatePlan> {
     let target = Target::default();
-    let ctx = RenderCtx::new(config, &target);
+    let runtime = crate::runtime::RuntimeValues::default();
+    let ctx = RenderCtx::new(config, &target, &runtime);
     config
         .spec
         .resources

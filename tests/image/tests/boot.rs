@@ -232,7 +232,8 @@ fn pppoe_session(guest: &mut Guest, base: &str) {
 /// routerd writes the `.network` files of both links; systemd-networkd takes a
 /// delegation on the uplink and puts the LAN address the config asks for (subnet `2a`,
 /// suffix `::1`) in the delegated prefix, with the lease's lifetimes; routerd reports it as
-/// the binding's observed address. Removing the resources takes the address away again.
+/// the binding's observed address, and a DS-Lite tunnel takes it as its local end. Removing
+/// the resources takes the address and the tunnel away again.
 fn prefix_delegation(guest: &mut Guest, base: &str) {
     guest.must_run(
         "ip netns add isp6 && ip link add wan-pd type veth peer name isp6-0 netns isp6 && \
@@ -290,6 +291,15 @@ fn prefix_delegation(guest: &mut Guest, base: &str) {
         interface: pd-lan
         subnetID: \"2a\"
         addressSuffix: \"::1\"
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: DSLiteTunnel
+      metadata:
+        name: ds-pd
+      spec:
+        interface: pd-uplink
+        remoteAddress: 2001:db8:ffff::1
+        localAddressSource: delegatedAddress
+        localDelegatedAddress: lan-pd-v6
 ";
     guest.write_file("/tmp/pd.yaml", &format!("{base}\n{pd}"));
     guest.must_run("routerctl apply --no-confirm -f /tmp/pd.yaml", COMMAND);
@@ -328,6 +338,20 @@ fn prefix_delegation(guest: &mut Guest, base: &str) {
         std::thread::sleep(Duration::from_secs(1));
     }
 
+    // The DS-Lite tunnel's local end is that address: a runtime value, so the tunnel waited
+    // for it (ADR 0008).
+    let deadline = Instant::now() + COMMAND;
+    loop {
+        let (_, out) = guest.run("ip -j -d link show dev ds-pd", COMMAND);
+        let link: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
+        let data = &link[0]["linkinfo"]["info_data"];
+        if data["local"] == address.as_str() && data["remote"] == "2001:db8:ffff::1" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no DS-Lite tunnel from {address}: {out}");
+        std::thread::sleep(Duration::from_secs(1));
+    }
+
     // The resources removed: routerd deletes both bindings (their files go), networkd releases
     // the delegation and removes the LAN address.
     guest.write_file("/tmp/pd.yaml", base);
@@ -338,10 +362,13 @@ fn prefix_delegation(guest: &mut Guest, base: &str) {
         let (_, out) = guest.run(
             "ls /etc/systemd/network/10-routerd-wan-pd.network \
              /etc/systemd/network/10-routerd-lan-pd.network 2>&1; \
-             ip -6 -o addr show dev lan-pd scope global",
+             ip -6 -o addr show dev lan-pd scope global; ip link show dev ds-pd",
             COMMAND,
         );
-        if out.matches("No such file").count() == 2 && !out.contains(&address) {
+        if out.matches("No such file").count() == 2
+            && !out.contains(&address)
+            && out.contains("does not exist")
+        {
             break;
         }
         assert!(Instant::now() < deadline, "prefix delegation not cleaned up: {out}");

@@ -13,6 +13,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::intent::{Action, ApplyWith, Intent, IntentDep};
+use crate::runtime::RuntimeValues;
 
 use super::Rendered;
 
@@ -24,6 +25,8 @@ pub(crate) struct RenderCtx<'a> {
     config: &'a Config,
     /// Where units and configuration files live.
     pub target: &'a Target,
+    /// What the host produced that rendering may read (ADR 0008).
+    pub runtime: &'a RuntimeValues,
     interfaces: HashMap<&'a str, IfaceRef>,
     /// Declared static IPv4 addresses by interface resource name.
     addresses: HashMap<&'a str, Vec<IpNet>>,
@@ -43,10 +46,11 @@ pub(crate) struct IfaceRef {
 }
 
 impl<'a> RenderCtx<'a> {
-    pub(crate) fn new(config: &'a Config, target: &'a Target) -> Self {
+    pub(crate) fn new(config: &'a Config, target: &'a Target, runtime: &'a RuntimeValues) -> Self {
         let mut ctx = Self {
             config,
             target,
+            runtime,
             interfaces: HashMap::new(),
             addresses: HashMap::new(),
             default_gateways: HashMap::new(),
@@ -259,6 +263,7 @@ pub(crate) fn dep(key: &ArtifactKey, description: impl Into<String>) -> IntentDe
         recreate_when_modified: false,
         healthy: false,
         state: None,
+        addressed: false,
     }
 }
 

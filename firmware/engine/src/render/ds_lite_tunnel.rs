@@ -1,31 +1,47 @@
 //! `DSLiteTunnel`: an ip6tnl link in ipip6 mode towards the AFTR (RFC 6333), and the IPv4
 //! default route through it when `defaultRoute`.
 //!
-//! With `remoteAddress` (and a local endpoint that is static or "any"), the tunnel is a typed
-//! `linux.ipip6.tunnel` artifact that rtnetlink creates. Endpoints known only at run time
-//! (`aftrFQDN` to resolve, a delegated or suffix-derived local address) arrive in a later
-//! issue: until then the tunnel is rendered as an opaque intent, which stays `Blocked`, and the
-//! resource's warning says what is missing.
+//! With `remoteAddress`, the tunnel is a typed `linux.ipip6.tunnel` artifact that rtnetlink
+//! creates. Its local end is static, "any" (the kernel picks the source address of the route to
+//! the AFTR), or, with `localAddressSource: delegatedAddress`, the address systemd-networkd
+//! derived from a delegated prefix: a runtime value (ADR 0008), so the tunnel waits for that
+//! address, follows it when the prefix changes and is withdrawn when it is lost. Resolving
+//! `aftrFQDN` and a suffix on the interface's own prefix arrive in a later issue: until then
+//! the tunnel is rendered as an opaque intent, which stays `Blocked`, and the resource's
+//! warning says what is missing.
 
 use std::net::Ipv6Addr;
 
-use ipnet::IpNet;
+use ipnet::{IpNet, Ipv6Net};
 use routerd_host::artifact::{EncapLimit, Ip6TunnelMode, Ip6TunnelSpec, RouteSpec};
-use routerd_host::{ArtifactKind, ArtifactSpec, ROUTERD_ROUTE_PROTOCOL};
-use routerd_model::Resource;
+use routerd_host::{ArtifactKey, ArtifactKind, ArtifactSpec, ROUTERD_ROUTE_PROTOCOL};
 use routerd_model::spec::net::{DsLiteTunnelSpec, LocalAddressSource};
+use routerd_model::{Resource, ResourceSpec};
 
 use super::ctx::dep;
 use super::{Out, RenderCtx};
-use crate::intent::ApplyWith;
+use crate::intent::{ApplyWith, IntentDep};
 
 pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &DsLiteTunnelSpec, out: &mut Out) {
     let Some(under) = ctx.interface(&s.interface) else {
         return out.unresolved("interface", &s.interface);
     };
     let ifname = s.tunnel_name.clone().unwrap_or_else(|| res.name.clone());
-    let deps = vec![dep(&under.key, format!("encapsulates over {}", under.ifname))];
-    let tunnel = match tunnel_spec(s, &ifname, &under.ifname) {
+    let mut deps = vec![dep(&under.key, format!("encapsulates over {}", under.ifname))];
+    let mut delegated = None;
+    if s.local_address_source == Some(LocalAddressSource::DelegatedAddress) {
+        let name = s.local_delegated_address.as_deref().unwrap_or_default();
+        let Some(link) = delegated_link(ctx, name) else {
+            return out.unresolved("localDelegatedAddress", name);
+        };
+        let key = ArtifactKey::new(ArtifactKind::Dhcp6DelegatedAddress, link.ifname.clone());
+        deps.push(IntentDep {
+            addressed: true,
+            ..dep(&key, format!("local end from delegated address {name} on {}", link.ifname))
+        });
+        delegated = Some(ctx.runtime.delegated_address(&link.ifname));
+    }
+    let tunnel = match tunnel_spec(s, &ifname, &under.ifname, delegated) {
         Ok(spec) => out.ensure(ArtifactSpec::Ip6Tunnel(spec), ApplyWith::Rtnetlink, deps),
         Err(missing) => {
             out.warn(format!("the tunnel is not created yet: {missing}"));
@@ -55,12 +71,23 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &DsLiteTunnelSpec, 
     }
 }
 
+/// The link of the `IPv6DelegatedAddress` named `name`.
+fn delegated_link(ctx: &RenderCtx<'_>, name: &str) -> Option<super::ctx::IfaceRef> {
+    ctx.resources().find_map(|r| match &r.spec {
+        ResourceSpec::Ipv6DelegatedAddress(d) if r.name == name => ctx.interface(&d.interface),
+        _ => None,
+    })
+}
+
 /// The tunnel as `ip -6 tunnel add IFNAME mode ipip6 remote AFTR local LOCAL dev UNDERLYING
-/// encaplimit LIMIT`, or what is missing to build it from the config alone.
+/// encaplimit LIMIT`, or what is missing to build it from the config alone. `delegated`: for
+/// `localAddressSource: delegatedAddress`, the address networkd derived, `None` while there is
+/// none (the tunnel then waits on its binding and the local end here is a placeholder).
 fn tunnel_spec(
     s: &DsLiteTunnelSpec,
     ifname: &str,
     underlying: &str,
+    delegated: Option<Option<Ipv6Net>>,
 ) -> Result<Ip6TunnelSpec, String> {
     let Some(remote) = &s.remote_address else {
         return Err(
@@ -70,9 +97,14 @@ fn tunnel_spec(
     let remote = parse_v6("remoteAddress", remote)?;
     let local = match (s.local_address_source, &s.local_address) {
         (Some(LocalAddressSource::DelegatedAddress), _) => {
-            return Err("localAddressSource delegatedAddress needs the delegated prefix, which \
-                        arrives in a later issue"
-                .to_string());
+            let suffix = match &s.local_address_suffix {
+                Some(text) => Some(parse_v6("localAddressSuffix", text)?),
+                None => None,
+            };
+            delegated.flatten().map(|net| match suffix {
+                Some(suffix) => with_interface_id(net, suffix),
+                None => net.addr(),
+            })
         }
         (_, Some(local)) => Some(parse_v6("localAddress", local)?),
         (_, None) if s.local_address_suffix.is_some() => {
@@ -102,6 +134,13 @@ fn tunnel_spec(
         mtu: s.mtu.map(u32::from),
         admin_up: Some(true),
     })
+}
+
+/// `net`'s prefix with the host bits of `suffix` (`2001:db8:0:2a::1/64` and `::100` give
+/// `2001:db8:0:2a::100`).
+fn with_interface_id(net: Ipv6Net, suffix: Ipv6Addr) -> Ipv6Addr {
+    let mask = u128::from(net.netmask());
+    Ipv6Addr::from((u128::from(net.network()) & mask) | (u128::from(suffix) & !mask))
 }
 
 fn parse_v6(field: &str, text: &str) -> Result<Ipv6Addr, String> {

@@ -141,3 +141,69 @@ fn ds_lite_with_run_time_endpoints_stays_opaque_and_says_why() {
         .expect("default route");
     assert_eq!(deps(route)[0], "linux.ipip6.tunnel/ds-lite0");
 }
+
+/// `EXAMPLE` with a delegation on the WAN, a delegated address on the LAN, and the tunnel's
+/// local end taken from it (with `suffix`, when given).
+fn delegated_local(suffix: Option<&str>) -> routerd_model::Config {
+    let suffix =
+        suffix.map(|s| format!("        localAddressSuffix: \"{s}\"\n")).unwrap_or_default();
+    let extra = "    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv6PrefixDelegation
+      metadata:
+        name: wan-pd
+      spec:
+        interface: wan
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv6DelegatedAddress
+      metadata:
+        name: lan-v6
+      spec:
+        prefixDelegation: wan-pd
+        interface: lan
+        subnetID: \"2a\"
+        addressSuffix: \"::1\"
+";
+    let yaml = EXAMPLE.replace(
+        "        localAddressSource: static\n        localAddress: 2001:db8::2\n",
+        &format!(
+            "        localAddressSource: delegatedAddress\n        localDelegatedAddress: lan-v6\n{suffix}"
+        ),
+    ) + extra;
+    parse_config(&yaml, "router.yaml").expect("config parses")
+}
+
+#[test]
+fn ds_lite_local_end_from_a_delegated_address_waits_for_it_and_follows_it() {
+    let target = routerd_host::Target::default();
+    // Before networkd has derived the address: a typed tunnel that waits on the LAN's binding
+    // until the binding has an address.
+    let rendered = super::render_with(&delegated_local(None), &target, &Default::default());
+    let tunnel = intent(&rendered, "linux.ipip6.tunnel/dslite0");
+    let ArtifactSpec::Ip6Tunnel(t) = &tunnel.artifact.spec else { panic!("typed tunnel") };
+    assert_eq!(t.local, None);
+    let waits = tunnel
+        .dependencies
+        .iter()
+        .find(|d| d.key.to_string() == "dhcp.ipv6.delegatedAddress/eth1")
+        .expect("depends on the delegated address binding");
+    assert!(waits.addressed, "{waits:?}");
+
+    // With the address: its own, or its prefix with the suffix.
+    let mut runtime = crate::runtime::RuntimeValues::default();
+    runtime.delegated.insert(
+        "eth1".into(),
+        vec![
+            "2001:db8:a0:2a::1/64".parse().expect("net"),
+            "2001:db8:b0:2a::1/64".parse().expect("net"),
+        ],
+    );
+    let local = |suffix| {
+        let rendered = super::render_with(&delegated_local(suffix), &target, &runtime);
+        match &intent(&rendered, "linux.ipip6.tunnel/dslite0").artifact.spec {
+            ArtifactSpec::Ip6Tunnel(t) => t.local,
+            other => panic!("typed tunnel: {other:?}"),
+        }
+    };
+    assert_eq!(local(None), "2001:db8:a0:2a::1".parse().ok());
+    assert_eq!(local(Some("::100")), "2001:db8:a0:2a::100".parse().ok());
+}

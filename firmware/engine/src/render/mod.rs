@@ -55,6 +55,7 @@ use routerd_host::Target;
 use routerd_model::{Config, Resource, ResourceSpec};
 
 use crate::intent::Intent;
+use crate::runtime::RuntimeValues;
 
 pub(crate) use ctx::{Out, RenderCtx};
 pub(crate) use deferred::when_of;
@@ -80,7 +81,13 @@ pub fn render(config: &Config) -> Rendered {
 /// Renders every resource of `config` into intents for `target`: the paths and namespace the
 /// units it renders refer to. As [`render`] otherwise.
 pub fn render_for(config: &Config, target: &Target) -> Rendered {
-    let ctx = RenderCtx::new(config, target);
+    render_with(config, target, &RuntimeValues::default())
+}
+
+/// Renders `config` for `target` with the runtime values of an observation (ADR 0008): what
+/// needs a value that is not there yet is rendered waiting for it. As [`render`] otherwise.
+pub fn render_with(config: &Config, target: &Target, runtime: &RuntimeValues) -> Rendered {
+    let ctx = RenderCtx::new(config, target, runtime);
     let mut rendered = Rendered::default();
     for res in &config.spec.resources {
         let mut out = Out::new(res);
