@@ -7,6 +7,8 @@
 //! current-state graph; see `docs/adr/0002-ownership-rules.md`.
 
 mod error;
+#[cfg(test)]
+mod fixtures;
 pub mod health;
 pub mod intent;
 pub mod item;

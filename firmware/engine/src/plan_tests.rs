@@ -222,21 +222,7 @@ fn delegated_tunnel_config() -> routerd_model::Config {
     let yaml = EXAMPLE.replace(
         "        localAddressSource: static\n        localAddress: 2001:db8::2\n",
         "        localAddressSource: delegatedAddress\n        localDelegatedAddress: lan-v6\n",
-    ) + "    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv6PrefixDelegation
-      metadata:
-        name: wan-pd
-      spec:
-        interface: wan
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv6DelegatedAddress
-      metadata:
-        name: lan-v6
-      spec:
-        prefixDelegation: wan-pd
-        interface: lan
-        addressSuffix: \"::1\"
-";
+    ) + crate::fixtures::WAN_PD_LAN_V6;
     parse_config(&yaml, "router.yaml").expect("config parses")
 }
 

@@ -147,28 +147,12 @@ fn ds_lite_with_run_time_endpoints_stays_opaque_and_says_why() {
 fn delegated_local(suffix: Option<&str>) -> routerd_model::Config {
     let suffix =
         suffix.map(|s| format!("        localAddressSuffix: \"{s}\"\n")).unwrap_or_default();
-    let extra = "    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv6PrefixDelegation
-      metadata:
-        name: wan-pd
-      spec:
-        interface: wan
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv6DelegatedAddress
-      metadata:
-        name: lan-v6
-      spec:
-        prefixDelegation: wan-pd
-        interface: lan
-        subnetID: \"2a\"
-        addressSuffix: \"::1\"
-";
     let yaml = EXAMPLE.replace(
         "        localAddressSource: static\n        localAddress: 2001:db8::2\n",
         &format!(
             "        localAddressSource: delegatedAddress\n        localDelegatedAddress: lan-v6\n{suffix}"
         ),
-    ) + extra;
+    ) + crate::fixtures::WAN_PD_LAN_V6;
     parse_config(&yaml, "router.yaml").expect("config parses")
 }
 
