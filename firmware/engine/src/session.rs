@@ -437,8 +437,8 @@ impl Session {
     }
 
     /// `desired` with the runtime values of `snap` (ADR 0008): the same when they are the ones
-    /// it was rendered with (always, for a config that reads none), else `config` rendered
-    /// again with them.
+    /// it was rendered with (always, on a host where nothing produced any), else `config`
+    /// rendered again with them.
     fn bound(&self, config: &Config, desired: &Arc<Desired>, snap: &Snapshot) -> Arc<Desired> {
         let runtime = RuntimeValues::from_observed(&snap.observed);
         if runtime == desired.runtime {
