@@ -205,6 +205,15 @@ fn client<S: Serialize>(
 ) {
     let Some(link) = ctx.interface(iface) else { return out.unresolved("interface", iface) };
     let deps = vec![dep(&link.key, format!("runs on {}", link.ifname))];
+    if binding != DhcpBinding::Ipv4
+        && let Some(policy) = super::firewall_policy::drops_dhcpv6_replies(ctx, &link.ifname)
+    {
+        out.warn(format!(
+            "FirewallPolicy {policy} (preset home-router) drops the DHCPv6 server's replies \
+             (UDP 546) on {}, which is in no zone: put the interface in a wan* zone",
+            link.ifname
+        ));
+    }
     match client {
         None | Some("" | "networkd" | "systemd-networkd") => {
             let ifname = link.ifname.clone();

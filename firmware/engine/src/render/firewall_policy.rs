@@ -27,6 +27,23 @@ use crate::intent::ApplyWith;
 /// The ports of a router service (`ssh`, `dns`, `dhcp`).
 type ServicePorts = &'static [(NftL4Proto, u16)];
 
+/// The `home-router` FirewallPolicy that drops DHCPv6 replies (UDP 546) arriving on `ifname`,
+/// if one does: the preset accepts them only from interfaces in a zone (all traffic from a
+/// trusted zone, the replies from a `wan*` zone), and drops all input from an interface in no
+/// zone. DHCPv6 clients use UDP sockets, which the input chain filters (networkd's DHCPv4
+/// client reads a packet socket, which it does not).
+pub(super) fn drops_dhcpv6_replies<'a>(ctx: &RenderCtx<'a>, ifname: &str) -> Option<&'a str> {
+    let policy = ctx.resources().find(|r| match &r.spec {
+        ResourceSpec::FirewallPolicy(p) => {
+            p.preset == Some(FirewallPreset::HomeRouter)
+                && p.input.as_ref().and_then(|i| i.default) != Some(Verdict::Accept)
+        }
+        _ => false,
+    })?;
+    let zoned = ctx.zones().iter().any(|(_, ifnames)| ifnames.iter().any(|i| i == ifname));
+    (!zoned).then_some(policy.name.as_str())
+}
+
 /// Whether a zone name denotes an untrusted (uplink) zone.
 pub(super) fn is_untrusted_zone(name: &str) -> bool {
     name.starts_with("wan")

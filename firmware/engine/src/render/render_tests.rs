@@ -458,3 +458,68 @@ spec:
     assert_eq!(check.action, Action::Observe, "a verdict is an external item");
     assert_eq!(check.apply_with, ApplyWith::Scheduler);
 }
+
+#[test]
+fn a_dhcpv6_client_on_an_interface_the_home_router_preset_closes_is_warned_about() {
+    let config = |wan_zone: bool| {
+        let zone = if wan_zone {
+            "    - apiVersion: firewall.routerd.net/v1alpha1
+      kind: Zone
+      metadata:
+        name: wan
+      spec:
+        interfaces: [wan]
+"
+        } else {
+            ""
+        };
+        let yaml = format!(
+            "apiVersion: routerd.net/v1alpha1
+kind: Router
+metadata:
+  name: fw
+spec:
+  resources:
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: Interface
+      metadata:
+        name: wan
+      spec:
+        ifname: wan0
+        managed: true
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4DHCPAddress
+      metadata:
+        name: wan-v4
+      spec:
+        interface: wan
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv6PrefixDelegation
+      metadata:
+        name: wan-pd
+      spec:
+        interface: wan
+    - apiVersion: firewall.routerd.net/v1alpha1
+      kind: FirewallPolicy
+      metadata:
+        name: default
+      spec:
+        preset: home-router
+{zone}"
+        );
+        parse_config(&yaml, "fw.yaml").expect("parses")
+    };
+    let warned = |rendered: &super::Rendered, kind: &str| {
+        let id = format!("net.routerd.net/v1alpha1/{kind}");
+        rendered
+            .warnings
+            .get(&id)
+            .is_some_and(|w| w.iter().any(|w| w.contains("UDP 546") && w.contains("wan0")))
+    };
+    let open = render(&config(false));
+    assert!(warned(&open, "IPv6PrefixDelegation/wan-pd"), "{:?}", open.warnings);
+    // DHCPv4 reads a packet socket, which the input chain does not filter.
+    assert!(!warned(&open, "IPv4DHCPAddress/wan-v4"), "{:?}", open.warnings);
+    let zoned = render(&config(true));
+    assert!(!warned(&zoned, "IPv6PrefixDelegation/wan-pd"), "{:?}", zoned.warnings);
+}
