@@ -642,7 +642,7 @@ pub struct DhcpClientSpec {
     /// another `.network` file that matches the link first shows as drift.
     pub effective: bool,
     /// Observed: the addresses networkd configured on the link for this binding (`Describe`'s
-    /// `Addresses` whose `ConfigSource` is the binding's: `dhcp4`, `dhcp6`, `dhcp-pd`), in
+    /// `Addresses` whose `ConfigSource` is the binding's: `DHCPv4`, `DHCPv6`, `DHCP-PD`), in
     /// CIDR form (`2001:db8:0:1::1/64`). Desired: empty, and never compared: they are the
     /// binding's result, which what depends on the binding reads (the delegated address a
     /// DS-Lite tunnel uses as its local end).

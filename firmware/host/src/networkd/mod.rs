@@ -110,7 +110,8 @@ pub struct DescribedAddress {
     /// Prefix length in bits.
     #[serde(default)]
     pub prefix_length: u8,
-    /// What configured it: `static`, `dhcp4`, `dhcp6`, `dhcp-pd`, `ndisc`, `foreign`, ...
+    /// What configured it: `static`, `DHCPv4`, `DHCPv6`, `DHCP-PD`, `NDisc`, `foreign`, ...
+    /// (systemd 252's spelling; other releases write them in lower case).
     #[serde(default)]
     pub config_source: String,
     /// Comma-separated flags: `requesting`, `configuring`, `configured`, `marked`, `removing`.
