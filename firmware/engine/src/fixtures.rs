@@ -1,5 +1,26 @@
 //! Config snippets the engine's unit tests share.
 
+/// The Router document resource list items are placed in, under `spec.resources`.
+pub(crate) const ROUTER_HEADER: &str = "apiVersion: routerd.net/v1alpha1\nkind: Router\nmetadata:\n  name: test\nspec:\n  resources:\n";
+
+/// The config of a Router holding `resources` (list items indented for `spec.resources`).
+///
+/// Panics when it does not parse: a test's own config is wrong.
+pub(crate) fn router(resources: &str) -> routerd_model::Config {
+    routerd_model::parse_config(&format!("{ROUTER_HEADER}{resources}"), "router.yaml")
+        .unwrap_or_else(|e| panic!("test config does not parse: {e:?}"))
+}
+
+/// Interface `wan` on link `wan0`, managed.
+pub(crate) const WAN0: &str = "    - apiVersion: net.routerd.net/v1alpha1
+      kind: Interface
+      metadata:
+        name: wan
+      spec:
+        ifname: wan0
+        managed: true
+";
+
 /// Resource list items (indented for `spec.resources` of `examples/vlan-dslite.yaml`): a prefix
 /// delegation on interface `wan` and delegated address `lan-v6` on interface `lan` (subnet
 /// `2a`, suffix `::1`).

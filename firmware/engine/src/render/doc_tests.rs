@@ -12,10 +12,6 @@ use super::render;
 
 const DOC: &str = include_str!("../../../../docs/resources.md");
 
-/// The Router document each example is placed in, under `spec.resources`.
-const ROUTER_HEADER: &str = "apiVersion: routerd.net/v1alpha1\nkind: Router\nmetadata:\n  \
-                             name: doc\nspec:\n  resources:\n";
-
 /// The line index of heading `## <kind>`, if the document has it.
 fn heading_line(lines: &[&str], kind: ResourceKind) -> Option<usize> {
     let heading = format!("## {}", kind.as_str());
@@ -42,7 +38,7 @@ fn first_yaml_block(section: &[&str]) -> Option<String> {
 /// `block` (a YAML list of resources) as a Router document, the list indented under
 /// `spec.resources`.
 fn router_document(block: &str) -> String {
-    let mut text = ROUTER_HEADER.to_string();
+    let mut text = crate::fixtures::ROUTER_HEADER.to_string();
     for line in block.lines() {
         if !line.trim().is_empty() {
             text.push_str("    ");

@@ -8,6 +8,7 @@ use routerd_host::{ArtifactKind, ArtifactSpec};
 use routerd_model::{ResourceKind, parse_config};
 
 use super::render;
+use crate::fixtures::{WAN0, router};
 use crate::intent::{Action, ApplyWith, Intent};
 
 const ALL_KINDS: &str = include_str!("../../../model/tests/fixtures/all-kinds.yaml");
@@ -297,21 +298,8 @@ fn dhcp_client_bindings_render_networkd_blocks_on_the_upstream_link() {
 #[test]
 fn a_delegated_address_takes_its_subnet_and_suffix_and_refuses_a_subnet_networkd_does_not() {
     let config = |subnet: &str| {
-        let yaml = format!(
-            "apiVersion: routerd.net/v1alpha1
-kind: Router
-metadata:
-  name: pd
-spec:
-  resources:
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: Interface
-      metadata:
-        name: wan
-      spec:
-        ifname: wan0
-        managed: true
-    - apiVersion: net.routerd.net/v1alpha1
+        router(&format!(
+            "{WAN0}    - apiVersion: net.routerd.net/v1alpha1
       kind: Interface
       metadata:
         name: lan
@@ -335,8 +323,7 @@ spec:
         addressSuffix: \"::1:0:0:1\"
         sendRA: true
 "
-        );
-        parse_config(&yaml, "pd.yaml").expect("parses")
+        ))
     };
     let rendered = render(&config("\"a0\""));
     let i = rendered
@@ -473,21 +460,8 @@ fn a_dhcpv6_client_on_an_interface_the_home_router_preset_closes_is_warned_about
         } else {
             ""
         };
-        let yaml = format!(
-            "apiVersion: routerd.net/v1alpha1
-kind: Router
-metadata:
-  name: fw
-spec:
-  resources:
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: Interface
-      metadata:
-        name: wan
-      spec:
-        ifname: wan0
-        managed: true
-    - apiVersion: net.routerd.net/v1alpha1
+        router(&format!(
+            "{WAN0}    - apiVersion: net.routerd.net/v1alpha1
       kind: IPv4DHCPAddress
       metadata:
         name: wan-v4
@@ -506,8 +480,7 @@ spec:
       spec:
         preset: home-router
 {zone}"
-        );
-        parse_config(&yaml, "fw.yaml").expect("parses")
+        ))
     };
     let warned = |rendered: &super::Rendered, kind: &str| {
         let id = format!("net.routerd.net/v1alpha1/{kind}");
