@@ -271,7 +271,7 @@ fn a_tunnel_built_from_a_delegated_address_waits_for_it_follows_it_and_goes_with
         generation: 1,
     }];
     let plan_of = |observed: &BTreeMap<ArtifactKey, Arc<Artifact>>, ledger: &[EntryHead]| {
-        let runtime = RuntimeValues::from_observed(observed);
+        let runtime = RuntimeValues::from_observed(observed, &BTreeSet::new());
         let rendered = super::super::render::render_with(&config, &target, &runtime);
         let desired = Arc::new(Desired::new(rendered, &BTreeSet::new(), &support));
         let input = PlanInput {
@@ -318,4 +318,28 @@ fn a_tunnel_built_from_a_delegated_address_waits_for_it_follows_it_and_goes_with
     let lost = plan_of(&host(&[], Some(created)), &ledger);
     let (op, _) = op_on(&lost).expect("tunnel withdrawn");
     assert_eq!(op, routerd_graph::Operation::Delete, "{:?}", lost.ops.steps());
+}
+
+#[test]
+fn an_intent_no_configurator_applies_is_blocked_naming_its_apply_with_and_so_are_its_dependents() {
+    // Every kind has a configurator in this build (`tests/it/reconcile.rs` checks it on a real
+    // session); a build without one, here networkd, still reports rather than skips.
+    use crate::intent::ApplyWith;
+    use crate::item::Support;
+    let config = delegated_tunnel_config();
+    let support = |i: &Intent| match i.apply_with {
+        ApplyWith::Networkd => Support::NoConfigurator,
+        _ => Support::Applied,
+    };
+    let desired = Desired::new(render(&config), &BTreeSet::new(), &support);
+    let binding = ArtifactKey::new(ArtifactKind::Dhcp6DelegatedAddress, "eth1");
+    let (reason, message) = desired.blocked.get(&binding).expect("the binding is blocked");
+    assert_eq!(*reason, "ConfiguratorMissing");
+    assert!(message.contains("(applyWith networkd)"), "{message}");
+    // The tunnel built from the binding's address cannot be applied either.
+    let tunnel = ArtifactKey::new(ArtifactKind::Ipip6Tunnel, "dslite0");
+    assert!(desired.blocked.contains_key(&tunnel), "{:#?}", desired.blocked);
+    // What does not depend on networkd is not blocked.
+    let link = ArtifactKey::new(ArtifactKind::Link, "eth0");
+    assert!(!desired.blocked.contains_key(&link), "{:#?}", desired.blocked);
 }

@@ -110,6 +110,9 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
             if i.kind() == routerd_host::ArtifactKind::StateVariable {
                 health.push(variable(plan, i));
             }
+            if i.kind() == routerd_host::ArtifactKind::AddressSelection {
+                health.push(selected(i));
+            }
             if let Some((reason, msg)) = plan.desired.blocked.get(i.key()) {
                 conds.push(("Blocked", *reason, format!("{}: {msg}", i.key())));
             } else if let Some(o) = failed.get(&(i.kind().as_str(), i.key().name.as_str())) {
@@ -298,6 +301,33 @@ fn variable(plan: &EnginePlan, i: &Intent) -> (&'static str, &'static str, &'sta
             ("Value", "Unknown", "NotEvaluated", format!("{}: {detail}", v.variable))
         }
         _ => ("Value", "False", "Unset", format!("{} has no value: {detail}", v.variable)),
+    }
+}
+
+/// The `Selected` condition of a SelfAddressPolicy's selection item: `(type, status, reason,
+/// message)`. The selection is rendered (ADR 0008), so the intent itself carries it.
+fn selected(i: &Intent) -> (&'static str, &'static str, &'static str, String) {
+    use crate::render::Selection;
+    let routerd_host::ArtifactSpec::Opaque(o) = &i.artifact.spec else {
+        return ("Selected", "Unknown", "NotEvaluated", String::new());
+    };
+    match serde_json::from_value::<Selection>(o.attributes.clone()) {
+        Ok(Selection { address: Some(address), candidate, .. }) => {
+            let from = candidate.map(|(n, what)| format!(" from candidates[{n}], {what}"));
+            (
+                "Selected",
+                "True",
+                "CandidateSelected",
+                format!("{address}{}", from.unwrap_or_default()),
+            )
+        }
+        Ok(_) => (
+            "Selected",
+            "False",
+            "NoCandidateAvailable",
+            "no candidate has an address yet (see the warnings)".to_string(),
+        ),
+        Err(e) => ("Selected", "Unknown", "NotEvaluated", e.to_string()),
     }
 }
 

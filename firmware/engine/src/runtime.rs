@@ -1,16 +1,17 @@
 //! Runtime values: what rendering reads from the host besides the config, for attributes known
 //! only once something on the host has produced them (the address networkd derives from a
-//! delegated prefix, which a DS-Lite tunnel uses as its local end). ADR 0008.
+//! delegated prefix, which a DS-Lite tunnel uses as its local end; the addresses on a link a
+//! `SelfAddressPolicy` chooses from). ADR 0008.
 //!
 //! They come from external items of an observation, so the desired state is a pure function of
 //! the config and these values: a session renders again when an observation brings other
 //! values, and the graph withdraws what needs a value while it is missing (the dependency on
 //! its source is met only while the source has it: [`crate::intent::IntentDep::addressed`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use ipnet::Ipv6Net;
+use ipnet::{IpNet, Ipv6Net};
 use routerd_host::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec};
 
 /// The runtime values one observation gives. Empty when nothing on the host produced any (and
@@ -21,30 +22,72 @@ pub struct RuntimeValues {
     /// link name (`dhcp.ipv6.delegatedAddress` bindings' observed `addresses`), in the order
     /// networkd lists them.
     pub delegated: BTreeMap<String, Vec<Ipv6Net>>,
+    /// The IPv4 and IPv6 addresses on each link of the render's `address_links`
+    /// ([`crate::render::Rendered::address_links`]), IPv6 link-local ones left out, in
+    /// ascending order. Links without addresses are absent.
+    pub interface_addresses: BTreeMap<String, Vec<IpNet>>,
 }
 
 impl RuntimeValues {
-    /// The values in `observed` (the inventory of one snapshot, by key).
-    pub fn from_observed(observed: &BTreeMap<ArtifactKey, Arc<Artifact>>) -> Self {
-        let kind = ArtifactKind::Dhcp6DelegatedAddress;
-        let first = ArtifactKey::new(kind, String::new());
+    /// The values in `observed` (the inventory of one snapshot, by key). Interface addresses
+    /// are read only for the links in `address_links`: the ones a config asks about, so that a
+    /// config asking about none binds no value and renders once.
+    pub fn from_observed(
+        observed: &BTreeMap<ArtifactKey, Arc<Artifact>>,
+        address_links: &BTreeSet<String>,
+    ) -> Self {
         let mut delegated = BTreeMap::new();
-        // The map is in key order, kind first: the bindings are one range.
-        for (key, artifact) in observed.range(first..).take_while(|(k, _)| k.kind == kind) {
+        // The map is in key order, kind first: each kind is one range.
+        for artifact in kind_range(observed, ArtifactKind::Dhcp6DelegatedAddress) {
             let ArtifactSpec::DhcpClient(d) = &artifact.spec else { continue };
             let addresses: Vec<Ipv6Net> =
                 d.addresses.iter().filter_map(|a| a.parse().ok()).collect();
             if !addresses.is_empty() {
-                delegated.insert(key.name.clone(), addresses);
+                delegated.insert(artifact.key.name.clone(), addresses);
             }
         }
-        Self { delegated }
+        let mut interface_addresses: BTreeMap<String, Vec<IpNet>> = BTreeMap::new();
+        if !address_links.is_empty() {
+            let listed = kind_range(observed, ArtifactKind::Ipv4Address)
+                .chain(kind_range(observed, ArtifactKind::Ipv6Address));
+            for artifact in listed {
+                let ArtifactSpec::Address(a) = &artifact.spec else { continue };
+                if address_links.contains(&a.ifname) && !is_link_local(&a.address) {
+                    interface_addresses.entry(a.ifname.clone()).or_default().push(a.address);
+                }
+            }
+            for addresses in interface_addresses.values_mut() {
+                addresses.sort_unstable();
+                addresses.dedup();
+            }
+        }
+        Self { delegated, interface_addresses }
+    }
+
+    /// The addresses on `ifname` when it is one of the links the render asked about.
+    pub fn interface_addresses(&self, ifname: &str) -> &[IpNet] {
+        self.interface_addresses.get(ifname).map(Vec::as_slice).unwrap_or_default()
     }
 
     /// The first address networkd derived on `ifname` from a delegated prefix, if any.
     pub fn delegated_address(&self, ifname: &str) -> Option<Ipv6Net> {
         self.delegated.get(ifname).and_then(|a| a.first().copied())
     }
+}
+
+/// The artifacts of `kind` in `observed`.
+fn kind_range(
+    observed: &BTreeMap<ArtifactKey, Arc<Artifact>>,
+    kind: ArtifactKind,
+) -> impl Iterator<Item = &Arc<Artifact>> {
+    let first = ArtifactKey::new(kind, String::new());
+    observed.range(first..).take_while(move |(k, _)| k.kind == kind).map(|(_, a)| a)
+}
+
+/// An IPv6 link-local address (`fe80::/10`, RFC 4291 section 2.5.6): never a self address
+/// announced to a LAN.
+fn is_link_local(net: &IpNet) -> bool {
+    matches!(net, IpNet::V6(n) if n.addr().segments()[0] & 0xffc0 == 0xfe80)
 }
 
 #[cfg(test)]
@@ -73,10 +116,41 @@ mod tests {
         .into_iter()
         .map(|a| (a.key.clone(), a))
         .collect();
-        let v = RuntimeValues::from_observed(&observed);
+        let v = RuntimeValues::from_observed(&observed, &BTreeSet::new());
         assert_eq!(v.delegated_address("lan0"), "2001:db8:0:2a::1/64".parse().ok());
         assert_eq!(v.delegated_address("lan1"), None);
         assert_eq!(v.delegated.len(), 1, "{v:?}");
-        assert_eq!(RuntimeValues::from_observed(&BTreeMap::new()), RuntimeValues::default());
+        let none = RuntimeValues::from_observed(&BTreeMap::new(), &BTreeSet::new());
+        assert_eq!(none, RuntimeValues::default());
+    }
+
+    fn address(ifname: &str, address: &str) -> Arc<Artifact> {
+        let address = address.parse().expect("address");
+        let spec = routerd_host::artifact::AddressSpec { ifname: ifname.into(), address };
+        Arc::new(Artifact::new(ArtifactSpec::Address(spec)))
+    }
+
+    #[test]
+    fn interface_addresses_are_read_only_for_the_links_asked_about_without_link_local_ones() {
+        let observed: BTreeMap<ArtifactKey, Arc<Artifact>> = [
+            address("lan0", "fd00:53::53/64"),
+            address("lan0", "fe80::1/64"),
+            address("lan0", "192.168.1.1/24"),
+            address("lan0", "2001:db8::1/64"),
+            address("wan0", "198.51.100.2/24"),
+        ]
+        .into_iter()
+        .map(|a| (a.key.clone(), a))
+        .collect();
+        let v = RuntimeValues::from_observed(&observed, &BTreeSet::from(["lan0".to_string()]));
+        let on_lan: Vec<String> =
+            v.interface_addresses("lan0").iter().map(ToString::to_string).collect();
+        assert_eq!(on_lan, ["192.168.1.1/24", "2001:db8::1/64", "fd00:53::53/64"]);
+        assert!(v.interface_addresses("wan0").is_empty(), "{v:?}");
+        // A config asking about no link binds no value: it renders once.
+        assert_eq!(
+            RuntimeValues::from_observed(&observed, &BTreeSet::new()),
+            RuntimeValues::default()
+        );
     }
 }

@@ -1,13 +1,14 @@
 //! What every renderer shares: reference resolution over the whole config, and the per-resource
 //! output collector.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::net::IpAddr;
 use std::sync::Arc;
 
 use ipnet::IpNet;
 use routerd_host::artifact::OpaqueSpec;
 use routerd_host::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, Target};
+use routerd_model::spec::dhcp::{SelfAddressPolicySpec, SelfAddressSource};
 use routerd_model::{Config, Resource, ResourceSpec};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -110,6 +111,42 @@ impl<'a> RenderCtx<'a> {
         let iface = IfaceRef { key: ArtifactKey::new(kind, ifname.clone()), ifname };
         // First declaration wins, as the validator requires names to be unique.
         self.interfaces.entry(name).or_insert(iface);
+    }
+
+    /// The declared static IPv4 addresses of interface resource `iface`.
+    pub(crate) fn declared_addresses(&self, iface: &str) -> &[IpNet] {
+        self.addresses.get(iface).map(Vec::as_slice).unwrap_or_default()
+    }
+
+    /// The link of the `IPv6DelegatedAddress` named `name`.
+    pub(crate) fn delegated_link(&self, name: &str) -> Option<IfaceRef> {
+        self.resources().find_map(|r| match &r.spec {
+            ResourceSpec::Ipv6DelegatedAddress(d) if r.name == name => self.interface(&d.interface),
+            _ => None,
+        })
+    }
+
+    /// The `SelfAddressPolicy` named `name`.
+    pub(crate) fn self_address_policy(&self, name: &str) -> Option<&'a SelfAddressPolicySpec> {
+        self.resources().find_map(|r| match &r.spec {
+            ResourceSpec::SelfAddressPolicy(p) if r.name == name => Some(p),
+            _ => None,
+        })
+    }
+
+    /// The kernel names of the links whose addresses some `SelfAddressPolicy` chooses from
+    /// (`source: interfaceAddress`): the runtime values a render of this config reads.
+    pub(crate) fn address_links(&self) -> BTreeSet<String> {
+        self.resources()
+            .filter_map(|r| match &r.spec {
+                ResourceSpec::SelfAddressPolicy(p) => Some(p),
+                _ => None,
+            })
+            .flat_map(|p| &p.candidates)
+            .filter(|c| c.source == SelfAddressSource::InterfaceAddress)
+            .filter_map(|c| self.interface(c.interface.as_deref()?))
+            .map(|link| link.ifname)
+            .collect()
     }
 
     pub(crate) fn resources(&self) -> impl Iterator<Item = &'a Resource> {

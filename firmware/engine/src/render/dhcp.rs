@@ -9,6 +9,7 @@
 //! runs dnsmasq; so do the IPv6 server and scopes (router advertisements and DHCPv6 on the
 //! link of a delegated address).
 
+use std::net::IpAddr;
 use std::time::Duration;
 
 use routerd_host::artifact::{DhcpBinding, DhcpClientSpec, DnsmasqSectionSpec, UnitSpec};
@@ -344,7 +345,7 @@ pub(super) fn render_ipv6_scope(
     out: &mut Out,
 ) {
     let mut deps = vec![server_dep("dhcpv6-server", &s.server)];
-    let Some(link) = delegated_link(ctx, &s.delegated_address) else {
+    let Some(link) = ctx.delegated_link(&s.delegated_address) else {
         return out.unresolved("delegatedAddress", &s.delegated_address);
     };
     deps.push(dep(&link.key, format!("serves {}", link.ifname)));
@@ -377,23 +378,34 @@ pub(super) fn render_ipv6_scope(
         Some(Ipv6DnsSource::None) => {
             lines.push(format!("dhcp-option=tag:{tag},option6:dns-server"))
         }
+        // The address the policy selects; without a policy, or while it selects none,
         // dnsmasq's default: its own address on the link (RDNSS and the DHCPv6 option).
         Some(Ipv6DnsSource::SelfAddress) | None => {
-            if s.self_address_policy.is_some() {
-                out.warn("selfAddressPolicy is not evaluated in this build: dnsmasq announces its own address on the link");
+            if let Some(name) = &s.self_address_policy {
+                match ctx.self_address_policy(name) {
+                    None => out.unresolved("selfAddressPolicy", name),
+                    Some(policy) => {
+                        let key = ArtifactKey::new(ArtifactKind::AddressSelection, name.clone());
+                        deps.push(dep(&key, format!("announces the address {name} selects")));
+                        match super::self_address_policy::select(ctx, policy).0.address {
+                            Some(IpAddr::V6(a)) => lines
+                                .push(format!("dhcp-option=tag:{tag},option6:dns-server,[{a}]")),
+                            Some(IpAddr::V4(_)) => out.warn(format!(
+                                "selfAddressPolicy {name} selects IPv4 addresses: dnsmasq \
+                                 announces its own address on the link"
+                            )),
+                            None => out.warn(format!(
+                                "selfAddressPolicy {name} selects no address yet: dnsmasq \
+                                 announces its own address on the link until it does"
+                            )),
+                        }
+                    }
+                }
             }
         }
     }
     let section = DnsmasqSectionSpec { section: format!("dhcpv6-range/{}", res.name), lines };
     out.ensure(ArtifactSpec::DnsmasqSection(section), ApplyWith::Dnsmasq, deps);
-}
-
-/// The link of the `IPv6DelegatedAddress` named `name`.
-fn delegated_link(ctx: &RenderCtx<'_>, name: &str) -> Option<super::ctx::IfaceRef> {
-    ctx.resources().find_map(|r| match &r.spec {
-        ResourceSpec::Ipv6DelegatedAddress(d) if r.name == name => ctx.interface(&d.interface),
-        _ => None,
-    })
 }
 
 /// The MTU a `PathMTUPolicy` with `ipv6RA.enabled` advertises on `ifname`, as dnsmasq's
@@ -433,7 +445,7 @@ pub(super) fn ra_param(ctx: &RenderCtx<'_>, ifname: &str, mtu: Option<&str>) -> 
     let default_route = ctx.resources().any(|r| match &r.spec {
         ResourceSpec::Ipv6DhcpScope(sc) => {
             sc.default_route
-                && delegated_link(ctx, &sc.delegated_address).is_some_and(|l| l.ifname == ifname)
+                && ctx.delegated_link(&sc.delegated_address).is_some_and(|l| l.ifname == ifname)
         }
         _ => false,
     });

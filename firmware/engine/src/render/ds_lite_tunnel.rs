@@ -15,8 +15,8 @@ use std::net::Ipv6Addr;
 use ipnet::{IpNet, Ipv6Net};
 use routerd_host::artifact::{EncapLimit, Ip6TunnelMode, Ip6TunnelSpec, RouteSpec};
 use routerd_host::{ArtifactKey, ArtifactKind, ArtifactSpec, ROUTERD_ROUTE_PROTOCOL};
+use routerd_model::Resource;
 use routerd_model::spec::net::{DsLiteTunnelSpec, LocalAddressSource};
-use routerd_model::{Resource, ResourceSpec};
 
 use super::ctx::dep;
 use super::{Out, RenderCtx};
@@ -31,7 +31,7 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &DsLiteTunnelSpec, 
     let mut delegated = None;
     if s.local_address_source == Some(LocalAddressSource::DelegatedAddress) {
         let name = s.local_delegated_address.as_deref().unwrap_or_default();
-        let Some(link) = delegated_link(ctx, name) else {
+        let Some(link) = ctx.delegated_link(name) else {
             return out.unresolved("localDelegatedAddress", name);
         };
         let key = ArtifactKey::new(ArtifactKind::Dhcp6DelegatedAddress, link.ifname.clone());
@@ -69,14 +69,6 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &DsLiteTunnelSpec, 
             vec![dep(&tunnel, format!("routes through {ifname}"))],
         );
     }
-}
-
-/// The link of the `IPv6DelegatedAddress` named `name`.
-fn delegated_link(ctx: &RenderCtx<'_>, name: &str) -> Option<super::ctx::IfaceRef> {
-    ctx.resources().find_map(|r| match &r.spec {
-        ResourceSpec::Ipv6DelegatedAddress(d) if r.name == name => ctx.interface(&d.interface),
-        _ => None,
-    })
 }
 
 /// The tunnel as `ip -6 tunnel add IFNAME mode ipip6 remote AFTR local LOCAL dev UNDERLYING

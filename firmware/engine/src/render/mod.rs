@@ -49,7 +49,7 @@ mod link_tests;
 #[path = "doc_tests.rs"]
 mod doc_tests;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use routerd_host::Target;
 use routerd_model::{Config, Resource, ResourceSpec};
@@ -59,6 +59,7 @@ use crate::runtime::RuntimeValues;
 
 pub(crate) use ctx::{Out, RenderCtx};
 pub(crate) use deferred::when_of;
+pub use self_address_policy::Selection;
 
 /// The intents of a whole config, and per-resource warnings.
 #[derive(Clone, Debug, Default)]
@@ -67,6 +68,10 @@ pub struct Rendered {
     pub intents: Vec<Intent>,
     /// Warnings keyed by resource ID.
     pub warnings: BTreeMap<String, Vec<String>>,
+    /// The links whose addresses rendering reads as runtime values (the `interfaceAddress`
+    /// candidates of `SelfAddressPolicy` resources): what an observation binds
+    /// ([`RuntimeValues::from_observed`]).
+    pub address_links: BTreeSet<String>,
 }
 
 /// Renders every resource of `config` into intents for a router ([`Target::default`]: its own
@@ -94,6 +99,7 @@ pub fn render_with(config: &Config, target: &Target, runtime: &RuntimeValues) ->
         render_resource(&ctx, res, &mut out);
         out.finish(&mut rendered);
     }
+    rendered.address_links = ctx.address_links();
     rendered
 }
 
@@ -116,7 +122,7 @@ fn render_resource(ctx: &RenderCtx<'_>, res: &Resource, out: &mut Out) {
         S::Ipv6DelegatedAddress(s) => ipv6_delegated_address::render(ctx, s, out),
         S::Ipv6DhcpServer(s) => dhcp::render_ipv6_server(ctx, res, s, out),
         S::Ipv6DhcpScope(s) => dhcp::render_ipv6_scope(ctx, res, s, out),
-        S::SelfAddressPolicy(s) => self_address_policy::render(res, s, out),
+        S::SelfAddressPolicy(s) => self_address_policy::render(ctx, res, s, out),
         S::DnsConditionalForwarder(s) => dns_conditional_forwarder::render(ctx, res, s, out),
         S::DsLiteTunnel(s) => ds_lite_tunnel::render(ctx, res, s, out),
         S::StatePolicy(s) => state_policy::render(s, out),

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use routerd_engine::Phase;
 
-use crate::support::{Daemon, LAB, Lab, lab_with_systemd, ops, run, wait_for};
+use crate::support::{Daemon, LAB, Lab, condition, lab_with_systemd, ops, resource, run, wait_for};
 
 const UNIT: &str = "routerd-dnsmasq.service";
 
@@ -343,4 +343,62 @@ async fn dnsmasq_advertises_the_delegated_prefix_the_path_mtu_and_the_dns_server
             .filter(|ra| ra_field(ra, "Router lifetime").is_some_and(|v| !v.starts_with("0 ")))
     });
     assert_eq!(ra_field(&ra, "MTU").map(|m| m.starts_with("1454 bytes")), Some(true), "{ra}");
+}
+
+/// `ipv6_config` with the scope announcing what SelfAddressPolicy `lan-dns` selects: an
+/// address on lan0 ending in `::53`, else the address on lan0 ending in `::1` with `::35` as
+/// its identifier.
+fn self_address_config() -> String {
+    let policy = "    - apiVersion: net.routerd.net/v1alpha1
+      kind: SelfAddressPolicy
+      metadata:
+        name: lan-dns
+      spec:
+        addressFamily: ipv6
+        candidates:
+          - source: interfaceAddress
+            interface: lan
+            matchSuffix: \"::53\"
+          - source: interfaceAddress
+            interface: lan
+            matchSuffix: \"::1\"
+            addressSuffix: \"::35\"
+";
+    let static_dns = "        dnsSource: static\n        dnsServers: [\"2001:db8:53::53\"]\n";
+    let config = ipv6_config("");
+    assert!(config.contains(static_dns), "the scope's DNS lines moved");
+    let by_policy = "        dnsSource: self\n        selfAddressPolicy: lan-dns\n";
+    format!("{}{policy}", config.replace(static_dns, by_policy))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lan_hears_the_dns_server_a_self_address_policy_selects_and_follows_it() {
+    let (lab, systemd) = lab_with_systemd().await;
+    run("ip", &["-n", &lab.router, "addr", "add", "2001:db8:1::1/64", "dev", "lan0"]);
+    run("ip", &["-n", &lab.router, "addr", "add", "fd00:53::53/64", "dev", "lan0"]);
+
+    // The lab runs no systemd-networkd: the delegation's binding fails, which this test does
+    // not need (the addresses on lan0 are put there by hand).
+    let doc = lab.reconcile(&self_address_config()).await;
+    let done = ops(&doc, "done");
+    assert!(done.contains(&"create dnsmasq.config/dhcpv6-range/lan-ra".to_string()), "{done:#?}");
+    let policy = resource(&doc, "SelfAddressPolicy/lan-dns");
+    assert_eq!(policy.phase, Phase::Healthy, "{:#?}", policy.conditions);
+    assert_eq!(condition(policy, "Selected"), Some(("True".into(), "CandidateSelected".into())));
+    assert_eq!(systemd.active_state(UNIT), "active");
+    let rdnss = |ra: &str| ra_field(ra, "Recursive DNS server").map(str::to_string);
+    let ra = wait_for("an RA naming fd00:53::53", Duration::from_secs(30), || {
+        router_advertisement(&lab).filter(|ra| rdnss(ra).as_deref() == Some("fd00:53::53"))
+    });
+    assert!(ra.contains("2001:db8:1::/64"), "the delegated prefix is still advertised: {ra}");
+
+    // The ::53 address goes: the next candidate, ::35 in the prefix of the ::1 address, is
+    // announced after the next reconcile, which rewrites the scope and reloads dnsmasq.
+    run("ip", &["-n", &lab.router, "addr", "del", "fd00:53::53/64", "dev", "lan0"]);
+    let doc = lab.reconcile(&self_address_config()).await;
+    assert_eq!(ops(&doc, "done"), vec!["modify dnsmasq.config/dhcpv6-range/lan-ra".to_string()]);
+    wait_for("an RA naming 2001:db8:1::35", Duration::from_secs(30), || {
+        router_advertisement(&lab).filter(|ra| rdnss(ra).as_deref() == Some("2001:db8:1::35"))
+    });
+    assert_eq!(systemd.active_state(UNIT), "active");
 }

@@ -287,6 +287,9 @@ fn self_address_policy(c: &mut Check<'_, '_>, s: &SelfAddressPolicySpec) {
             }
             SelfAddressSource::Static => ("address", cand.address.is_some()),
         };
+        if cand.source == SelfAddressSource::DelegatedAddress && s.address_family != Ipv6 {
+            c.error(&at("source"), "delegatedAddress candidates give IPv6 addresses only");
+        }
         if !ok {
             let source = serde_json::to_value(cand.source).ok();
             let source = source.as_ref().and_then(|v| v.as_str()).unwrap_or_default();

@@ -459,3 +459,33 @@ fn health_check_targets_carry_a_port_for_tcp_and_dns_only() {
         assert_eq!(error.message, message, "{kind} {target}");
     }
 }
+
+#[test]
+fn a_delegated_address_candidate_is_refused_in_an_ipv4_self_address_policy() {
+    let policy = "    - apiVersion: net.routerd.net/v1alpha1
+      kind: SelfAddressPolicy
+      metadata:
+        name: lan-dns
+      spec:
+        addressFamily: ipv4
+        candidates:
+          - source: interfaceAddress
+            interface: lan
+            matchSuffix: 0.0.0.1
+          - source: delegatedAddress
+            delegatedAddress: lan-v6
+";
+    let source = document(&format!("{}{policy}", interface("lan", "eth1")));
+    let errors = errors_of(&source);
+    let summary: Vec<(&str, &str)> =
+        errors.iter().map(|e| (e.path.as_str(), e.message.as_str())).collect();
+    assert!(
+        summary.contains(&(
+            "spec.resources[1].spec.candidates[1].source",
+            "delegatedAddress candidates give IPv6 addresses only"
+        )),
+        "{summary:#?}"
+    );
+    // The IPv4 candidate itself is fine; the other error is the dangling reference.
+    assert!(!summary.iter().any(|(p, _)| p.contains("candidates[0]")), "{summary:#?}");
+}
