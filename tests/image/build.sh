@@ -25,7 +25,8 @@ mirror=http://deb.debian.org/debian
 # iproute2 are there for reading state on the console, as on the Buildroot image; dnsmasq
 # serves DHCP and DNS (routerd-dnsmasq.service, which routerd writes); systemd-networkd (in
 # the systemd package) runs the DHCP clients. pppoe (pppoe-server) and isc-dhcp-server
-# (dhcpd -6, which delegates prefixes) play the ISP in the boot test.
+# (dhcpd -6, which delegates prefixes) play the ISP in the boot test, and ndisc6 (rdisc6)
+# the LAN host that reads the router advertisements.
 packages=(
   systemd systemd-sysv udev dbus kmod
   linux-image-amd64 initramfs-tools zstd
@@ -33,7 +34,7 @@ packages=(
   e2fsprogs ca-certificates procps
   rauc grub-common
   dnsmasq-base
-  ppp pppoe isc-dhcp-server
+  ppp pppoe isc-dhcp-server ndisc6
 )
 
 # initramfs-tools inside a chroot cannot see the guest's devices (MODULES=dep fails), so

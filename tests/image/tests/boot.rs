@@ -2,10 +2,10 @@
 //! supervisor, the factory config reaches the guest kernel, the console and the web UI
 //! answer, links this host's kernel cannot make (VLAN, ip6tnl) are made in the guest's, the
 //! router is named through systemd-hostnamed, a PPPoE session runs against pppoe-server, a
-//! delegated prefix from ISC dhcpd numbers a LAN link, the operator's data survives a slot
-//! switch,
-//! RAUC installs a signed update that the next boot runs, and the supervisor's health gate
-//! confirms healthy boots and falls back from a broken update.
+//! delegated prefix from ISC dhcpd numbers a LAN link (and the DNS server a LAN host hears in
+//! the router advertisements), the operator's data survives a slot switch, RAUC installs a
+//! signed update that the next boot runs, and the supervisor's health gate confirms healthy
+//! boots and falls back from a broken update.
 //!
 //! One boot serves every check: under software emulation a boot costs about a minute.
 
@@ -239,8 +239,8 @@ fn prefix_delegation(guest: &mut Guest, base: &str) {
         "ip netns add isp6 && ip link add wan-pd type veth peer name isp6-0 netns isp6 && \
          ip -n isp6 link set lo up && ip -n isp6 addr add 2001:db8:ffff::1/64 dev isp6-0 && \
          ip -n isp6 link set isp6-0 up && ip link set wan-pd up && \
-         ip link add lan-pd type veth peer name lan-pd-end && ip link set lan-pd-end up && \
-         ip link set lan-pd up",
+         ip netns add lan6 && ip link add lan-pd type veth peer name lan-pd-end netns lan6 && \
+         ip -n lan6 link set lan-pd-end up && ip link set lan-pd up",
         COMMAND,
     );
     guest.write_file(
@@ -300,6 +300,32 @@ fn prefix_delegation(guest: &mut Guest, base: &str) {
         remoteAddress: 2001:db8:ffff::1
         localAddressSource: delegatedAddress
         localDelegatedAddress: lan-pd-v6
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: SelfAddressPolicy
+      metadata:
+        name: lan-pd-dns
+      spec:
+        addressFamily: ipv6
+        candidates:
+          - source: delegatedAddress
+            delegatedAddress: lan-pd-v6
+            addressSuffix: \"::53\"
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv6DHCPServer
+      metadata:
+        name: pd-ra
+      spec:
+        managed: true
+        listenInterfaces: [pd-lan]
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv6DHCPScope
+      metadata:
+        name: pd-lan-ra
+      spec:
+        server: pd-ra
+        delegatedAddress: lan-pd-v6
+        dnsSource: self
+        selfAddressPolicy: lan-pd-dns
 ";
     guest.write_file("/tmp/pd.yaml", &format!("{base}\n{pd}"));
     guest.must_run("routerctl apply --no-confirm -f /tmp/pd.yaml", COMMAND);
@@ -352,6 +378,39 @@ fn prefix_delegation(guest: &mut Guest, base: &str) {
         std::thread::sleep(Duration::from_secs(1));
     }
 
+    // A host on the LAN hears the delegated prefix in the router's advertisements, and as its
+    // DNS server the address SelfAddressPolicy selects: ::53 in the delegated subnet.
+    let subnet = address.strip_suffix("::1").unwrap_or(&address);
+    let dns = format!("{subnet}::53");
+    let deadline = Instant::now() + COMMAND;
+    loop {
+        let (_, ra) = guest.run("ip netns exec lan6 rdisc6 -1 -r 2 -w 1500 lan-pd-end", COMMAND);
+        let rdnss = ra.lines().find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            (name.trim() == "Recursive DNS server").then(|| value.trim().to_string())
+        });
+        if rdnss.as_deref() == Some(dns.as_str()) && ra.contains(":2a::/64") {
+            break;
+        }
+        let (_, conf) = guest.run("cat /var/lib/routerd/dnsmasq/dnsmasq.conf", COMMAND);
+        assert!(Instant::now() < deadline, "no RA naming {dns}: {ra}\n{conf}");
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    let doc = routerctl_json(guest, "plan");
+    let selected = doc["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| {
+            r["id"].as_str().is_some_and(|id| id.ends_with("/SelfAddressPolicy/lan-pd-dns"))
+        })
+        .flat_map(|r| r["conditions"].as_array().into_iter().flatten())
+        .find(|c| c["type"] == "Selected")
+        .cloned()
+        .unwrap_or(Value::Null);
+    assert_eq!(selected["reason"], "CandidateSelected", "{selected}");
+    assert!(selected["message"].as_str().is_some_and(|m| m.starts_with(&dns)), "{selected}");
+
     // The resources removed: routerd deletes both bindings (their files go), networkd releases
     // the delegation and removes the LAN address.
     guest.write_file("/tmp/pd.yaml", base);
@@ -375,7 +434,8 @@ fn prefix_delegation(guest: &mut Guest, base: &str) {
         std::thread::sleep(Duration::from_secs(1));
     }
     guest.must_run(
-        "kill $(cat /tmp/dhcpd6.pid); ip netns del isp6; ip link del lan-pd; true",
+        "kill $(cat /tmp/dhcpd6.pid); ip netns del isp6; ip netns del lan6; ip link del lan-pd; \
+         true",
         COMMAND,
     );
 }
