@@ -15,9 +15,12 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::RwLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use routerd_host::artifact::{StateVariableSpec, StateVariableStatus};
+use ipnet::Ipv6Net;
+use routerd_host::artifact::{AddressSpec, StateVariableSpec, StateVariableStatus};
 use routerd_host::{Artifact, ArtifactKind, ArtifactSpec, Target};
-use routerd_model::spec::routing::{ResolveUpstreamSource, StatePolicySpec};
+use routerd_model::spec::routing::{
+    PrefixDelegationCondition, ResolveUpstreamSource, StatePolicySpec,
+};
 use routerd_model::spec::{StateMatchSpec, StateStatus};
 use routerd_model::{Config, ResourceSpec, parse_duration};
 
@@ -65,9 +68,48 @@ pub enum Condition {
         /// Who is asked.
         resolvers: Resolvers,
     },
+    /// `ipv6PrefixDelegation`: whether an `IPv6PrefixDelegation` has a prefix delegated now,
+    /// or has had none for a while.
+    PrefixDelegation {
+        /// The `IPv6PrefixDelegation` resource's name.
+        resource: String,
+        /// How a delegated prefix is known to be this resource's ([`prefixes_of`]): `None`
+        /// when it is the config's only prefix delegation, so every one is; else the links of
+        /// the `IPv6DelegatedAddress` resources numbered from it.
+        downstream: Option<Vec<String>>,
+        /// `true`: a prefix must be delegated; `false`: none may be.
+        available: bool,
+        /// With `available: false`: none for at least this long, counted from when the
+        /// scheduler first saw none.
+        unavailable_for: Option<Duration>,
+    },
     /// A condition this build cannot evaluate; it never holds, and the reason becomes the
     /// variable's detail.
     Unsupported(String),
+}
+
+/// Which of the prefixes delegated to the router (`delegated`, from the kernel's routes:
+/// [`routerd_host::netlink::NetlinkBackend::delegated_prefixes`]) belong to one
+/// `IPv6PrefixDelegation`. With `downstream` `None` (the config's only delegation) all of
+/// them; else those holding an address of `addresses` on one of the `downstream` links,
+/// because the kernel's routes do not say which uplink a prefix came from, and the addresses
+/// derived from it do.
+pub fn prefixes_of(
+    downstream: Option<&[String]>,
+    delegated: &[Ipv6Net],
+    addresses: &[AddressSpec],
+) -> Vec<Ipv6Net> {
+    let Some(links) = downstream else { return delegated.to_vec() };
+    delegated
+        .iter()
+        .filter(|prefix| {
+            addresses.iter().any(|a| {
+                links.contains(&a.ifname)
+                    && matches!(a.address.addr(), IpAddr::V6(v6) if prefix.contains(&v6))
+            })
+        })
+        .copied()
+        .collect()
 }
 
 /// The resolvers a `dnsResolve` condition asks.
@@ -121,17 +163,59 @@ fn state_plan(ctx: &RenderCtx<'_>, s: &StatePolicySpec) -> StatePlan {
             if let Some(d) = &when.dns_resolve {
                 conditions.push(dns_condition(d));
             }
-            if when.ipv6_prefix_delegation.is_some() {
-                conditions.push(Condition::Unsupported(
-                    "ipv6PrefixDelegation conditions are not evaluated by this build: the \
-                     delegated prefix is not read yet"
-                        .into(),
-                ));
+            if let Some(pd) = &when.ipv6_prefix_delegation {
+                conditions.push(prefix_delegation_condition(ctx, pd));
             }
             ValuePlan { value: v.value.clone(), conditions }
         })
         .collect();
     StatePlan { variable: s.variable.clone(), values }
+}
+
+fn prefix_delegation_condition(ctx: &RenderCtx<'_>, pd: &PrefixDelegationCondition) -> Condition {
+    let delegations: Vec<&str> = ctx
+        .resources()
+        .filter(|r| matches!(r.spec, ResourceSpec::Ipv6PrefixDelegation(_)))
+        .map(|r| r.name.as_str())
+        .collect();
+    let resource = match (&pd.resource, delegations.as_slice()) {
+        (Some(name), _) if delegations.contains(&name.as_str()) => name.clone(),
+        (Some(name), _) => {
+            return Condition::Unsupported(format!(
+                "ipv6PrefixDelegation names {name:?}, which is no IPv6PrefixDelegation"
+            ));
+        }
+        (None, [only]) => only.to_string(),
+        (None, _) => {
+            return Condition::Unsupported(
+                "ipv6PrefixDelegation needs resource: the config has no single \
+                 IPv6PrefixDelegation"
+                    .into(),
+            );
+        }
+    };
+    let unavailable_for = match pd.unavailable_for.as_deref().map(parse_duration) {
+        None => None,
+        Some(Ok(d)) => Some(d),
+        Some(Err(e)) => return Condition::Unsupported(format!("unavailableFor: {e}")),
+    };
+    let available = pd.available.unwrap_or(unavailable_for.is_none());
+    if available && unavailable_for.is_some() {
+        return Condition::Unsupported(
+            "ipv6PrefixDelegation: unavailableFor needs available: false".into(),
+        );
+    }
+    let downstream = (delegations.len() > 1).then(|| {
+        ctx.resources()
+            .filter_map(|r| match &r.spec {
+                ResourceSpec::Ipv6DelegatedAddress(d) if d.prefix_delegation == resource => {
+                    ctx.interface(&d.interface).map(|i| i.ifname)
+                }
+                _ => None,
+            })
+            .collect()
+    });
+    Condition::PrefixDelegation { resource, downstream, available, unavailable_for }
 }
 
 fn dns_condition(d: &routerd_model::spec::routing::DnsResolveCondition) -> Condition {
@@ -332,6 +416,86 @@ pub fn backend(store: std::sync::Arc<StateStore>) -> ScheduledBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The `ipv6PrefixDelegation` condition of a policy whose `when` is `when`, with the
+    /// resources `extra` beside `wan` and delegation `isp-pd`.
+    fn pd_condition(when: &str, extra: &str) -> Condition {
+        use crate::fixtures::{WAN0, router};
+        let config = router(&format!(
+            "{WAN0}    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv6PrefixDelegation
+      metadata: {{name: isp-pd}}
+      spec: {{interface: wan}}
+{extra}    - apiVersion: net.routerd.net/v1alpha1
+      kind: StatePolicy
+      metadata: {{name: pd}}
+      spec:
+        variable: wan.pd
+        values:
+          - value: ready
+            when: {{ipv6PrefixDelegation: {when}}}
+"
+        ));
+        let plans = state_plans(&config);
+        plans[0].values[0].conditions[0].clone()
+    }
+
+    #[test]
+    fn a_prefix_delegation_condition_names_its_delegation_and_how_to_tell_its_prefixes() {
+        let secs = Duration::from_secs;
+        assert_eq!(
+            pd_condition("{available: true}", ""),
+            Condition::PrefixDelegation {
+                resource: "isp-pd".into(),
+                downstream: None,
+                available: true,
+                unavailable_for: None,
+            }
+        );
+        let Condition::PrefixDelegation { available, unavailable_for, .. } =
+            pd_condition("{resource: isp-pd, unavailableFor: 30s}", "")
+        else {
+            panic!("a prefix delegation condition");
+        };
+        assert_eq!((available, unavailable_for), (false, Some(secs(30))));
+        // A second delegation: the prefixes are told apart by the addresses derived from them.
+        let second = "    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv6PrefixDelegation
+      metadata: {name: other-pd}
+      spec: {interface: wan}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: Interface
+      metadata: {name: lan}
+      spec: {ifname: lan0, managed: true}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv6DelegatedAddress
+      metadata: {name: lan-v6}
+      spec: {prefixDelegation: isp-pd, interface: lan, addressSuffix: \"::1\"}
+";
+        let Condition::PrefixDelegation { downstream, .. } =
+            pd_condition("{resource: isp-pd}", second)
+        else {
+            panic!("a prefix delegation condition");
+        };
+        assert_eq!(downstream, Some(vec!["lan0".to_string()]));
+        assert!(matches!(pd_condition("{}", second), Condition::Unsupported(_)));
+        assert!(matches!(
+            pd_condition("{available: true, unavailableFor: 1m}", ""),
+            Condition::Unsupported(_)
+        ));
+
+        let net = |t: &str| t.parse::<Ipv6Net>().expect("net");
+        let delegated = [net("2001:db8:a0ff::/56"), net("2001:db8:b0ff::/56")];
+        let on = |ifname: &str, a: &str| AddressSpec {
+            ifname: ifname.into(),
+            address: a.parse().expect("address"),
+        };
+        let addresses = [on("lan0", "2001:db8:b0ff:2a::1/64"), on("lan1", "2001:db8:a0ff:1::1/64")];
+        assert_eq!(prefixes_of(None, &delegated, &addresses), delegated);
+        let lan0 = ["lan0".to_string()];
+        assert_eq!(prefixes_of(Some(&lan0), &delegated, &addresses), [net("2001:db8:b0ff::/56")]);
+        assert!(prefixes_of(Some(&lan0), &delegated, &addresses[1..]).is_empty());
+    }
 
     fn var(status: StateVariableStatus, value: Option<&str>, since_ms: u64) -> ArtifactSpec {
         ArtifactSpec::State(StateVariableSpec {

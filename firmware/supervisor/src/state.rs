@@ -6,17 +6,20 @@
 //! running out). The reconcile then creates or withdraws what the conditions gate.
 //!
 //! Conditions: `ipv6Address` reads the link's addresses over rtnetlink (a global unicast
-//! address that has finished duplicate address detection); `dnsResolve` asks for AAAA records,
-//! of the configured servers from inside the namespace (`static`) or of the system's resolver
-//! (`system`).
+//! address that has finished duplicate address detection); `ipv6PrefixDelegation` reads the
+//! delegated prefixes the DHCPv6 client marks with unreachable routes (RFC 7084 WPD-5);
+//! `dnsResolve` asks for AAAA records, of the configured servers from inside the namespace
+//! (`static`) or of the system's resolver (`system`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::net::{IpAddr, Ipv6Addr};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
+use ipnet::Ipv6Net;
 use routerd_engine::state::{
     Condition, EVALUATION_INTERVAL, Evaluation, RESOLVE_TIMEOUT, Resolvers, StatePlan, StateStore,
-    now_ms, state_gates, state_plans,
+    now_ms, prefixes_of, state_gates, state_plans,
 };
 use routerd_host::netlink::NetlinkBackend;
 use routerd_host::{Netns, probe};
@@ -69,6 +72,7 @@ impl StateScheduler {
             store: Arc::clone(&self.store),
             loop_tx: self.loop_tx.clone(),
             wake: Arc::clone(&self.wake),
+            missing_since: Mutex::new(HashMap::new()),
         };
         self.task = Some(tokio::spawn(evaluator.run()).abort_handle());
     }
@@ -94,6 +98,9 @@ struct Evaluator {
     store: Arc<StateStore>,
     loop_tx: mpsc::Sender<Msg>,
     wake: Arc<Notify>,
+    /// When each `IPv6PrefixDelegation` was first seen without a prefix, for `unavailableFor`;
+    /// absent while it has one. A restart of the task (a new config) starts the count again.
+    missing_since: Mutex<HashMap<String, Instant>>,
 }
 
 impl Evaluator {
@@ -175,6 +182,28 @@ impl Evaluator {
                     (None, false) => Ok(format!("{ifname} has no global IPv6 address")),
                 }
             }
+            Condition::PrefixDelegation { resource, downstream, available, unavailable_for } => {
+                if netlink.is_none() {
+                    *netlink = Some(NetlinkBackend::new(&self.netns).map_err(|e| e.to_string())?);
+                }
+                let Some(backend) = netlink.as_ref() else { return Err("no netlink".into()) };
+                let delegated = backend.delegated_prefixes().await.map_err(|e| e.to_string())?;
+                let addresses = match downstream {
+                    Some(_) => backend.usable_addresses(true).await.map_err(|e| e.to_string())?,
+                    None => Vec::new(),
+                };
+                let mine = prefixes_of(downstream.as_deref(), &delegated, &addresses);
+                let missing_for = {
+                    let mut since = self.missing_since.lock().map_err(|e| e.to_string())?;
+                    if mine.is_empty() {
+                        since.entry(resource.clone()).or_insert_with(Instant::now).elapsed()
+                    } else {
+                        since.remove(resource);
+                        Duration::ZERO
+                    }
+                };
+                prefix_verdict(resource, &mine, *available, *unavailable_for, missing_for)
+            }
             Condition::DnsResolve { name, resolvers } => {
                 let found = self.resolve(name, resolvers).await?;
                 match found.first() {
@@ -218,6 +247,31 @@ impl Evaluator {
     }
 }
 
+/// Whether an `ipv6PrefixDelegation` condition holds for `resource` with the prefixes `mine`,
+/// none of which it has had for `missing_for`: `Ok` with what shows it, `Err` with why not.
+fn prefix_verdict(
+    resource: &str,
+    mine: &[Ipv6Net],
+    available: bool,
+    unavailable_for: Option<Duration>,
+    missing_for: Duration,
+) -> Result<String, String> {
+    let listed = || mine.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+    let missing = Duration::from_secs(missing_for.as_secs());
+    match (mine.is_empty(), available, unavailable_for) {
+        (false, true, _) => Ok(format!("{resource} has {}", listed())),
+        (true, true, _) => Err(format!("{resource} has no delegated prefix")),
+        (false, false, _) => Err(format!("{resource} has {}", listed())),
+        (true, false, None) => Ok(format!("{resource} has no delegated prefix")),
+        (true, false, Some(d)) if missing_for >= d => {
+            Ok(format!("{resource} has had no delegated prefix for {missing:?}"))
+        }
+        (true, false, Some(d)) => {
+            Err(format!("{resource} has had no delegated prefix for {missing:?}, less than {d:?}"))
+        }
+    }
+}
+
 /// A global unicast IPv6 address: not loopback, unspecified, multicast, link-local
 /// (`fe80::/10`) or unique local (`fc00::/7`, RFC 4193), which a router holds without any
 /// upstream.
@@ -232,6 +286,24 @@ fn is_global_unicast(a: &Ipv6Addr) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prefix_delegation_condition_reads_the_prefixes_and_how_long_there_were_none() {
+        let prefix: Vec<Ipv6Net> = vec!["2001:db8:a0ff::/56".parse().expect("net")];
+        let secs = Duration::from_secs;
+        let v = |mine: &[Ipv6Net], available, want: Option<Duration>, missing| {
+            prefix_verdict("isp-pd", mine, available, want, missing)
+        };
+        assert_eq!(v(&prefix, true, None, secs(0)), Ok("isp-pd has 2001:db8:a0ff::/56".into()));
+        assert!(v(&[], true, None, secs(0)).is_err());
+        assert!(v(&prefix, false, None, secs(0)).is_err());
+        assert!(v(&[], false, None, secs(0)).is_ok());
+        assert_eq!(
+            v(&[], false, Some(secs(30)), secs(12)),
+            Err("isp-pd has had no delegated prefix for 12s, less than 30s".into())
+        );
+        assert!(v(&[], false, Some(secs(30)), secs(31)).is_ok());
+    }
 
     #[test]
     fn only_addresses_an_upstream_gives_count_as_global() {

@@ -326,6 +326,15 @@ fn prefix_delegation(guest: &mut Guest, base: &str) {
         delegatedAddress: lan-pd-v6
         dnsSource: self
         selfAddressPolicy: lan-pd-dns
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: StatePolicy
+      metadata:
+        name: pd-state
+      spec:
+        variable: isp.pd
+        values:
+          - value: delegated
+            when: {ipv6PrefixDelegation: {resource: isp-pd}}
 ";
     guest.write_file("/tmp/pd.yaml", &format!("{base}\n{pd}"));
     guest.must_run("routerctl apply --no-confirm -f /tmp/pd.yaml", COMMAND);
@@ -410,6 +419,30 @@ fn prefix_delegation(guest: &mut Guest, base: &str) {
         .unwrap_or(Value::Null);
     assert_eq!(selected["reason"], "CandidateSelected", "{selected}");
     assert!(selected["message"].as_str().is_some_and(|m| m.starts_with(&dns)), "{selected}");
+
+    // The StatePolicy reads the delegation from the unreachable route networkd installs for
+    // the /56 (RFC 7084 WPD-5).
+    let pool = format!("{}::/56", subnet.trim_end_matches(":2a"));
+    let deadline = Instant::now() + COMMAND;
+    loop {
+        let doc = routerctl_json(guest, "plan");
+        let value = doc["resources"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|r| r["id"].as_str().is_some_and(|id| id.ends_with("/StatePolicy/pd-state")))
+            .flat_map(|r| r["conditions"].as_array().into_iter().flatten())
+            .find(|c| c["type"] == "Value")
+            .cloned()
+            .unwrap_or(Value::Null);
+        let message = value["message"].as_str().unwrap_or_default();
+        if value["status"] == "True" && message.contains("isp.pd = delegated") {
+            assert!(message.contains(&format!("isp-pd has {pool}")), "{value}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "isp.pd not delegated: {value}");
+        std::thread::sleep(Duration::from_secs(1));
+    }
 
     // The resources removed: routerd deletes both bindings (their files go), networkd releases
     // the delegation and removes the LAN address.

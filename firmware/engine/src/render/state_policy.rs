@@ -1,5 +1,5 @@
 //! `StatePolicy`: a state variable the supervisor's scheduler evaluates (an address present, a
-//! name resolving) and that `when.state` conditions of other resources read. The variable is
+//! prefix delegated, a name resolving) and that `when.state` conditions of other resources read. The variable is
 //! an external item (`routerd.stateVariable/<variable>`, [`crate::state`]): nothing is
 //! applied for it, and what is gated on it follows its value.
 
@@ -11,12 +11,6 @@ use super::Out;
 use crate::intent::ApplyWith;
 
 pub(super) fn render(s: &StatePolicySpec, out: &mut Out) {
-    if s.values.iter().any(|v| v.when.ipv6_prefix_delegation.is_some()) {
-        out.warn(
-            "ipv6PrefixDelegation conditions are not evaluated by this build: values that use \
-             one never hold",
-        );
-    }
     let lease_dns = s.values.iter().filter_map(|v| v.when.dns_resolve.as_ref()).any(|d| {
         matches!(
             d.upstream_source,

@@ -6,7 +6,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use ipnet::IpNet;
+use ipnet::{IpNet, Ipv6Net};
 use rtnetlink::packet_core::{DoneMessage, ErrorMessage};
 use rtnetlink::packet_route::address::{
     AddressAttribute, AddressFlags, AddressMessage, AddressScope,
@@ -29,6 +29,8 @@ use crate::artifact::{
 
 /// `RT_TABLE_LOCAL`: the kernel's table of local and broadcast addresses, never listed.
 pub(crate) const RT_TABLE_LOCAL: u32 = 255;
+/// `RT_TABLE_MAIN`: the table `ip route` shows.
+const RT_TABLE_MAIN: u32 = 254;
 
 /// `NLMSGERR_ATTR_MSG`: the extended ack's human-readable message (`netlink(7)`).
 const NLMSGERR_ATTR_MSG: u16 = 1;
@@ -487,6 +489,36 @@ pub(crate) fn route_from_nl(message: &RouteNetlinkMessage) -> Option<NlRoute> {
         return None;
     }
     Some(NlRoute { table, destination, gateway, oif, metric, protocol })
+}
+
+/// The destination of one `RTM_NEWROUTE` that marks an IPv6 prefix delegated to this router:
+/// type `RTN_UNREACHABLE`, protocol `RTPROT_DHCP`, table `main`. A DHCPv6 client installs one
+/// per delegated prefix so that traffic to its unassigned parts is dropped (RFC 7084 WPD-5);
+/// systemd-networkd does (`unreachable 2001:db8:a0ff::/56 dev lo proto dhcp`).
+pub(crate) fn delegated_prefix_from_nl(message: &RouteNetlinkMessage) -> Option<Ipv6Net> {
+    let RouteNetlinkMessage::NewRoute(msg) = message else { return None };
+    let header = &msg.header;
+    if header.kind != RouteType::Unreachable
+        || header.protocol != RouteProtocol::Dhcp
+        || header.address_family != AddressFamily::Inet6
+    {
+        return None;
+    }
+    let mut table = u32::from(header.table);
+    let mut destination = None;
+    for attribute in &msg.attributes {
+        match attribute {
+            RouteAttribute::Table(t) => table = *t,
+            RouteAttribute::Destination(a) => destination = ip_from_route_address(a),
+            _ => {}
+        }
+    }
+    match destination {
+        Some(IpAddr::V6(a)) if table == RT_TABLE_MAIN => {
+            Ipv6Net::new(a, header.destination_prefix_length).ok()
+        }
+        _ => None,
+    }
 }
 
 /// `RTM_NEWROUTE` or `RTM_DELROUTE` body for `spec`, output link `oif` (already resolved).

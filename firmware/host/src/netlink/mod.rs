@@ -107,6 +107,16 @@ impl NetlinkBackend {
         address::usable(&self.conn, &self.links, family).await
     }
 
+    /// The IPv6 prefixes delegated to this router by DHCPv6 (RFC 8415 IA_PD), as its client
+    /// marks them in the kernel: an unreachable route of protocol `dhcp` in table `main` for
+    /// each (RFC 7084 WPD-5; systemd-networkd installs them). What a `StatePolicy`'s
+    /// `ipv6PrefixDelegation` condition reads.
+    ///
+    /// Errors: [`HostError::Dump`] when the dump fails.
+    pub async fn delegated_prefixes(&self) -> Result<Vec<ipnet::Ipv6Net>, HostError> {
+        route::delegated_prefixes(&self.conn).await.map_err(|e| e.dump("routes"))
+    }
+
     async fn observe_kind(&self, kind: ArtifactKind) -> Result<Vec<Artifact>, HostError> {
         let (conn, links) = (&self.conn, &self.links);
         match kind {

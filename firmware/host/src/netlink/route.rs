@@ -5,6 +5,7 @@
 //! (table, destination, metric) (plus TOS, which routerd leaves 0), the same triple as its
 //! artifact key, so modify is an `NLM_F_REPLACE` of the same key.
 
+use ipnet::Ipv6Net;
 use rtnetlink::packet_core::{NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE};
 use rtnetlink::packet_route::RouteNetlinkMessage;
 
@@ -21,6 +22,14 @@ use crate::error::HostError;
 pub(crate) async fn list(conn: &Conn, family: IpFamily) -> Result<Vec<NlRoute>, NlError> {
     let messages = conn.dump(convert::route_dump_request(family)).await?;
     Ok(messages.iter().filter_map(convert::route_from_nl).collect())
+}
+
+/// The IPv6 prefixes delegated to this router, as the DHCPv6 client marks them: one
+/// unreachable route of protocol `dhcp` in table `main` per prefix
+/// ([`convert::delegated_prefix_from_nl`]), in kernel order.
+pub(crate) async fn delegated_prefixes(conn: &Conn) -> Result<Vec<Ipv6Net>, NlError> {
+    let messages = conn.dump(convert::route_dump_request(IpFamily::V6)).await?;
+    Ok(messages.iter().filter_map(convert::delegated_prefix_from_nl).collect())
 }
 
 /// Lists the unicast routes of `family` in all tables except `local` (255): one route dump and

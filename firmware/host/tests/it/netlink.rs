@@ -432,3 +432,43 @@ async fn bench_create_and_observe_many_routes() {
         created / count.max(1)
     );
 }
+
+#[tokio::test]
+async fn delegated_prefixes_are_the_unreachable_dhcp_routes_of_table_main() {
+    let ns = TestNetns::new();
+    ns.ip(&["link", "set", "lo", "up"]);
+    ns.add_veth("wan0", "wan0-peer");
+    ns.ip(&["link", "set", "wan0", "up"]);
+    // What systemd-networkd installs for a delegated /56, and what is not a delegation: an
+    // unreachable route of another protocol, one in another table, a unicast dhcp route.
+    ns.ip(&[
+        "-6",
+        "route",
+        "add",
+        "unreachable",
+        "2001:db8:a0ff::/56",
+        "dev",
+        "lo",
+        "proto",
+        "dhcp",
+    ]);
+    ns.ip(&["-6", "route", "add", "unreachable", "2001:db8:b000::/48", "proto", "static"]);
+    ns.ip(&[
+        "-6",
+        "route",
+        "add",
+        "unreachable",
+        "2001:db8:c000::/56",
+        "proto",
+        "dhcp",
+        "table",
+        "100",
+    ]);
+    ns.ip(&["-6", "route", "add", "2001:db8:d000::/64", "dev", "wan0", "proto", "dhcp"]);
+    let backend = backend(&ns);
+    let found = backend.delegated_prefixes().await.expect("dump");
+    assert_eq!(found, vec!["2001:db8:a0ff::/56".parse::<ipnet::Ipv6Net>().expect("net")]);
+    // The delegation lost: networkd removes the route.
+    ns.ip(&["-6", "route", "del", "unreachable", "2001:db8:a0ff::/56"]);
+    assert!(backend.delegated_prefixes().await.expect("dump").is_empty());
+}

@@ -139,3 +139,76 @@ fn state_variables_follow_the_uplinks_address_and_a_dns_answer() {
     drop(dns);
     wait_for("tunnel NAT withdrawn", Duration::from_secs(30), || nat_tables(&router) == ["legacy"]);
 }
+
+/// A delegation on the uplink and a variable reading it: `delegated` while a prefix is there,
+/// `lost` once there has been none for 6 s; a NAT table gated on each value.
+const PD_CONFIG: &str = r#"apiVersion: routerd.net/v1alpha1
+kind: Router
+metadata:
+  name: state-pd
+spec:
+  resources:
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: Interface
+      metadata: {name: wan}
+      spec: {ifname: wan0, managed: true, adminUp: true}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv6PrefixDelegation
+      metadata: {name: isp-pd}
+      spec: {interface: wan}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: StatePolicy
+      metadata: {name: pd}
+      spec:
+        variable: pd
+        values:
+          - value: delegated
+            when: {ipv6PrefixDelegation: {resource: isp-pd, available: true}}
+          - value: lost
+            when: {ipv6PrefixDelegation: {resource: isp-pd, unavailableFor: 6s}}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4SourceNAT
+      metadata: {name: delegated}
+      spec:
+        outboundInterface: wan
+        sourceCIDRs: [192.168.10.0/24]
+        translation: {type: interfaceAddress}
+        when: {state: {pd: {equals: delegated}}}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4SourceNAT
+      metadata: {name: lost}
+      spec:
+        outboundInterface: wan
+        sourceCIDRs: [192.168.20.0/24]
+        translation: {type: interfaceAddress}
+        when: {state: {pd: {equals: lost}}}
+"#;
+
+#[test]
+fn a_prefix_delegation_variable_follows_the_delegated_prefix_and_how_long_it_has_been_gone() {
+    let router = Netns::new("st-pd");
+    router.ip(&["link", "set", "lo", "up"]);
+    router.ip(&["link", "add", "wan0", "type", "veth", "peer", "name", "wan0-peer"]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("router.yaml"), PD_CONFIG).expect("config");
+    // The daemon runs no DHCPv6 client here (no systemd-networkd): the delegation is what the
+    // client would leave in the kernel, its unreachable route (RFC 7084 WPD-5).
+    let started = std::time::Instant::now();
+    let child = serve_command(&router.0, dir.path()).spawn().expect("routerd serve starts");
+    let _daemon = Daemon(child);
+
+    // No prefix: `lost`, but only once there has been none for 6 s.
+    wait_for("the lost NAT", Duration::from_secs(40), || nat_tables(&router) == ["lost"]);
+    assert!(started.elapsed() >= Duration::from_secs(6), "{:?}", started.elapsed());
+
+    // A /56 delegated: `delegated`.
+    let route = ["-6", "route", "add", "unreachable", "2001:db8:a0::/56", "dev", "lo"];
+    router.ip(&[&route[..], &["proto", "dhcp"]].concat());
+    wait_for("the delegated NAT", Duration::from_secs(30), || nat_tables(&router) == ["delegated"]);
+
+    // The delegation lost: no value at once, `lost` again 6 s later.
+    let gone = std::time::Instant::now();
+    router.ip(&["-6", "route", "del", "unreachable", "2001:db8:a0::/56"]);
+    wait_for("the lost NAT again", Duration::from_secs(40), || nat_tables(&router) == ["lost"]);
+    assert!(gone.elapsed() >= Duration::from_secs(6), "{:?}", gone.elapsed());
+}
