@@ -45,8 +45,8 @@ pub struct Desired {
     /// The runtime values the intents were rendered with (ADR 0008); empty for a render from
     /// the config alone.
     pub runtime: crate::runtime::RuntimeValues,
-    /// The links whose addresses the render reads ([`Rendered::address_links`]).
-    pub address_links: BTreeSet<String>,
+    /// What the render reads from an observation ([`Rendered::reads`]).
+    pub reads: crate::runtime::RuntimeReads,
 }
 
 impl Desired {
@@ -58,7 +58,7 @@ impl Desired {
         protected_ifnames: &BTreeSet<String>,
         support: &dyn Fn(&Intent) -> Support,
     ) -> Self {
-        let Rendered { intents, mut warnings, address_links } = rendered;
+        let Rendered { intents, mut warnings, reads } = rendered;
         let intents = dedupe(intents, protected_ifnames, &mut warnings);
         let items: Vec<HostItem> = intents.iter().map(item).collect();
         let mut by_key: Vec<usize> = (0..intents.len()).collect();
@@ -77,17 +77,7 @@ impl Desired {
             .collect();
         let blocked = blocked(&intents, support);
         let runtime = Default::default();
-        Self {
-            intents,
-            items,
-            by_key,
-            intended,
-            blocked,
-            warnings,
-            tables_in_use,
-            runtime,
-            address_links,
-        }
+        Self { intents, items, by_key, intended, blocked, warnings, tables_in_use, runtime, reads }
     }
 }
 

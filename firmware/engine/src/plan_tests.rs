@@ -271,7 +271,7 @@ fn a_tunnel_built_from_a_delegated_address_waits_for_it_follows_it_and_goes_with
         generation: 1,
     }];
     let plan_of = |observed: &BTreeMap<ArtifactKey, Arc<Artifact>>, ledger: &[EntryHead]| {
-        let runtime = RuntimeValues::from_observed(observed, &BTreeSet::new());
+        let runtime = RuntimeValues::from_observed(observed, &Default::default());
         let rendered = super::super::render::render_with(&config, &target, &runtime);
         let desired = Arc::new(Desired::new(rendered, &BTreeSet::new(), &support));
         let input = PlanInput {

@@ -26,16 +26,32 @@ pub struct RuntimeValues {
     /// ([`crate::render::Rendered::address_links`]), IPv6 link-local ones left out, in
     /// ascending order. Links without addresses are absent.
     pub interface_addresses: BTreeMap<String, Vec<IpNet>>,
+    /// The verdicts of the HealthChecks the render asks about ([`RuntimeReads::health_checks`]),
+    /// by check name: `true` while healthy. Checks without a verdict yet are absent.
+    pub health: BTreeMap<String, bool>,
+}
+
+/// What a render reads from an observation besides the delegated addresses: only these are
+/// bound, so a config that reads none renders once ([`RuntimeValues::from_observed`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RuntimeReads {
+    /// Links whose addresses are read (the `interfaceAddress` candidates of
+    /// `SelfAddressPolicy` resources).
+    pub address_links: BTreeSet<String>,
+    /// HealthChecks whose verdicts are read (those of the marked, table-routed candidates of
+    /// an `IPv4DefaultRoutePolicy`, whose mark follows the best healthy one).
+    pub health_checks: BTreeSet<String>,
 }
 
 impl RuntimeValues {
     /// The values in `observed` (the inventory of one snapshot, by key). Interface addresses
-    /// are read only for the links in `address_links`: the ones a config asks about, so that a
-    /// config asking about none binds no value and renders once.
+    /// and health verdicts are read only for what `reads` names: what the config asks about,
+    /// so that a config asking about nothing binds no value and renders once.
     pub fn from_observed(
         observed: &BTreeMap<ArtifactKey, Arc<Artifact>>,
-        address_links: &BTreeSet<String>,
+        reads: &RuntimeReads,
     ) -> Self {
+        let address_links = &reads.address_links;
         let mut delegated = BTreeMap::new();
         // The map is in key order, kind first: each kind is one range.
         for artifact in kind_range(observed, ArtifactKind::Dhcp6DelegatedAddress) {
@@ -61,7 +77,17 @@ impl RuntimeValues {
                 addresses.dedup();
             }
         }
-        Self { delegated, interface_addresses }
+        let health = kind_range(observed, ArtifactKind::HealthCheck)
+            .filter(|a| reads.health_checks.contains(&a.key.name))
+            .map(|a| (a.key.name.clone(), crate::health::is_healthy(&a.spec)))
+            .collect();
+        Self { delegated, interface_addresses, health }
+    }
+
+    /// Whether HealthCheck `check` is healthy; `None` without a verdict (or when the render
+    /// did not ask about it).
+    pub fn healthy(&self, check: &str) -> Option<bool> {
+        self.health.get(check).copied()
     }
 
     /// The addresses on `ifname` when it is one of the links the render asked about.
@@ -116,11 +142,11 @@ mod tests {
         .into_iter()
         .map(|a| (a.key.clone(), a))
         .collect();
-        let v = RuntimeValues::from_observed(&observed, &BTreeSet::new());
+        let v = RuntimeValues::from_observed(&observed, &RuntimeReads::default());
         assert_eq!(v.delegated_address("lan0"), "2001:db8:0:2a::1/64".parse().ok());
         assert_eq!(v.delegated_address("lan1"), None);
         assert_eq!(v.delegated.len(), 1, "{v:?}");
-        let none = RuntimeValues::from_observed(&BTreeMap::new(), &BTreeSet::new());
+        let none = RuntimeValues::from_observed(&BTreeMap::new(), &RuntimeReads::default());
         assert_eq!(none, RuntimeValues::default());
     }
 
@@ -142,14 +168,18 @@ mod tests {
         .into_iter()
         .map(|a| (a.key.clone(), a))
         .collect();
-        let v = RuntimeValues::from_observed(&observed, &BTreeSet::from(["lan0".to_string()]));
+        let reads = RuntimeReads {
+            address_links: BTreeSet::from(["lan0".to_string()]),
+            ..Default::default()
+        };
+        let v = RuntimeValues::from_observed(&observed, &reads);
         let on_lan: Vec<String> =
             v.interface_addresses("lan0").iter().map(ToString::to_string).collect();
         assert_eq!(on_lan, ["192.168.1.1/24", "2001:db8::1/64", "fd00:53::53/64"]);
         assert!(v.interface_addresses("wan0").is_empty(), "{v:?}");
         // A config asking about no link binds no value: it renders once.
         assert_eq!(
-            RuntimeValues::from_observed(&observed, &BTreeSet::new()),
+            RuntimeValues::from_observed(&observed, &RuntimeReads::default()),
             RuntimeValues::default()
         );
     }

@@ -440,7 +440,7 @@ impl Session {
     /// it was rendered with (always, on a host where nothing produced any), else `config`
     /// rendered again with them.
     fn bound(&self, config: &Config, desired: &Arc<Desired>, snap: &Snapshot) -> Arc<Desired> {
-        let runtime = RuntimeValues::from_observed(&snap.observed, &desired.address_links);
+        let runtime = RuntimeValues::from_observed(&snap.observed, &desired.reads);
         if runtime == desired.runtime {
             return Arc::clone(desired);
         }

@@ -14,7 +14,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::intent::{Action, ApplyWith, Intent, IntentDep};
-use crate::runtime::RuntimeValues;
+use crate::runtime::{RuntimeReads, RuntimeValues};
 
 use super::Rendered;
 
@@ -134,9 +134,24 @@ impl<'a> RenderCtx<'a> {
         })
     }
 
+    /// What a render of this config reads from an observation ([`RuntimeReads`]).
+    pub(crate) fn runtime_reads(&self) -> RuntimeReads {
+        let health_checks = self
+            .resources()
+            .filter_map(|r| match &r.spec {
+                ResourceSpec::Ipv4DefaultRoutePolicy(p) => Some(p),
+                _ => None,
+            })
+            .flat_map(|p| &p.candidates)
+            .filter(|c| c.table.is_some() && c.mark.is_some())
+            .filter_map(|c| c.health_check.clone())
+            .collect();
+        RuntimeReads { address_links: self.address_links(), health_checks }
+    }
+
     /// The kernel names of the links whose addresses some `SelfAddressPolicy` chooses from
-    /// (`source: interfaceAddress`): the runtime values a render of this config reads.
-    pub(crate) fn address_links(&self) -> BTreeSet<String> {
+    /// (`source: interfaceAddress`).
+    fn address_links(&self) -> BTreeSet<String> {
         self.resources()
             .filter_map(|r| match &r.spec {
                 ResourceSpec::SelfAddressPolicy(p) => Some(p),

@@ -11,9 +11,11 @@
 //!
 //! With a `table`: a route table with the default route via the candidate (and, with a `mark`,
 //! the fwmark rule at priority 30000 + rank). A failing `healthCheck` withdraws the table's
-//! route and rule, so marked traffic falls through to `main`. Traffic from `sourceCIDRs` / to
-//! `destinationCIDRs` is marked with the preferred marked candidate's mark in
-//! `nft.table/ip/routerd_default_route_<name>`.
+//! route and rule. Traffic from `sourceCIDRs` / to `destinationCIDRs` is marked, in
+//! `nft.table/ip/routerd_default_route_<name>`, with the mark of the best-ranked marked
+//! candidate whose check is healthy (the verdicts are runtime values, ADR 0008), so it fails
+//! over to the next candidate's table and back. With none healthy, the best-ranked one's mark
+//! stays, and its withdrawn rule lets the traffic fall through to `main`.
 
 use std::net::IpAddr;
 
@@ -48,8 +50,8 @@ pub(super) fn render(
 ) {
     let mut ranked: Vec<&DefaultRouteCandidate> = s.candidates.iter().collect();
     ranked.sort_by_key(|c| c.priority);
-    let mut active_mark = None;
-    let mut mark_deps = Vec::new();
+    // The marked candidates that render, in rank order: (mark, its route's key, candidate).
+    let mut marked = Vec::new();
     for (rank, c) in ranked.iter().enumerate() {
         let Some(iface) = c.interface.as_deref() else {
             out.warn(format!("candidate {} has no interface; skipped", label(c)));
@@ -102,12 +104,23 @@ pub(super) fn render(
                 out.ensure(route(metric), ApplyWith::Rtnetlink, deps)
             }
         };
-        if let (Some(mark), None) = (c.mark, active_mark) {
-            active_mark = Some(mark);
-            mark_deps.push(dep(&key, format!("candidate {} is routed", label(c))));
+        if let Some(mark) = c.mark {
+            marked.push((mark, key, *c));
         }
     }
-    let Some(mark) = active_mark else { return };
+    // The traffic goes to the best marked candidate whose check is healthy (a runtime value,
+    // ADR 0008), so it fails over to the next one's table; with none healthy, to the best one,
+    // whose withdrawn rule lets it fall through to `main`.
+    let healthy = |c: &DefaultRouteCandidate| match &c.health_check {
+        None => true,
+        Some(check) => ctx.runtime.healthy(check) == Some(true),
+    };
+    let Some((mark, key, c)) =
+        marked.iter().find(|(_, _, c)| healthy(c)).or(marked.first()).cloned()
+    else {
+        return;
+    };
+    let mark_deps = vec![dep(&key, format!("candidate {} is routed", label(c)))];
     if s.source_cidrs.is_empty() && s.destination_cidrs.is_empty() {
         return out.warn(
             "no sourceCIDRs or destinationCIDRs: candidate marks are not applied to any traffic",

@@ -49,13 +49,13 @@ mod link_tests;
 #[path = "doc_tests.rs"]
 mod doc_tests;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use routerd_host::Target;
 use routerd_model::{Config, Resource, ResourceSpec};
 
 use crate::intent::Intent;
-use crate::runtime::RuntimeValues;
+use crate::runtime::{RuntimeReads, RuntimeValues};
 
 pub(crate) use ctx::{Out, RenderCtx};
 pub(crate) use deferred::when_of;
@@ -68,10 +68,9 @@ pub struct Rendered {
     pub intents: Vec<Intent>,
     /// Warnings keyed by resource ID.
     pub warnings: BTreeMap<String, Vec<String>>,
-    /// The links whose addresses rendering reads as runtime values (the `interfaceAddress`
-    /// candidates of `SelfAddressPolicy` resources): what an observation binds
-    /// ([`RuntimeValues::from_observed`]).
-    pub address_links: BTreeSet<String>,
+    /// What rendering reads from an observation besides the delegated addresses: what an
+    /// observation binds ([`RuntimeValues::from_observed`]).
+    pub reads: RuntimeReads,
 }
 
 /// Renders every resource of `config` into intents for a router ([`Target::default`]: its own
@@ -99,7 +98,7 @@ pub fn render_with(config: &Config, target: &Target, runtime: &RuntimeValues) ->
         render_resource(&ctx, res, &mut out);
         out.finish(&mut rendered);
     }
-    rendered.address_links = ctx.address_links();
+    rendered.reads = ctx.runtime_reads();
     rendered
 }
 

@@ -335,7 +335,10 @@ mod tests {
             }
         }
         let warnings = rendered.warnings.values().flatten().cloned().collect();
-        assert_eq!(rendered.address_links, std::collections::BTreeSet::from(["lan0".to_string()]));
+        assert_eq!(
+            rendered.reads.address_links,
+            std::collections::BTreeSet::from(["lan0".to_string()])
+        );
         (lines, selection, warnings)
     }
 

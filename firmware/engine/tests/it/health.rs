@@ -110,3 +110,69 @@ async fn a_failing_check_withdraws_its_preferred_route_and_recovery_restores_it(
     assert_eq!(ops(&doc, "done"), ["create linux.ipv4.route/254:0.0.0.0/0:10"]);
     assert!(lab.ip(&["route", "get", "192.0.2.9"]).contains("via 198.51.100.1"));
 }
+
+/// `CONFIG` with each candidate in its own table with a mark, and the LAN's traffic marked.
+fn table_config() -> String {
+    let config = CONFIG
+        .replace(
+            "            healthCheck: wan-gw\n",
+            "            healthCheck: wan-gw\n            table: 101\n            mark: 257\n",
+        )
+        .replace(
+            "            healthCheck: backup-gw\n",
+            "            healthCheck: backup-gw\n            table: 102\n            mark: 258\n",
+        )
+        .replace(
+            "      spec:\n        candidates:\n",
+            "      spec:\n        sourceCIDRs: [192.168.50.0/24]\n        candidates:\n",
+        );
+    assert_eq!(config.matches("mark: 25").count(), 2, "the example's candidates moved: {config}");
+    assert!(config.contains("sourceCIDRs"), "{config}");
+    config
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn marked_traffic_fails_over_to_the_next_candidates_table_and_back() {
+    let lab = Lab::new();
+    run("ip", &["link", "add", "hctA", "type", "veth", "peer", "name", "hctB"]);
+    run("ip", &["link", "set", "hctA", "netns", &lab.router]);
+    run("ip", &["link", "set", "hctB", "netns", &lab.upstream]);
+    lab.ip(&["link", "set", "hctA", "name", "wan1"]);
+    run("ip", &["-n", &lab.upstream, "link", "set", "hctB", "up"]);
+    let mut session = lab.session(false).await;
+    let input = ConfigInput::parse(&table_config(), "router.yaml").expect("config parses");
+    let mark_set = |lab: &Lab| {
+        let table = lab.nft(&["list", "table", "ip", "routerd_default_route_uplinks"]);
+        table
+            .lines()
+            .find_map(|l| l.split("meta mark set ").nth(1)?.split_whitespace().next())
+            .map(str::to_owned)
+    };
+    let via = |lab: &Lab, mark: &str| lab.ip(&["route", "get", "192.0.2.9", "mark", mark]);
+
+    // Both healthy: the LAN's traffic carries the primary's mark, into table 101.
+    verdict(&session, "wan-gw", true);
+    verdict(&session, "backup-gw", true);
+    let doc = session.reconcile(&input, SystemTime::now()).await.expect("reconcile runs");
+    assert_eq!(ops(&doc, "failed"), Vec::<String>::new(), "{:#?}", doc.operations);
+    assert_eq!(mark_set(&lab).as_deref(), Some("0x00000101"));
+    assert!(via(&lab, "0x101").contains("via 198.51.100.1"), "{}", via(&lab, "0x101"));
+
+    // The primary fails: its table's route and rule go, and the mark moves to the backup's.
+    verdict(&session, "wan-gw", false);
+    let doc = session.reconcile(&input, SystemTime::now()).await.expect("reconcile runs");
+    let done = ops(&doc, "done");
+    assert!(
+        done.contains(&"modify nft.table/ip/routerd_default_route_uplinks".to_string()),
+        "{done:#?}"
+    );
+    assert_eq!(mark_set(&lab).as_deref(), Some("0x00000102"));
+    assert!(via(&lab, "0x102").contains("via 203.0.113.1"), "{}", via(&lab, "0x102"));
+    assert!(!lab.ip(&["rule", "show"]).contains("0x101"), "{}", lab.ip(&["rule", "show"]));
+
+    // Recovery: back to the primary.
+    verdict(&session, "wan-gw", true);
+    session.reconcile(&input, SystemTime::now()).await.expect("reconcile runs");
+    assert_eq!(mark_set(&lab).as_deref(), Some("0x00000101"));
+    assert!(lab.ip(&["rule", "show"]).contains("0x101"), "{}", lab.ip(&["rule", "show"]));
+}
