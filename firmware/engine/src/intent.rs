@@ -129,9 +129,10 @@ pub struct IntentDep {
     /// merely exist: the artifact is withdrawn while it does not ([`crate::state::holds`]).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub state: Option<routerd_model::spec::StateMatchSpec>,
-    /// The dependency is a DHCP binding whose result the artifact is built from (a runtime
-    /// value, ADR 0008): met only while the binding has configured an address, so the artifact
-    /// waits for it and is withdrawn when it is lost.
+    /// The dependency is the source of a value the artifact is built from (a runtime value,
+    /// ADR 0008): a DHCP binding, met only while it has configured an address, or an AFTR
+    /// lookup, met only while it has an answer. So the artifact waits for the value and is
+    /// withdrawn when it is lost.
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub addressed: bool,
 }

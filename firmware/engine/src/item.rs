@@ -68,8 +68,10 @@ pub fn graph_deps(deps: &[IntentDep]) -> Arc<[Dependency<HostItem>]> {
                     .must_satisfy(|item: &HostItem| crate::health::is_healthy(&item.artifact.spec));
             }
             if d.addressed {
-                dep = dep.must_satisfy(|item: &HostItem| {
-                    matches!(&item.artifact.spec, ArtifactSpec::DhcpClient(c) if !c.addresses.is_empty())
+                dep = dep.must_satisfy(|item: &HostItem| match &item.artifact.spec {
+                    ArtifactSpec::DhcpClient(c) => !c.addresses.is_empty(),
+                    ArtifactSpec::Aftr(a) => !a.addresses.is_empty(),
+                    _ => false,
                 });
             }
             if let Some(condition) = &d.state {

@@ -6,6 +6,7 @@
 //! Ownership policy (seed 000) lives in [`policy`] and in what [`plan::plan`] lets into the
 //! current-state graph; see `docs/adr/0002-ownership-rules.md`.
 
+pub mod aftr;
 mod error;
 #[cfg(test)]
 mod fixtures;

@@ -29,6 +29,10 @@ pub struct RuntimeValues {
     /// The verdicts of the HealthChecks the render asks about ([`RuntimeReads::health_checks`]),
     /// by check name: `true` while healthy. Checks without a verdict yet are absent.
     pub health: BTreeMap<String, bool>,
+    /// The AFTR addresses the scheduler resolved, by DS-Lite tunnel link name
+    /// (`routerd.aftrAddress` items), in the order of the answer. Tunnels without an answer
+    /// with addresses are absent.
+    pub aftr: BTreeMap<String, Vec<std::net::Ipv6Addr>>,
 }
 
 /// What a render reads from an observation besides the delegated addresses: only these are
@@ -81,7 +85,15 @@ impl RuntimeValues {
             .filter(|a| reads.health_checks.contains(&a.key.name))
             .map(|a| (a.key.name.clone(), crate::health::is_healthy(&a.spec)))
             .collect();
-        Self { delegated, interface_addresses, health }
+        let aftr = kind_range(observed, ArtifactKind::AftrAddress)
+            .filter_map(|a| match &a.spec {
+                ArtifactSpec::Aftr(spec) if !spec.addresses.is_empty() => {
+                    Some((spec.ifname.clone(), spec.addresses.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        Self { delegated, interface_addresses, health, aftr }
     }
 
     /// Whether HealthCheck `check` is healthy; `None` without a verdict (or when the render

@@ -37,6 +37,7 @@ use routerd_ledger::{
 use routerd_model::{Config, ConfigErrors};
 use sha2::{Digest, Sha256};
 
+use crate::aftr::AftrStore;
 use crate::error::EngineError;
 use crate::health::HealthStore;
 use crate::intent::{Action, Intent, is_inventory_backed};
@@ -106,6 +107,7 @@ pub struct Session {
     registry: BackendRegistry,
     health: Arc<HealthStore>,
     state: Arc<StateStore>,
+    aftr: Arc<AftrStore>,
     log_sinks: Arc<LogSinks>,
     target: Target,
     ledger: Ledger,
@@ -143,6 +145,7 @@ impl Session {
         let systemd = Arc::new(Systemd::new(Arc::clone(&bus)));
         let health = Arc::new(HealthStore::default());
         let state = Arc::new(StateStore::default());
+        let aftr = Arc::new(AftrStore::default());
         let log_sinks = Arc::new(LogSinks::default());
         let backends: Vec<Arc<dyn Backend>> = vec![
             Arc::new(NetlinkBackend::new(&netns)?),
@@ -156,6 +159,7 @@ impl Session {
             Arc::new(HostnamedBackend::new(bus)),
             Arc::new(crate::health::backend(Arc::clone(&health))),
             Arc::new(crate::state::backend(Arc::clone(&state))),
+            Arc::new(crate::aftr::backend(Arc::clone(&aftr))),
             Arc::new(LogSinkBackend::new(&netns, Arc::clone(&log_sinks))),
         ];
         let ledger = if opts.read_only {
@@ -164,7 +168,16 @@ impl Session {
             Ledger::open(&opts.ledger_path)?
         };
         let registry = BackendRegistry::new(backends);
-        Ok(Self { registry, health, state, log_sinks, target, ledger, timings: Default::default() })
+        Ok(Self {
+            registry,
+            health,
+            state,
+            aftr,
+            log_sinks,
+            target,
+            ledger,
+            timings: Default::default(),
+        })
     }
 
     /// The ledger this session records ownership in (the daemon also keeps its generations
@@ -192,6 +205,13 @@ impl Session {
     /// `when.state` gates then waits.
     pub fn state(&self) -> Arc<StateStore> {
         Arc::clone(&self.state)
+    }
+
+    /// The AFTR answers this session's inventory reports; the supervisor's scheduler resolves
+    /// them. Empty in a session nobody resolves for (`reconcile --once`): a DS-Lite tunnel
+    /// that names its AFTR by `aftrFQDN` then waits.
+    pub fn aftr(&self) -> Arc<AftrStore> {
+        Arc::clone(&self.aftr)
     }
 
     /// Wall time per phase of the commands run so far (`render`, `observe`, `plan`, `apply`,

@@ -120,11 +120,14 @@ pub enum ArtifactKind {
     /// A state variable evaluated by the supervisor (`StatePolicy`).
     #[serde(rename = "routerd.stateVariable")]
     StateVariable,
+    /// The AFTR addresses the supervisor resolved for a DS-Lite tunnel, named by its ifname.
+    #[serde(rename = "routerd.aftrAddress")]
+    AftrAddress,
 }
 
 impl ArtifactKind {
     /// Every kind, in declaration order.
-    pub const ALL: [ArtifactKind; 27] = [
+    pub const ALL: [ArtifactKind; 28] = [
         Self::Link,
         Self::Ipv4Address,
         Self::Ipv6Address,
@@ -152,6 +155,7 @@ impl ArtifactKind {
         Self::AddressSelection,
         Self::FirewallZone,
         Self::StateVariable,
+        Self::AftrAddress,
     ];
 
     /// The stable string (`linux.ipv4.fwmarkRule`).
@@ -184,6 +188,7 @@ impl ArtifactKind {
             Self::AddressSelection => "routerd.addressSelection",
             Self::FirewallZone => "routerd.firewallZone",
             Self::StateVariable => "routerd.stateVariable",
+            Self::AftrAddress => "routerd.aftrAddress",
         }
     }
 
@@ -276,6 +281,8 @@ pub enum ArtifactSpec {
     Health(HealthStatusSpec),
     /// `routerd.stateVariable`.
     State(StateVariableSpec),
+    /// `routerd.aftrAddress`.
+    Aftr(AftrAddressSpec),
     /// `file`.
     FileBlock(FileBlockSpec),
     /// `ppp.secret`.
@@ -682,6 +689,28 @@ pub struct HealthStatusSpec {
     pub detail: Option<String>,
 }
 
+/// `routerd.aftrAddress`, named after a DS-Lite tunnel's link: the AAAA records of its
+/// `aftrFQDN` (RFC 6333's AFTR; RFC 6334 gives the name by DHCPv6), as the supervisor's
+/// scheduler last resolved them through the tunnel's resolvers. An external item: present once
+/// the scheduler has asked, and nothing of it is compared; the tunnel depends on it having
+/// addresses and is rendered with the one its `aftrAddressOrdinal` picks (a runtime value).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AftrAddressSpec {
+    /// The tunnel's link name, the artifact's name.
+    pub ifname: String,
+    /// The name resolved (`aftrFQDN`).
+    pub fqdn: String,
+    /// Observed: the AAAA records of the last answer, in the order the server gave them.
+    /// Desired: empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub addresses: Vec<std::net::Ipv6Addr>,
+    /// Observed: how the last lookup went (`answered by 2001:db8::53`, or the error while the
+    /// previous answer is kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
 /// `routerd.stateVariable`, named after its `StatePolicy`'s `variable`: the value the
 /// supervisor's scheduler last evaluated. An external item: present once the scheduler has
 /// declared the variable, and nothing of it is compared; a `when.state` dependency reads
@@ -976,6 +1005,7 @@ impl ArtifactSpec {
             Self::Hostname(_) => ArtifactKey::new(ArtifactKind::Hostname, "system"),
             Self::Health(h) => ArtifactKey::new(ArtifactKind::HealthCheck, h.name.clone()),
             Self::State(v) => ArtifactKey::new(ArtifactKind::StateVariable, v.variable.clone()),
+            Self::Aftr(a) => ArtifactKey::new(ArtifactKind::AftrAddress, a.ifname.clone()),
             Self::FileBlock(f) => ArtifactKey::new(ArtifactKind::File, f.key_name()),
             Self::PppSecret(p) => ArtifactKey::new(ArtifactKind::PppSecret, p.key_name()),
             Self::Timesyncd(t) => ArtifactKey::new(ArtifactKind::TimesyncdConfig, t.name.clone()),

@@ -109,6 +109,8 @@ pub(crate) fn drift(desired: &ArtifactSpec, observed: &ArtifactSpec) -> Vec<Attr
         }
         // A state variable's value is read by its dependents' predicates, never applied.
         (ArtifactSpec::State(_), ArtifactSpec::State(_)) => {}
+        // The AFTR's addresses are read by the tunnel's render, never applied.
+        (ArtifactSpec::Aftr(_), ArtifactSpec::Aftr(_)) => {}
         (ArtifactSpec::FileBlock(d), ArtifactSpec::FileBlock(o)) => {
             if d.lines != o.lines {
                 push(&mut out, "lines", &d.lines, &o.lines);
@@ -241,6 +243,7 @@ fn type_name(s: &ArtifactSpec) -> &'static str {
         ArtifactSpec::Hostname(_) => "hostname",
         ArtifactSpec::Health(_) => "health",
         ArtifactSpec::State(_) => "state",
+        ArtifactSpec::Aftr(_) => "aftr",
         ArtifactSpec::FileBlock(_) => "fileBlock",
         ArtifactSpec::PppSecret(_) => "pppSecret",
         ArtifactSpec::Timesyncd(_) => "timesyncd",

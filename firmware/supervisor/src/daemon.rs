@@ -59,6 +59,8 @@ pub enum Trigger {
     Health,
     /// A StatePolicy variable changed, or a `when.state` condition started or stopped holding.
     State,
+    /// A DS-Lite tunnel's AFTR resolved to other addresses.
+    Aftr,
 }
 
 impl Trigger {
@@ -74,6 +76,7 @@ impl Trigger {
             Trigger::Host(Change::Other) => "other",
             Trigger::Health => "health",
             Trigger::State => "state",
+            Trigger::Aftr => "aftr",
         }
     }
 }
@@ -264,6 +267,8 @@ struct Daemon {
     health: crate::health::HealthScheduler,
     /// The evaluation of the applied config's StatePolicies.
     state: crate::state::StateScheduler,
+    /// The AFTR lookups of the applied config's DS-Lite tunnels.
+    aftr: crate::aftr::AftrScheduler,
 }
 
 /// Runs the daemon until SIGTERM or SIGINT. Returns the exit code: 0 after a clean stop, 1
@@ -364,6 +369,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         crate::ota::spawn_gate(opts.ota.clone(), msg_tx.clone());
     }
     let state = crate::state::StateScheduler::new(netns.clone(), session.state(), msg_tx.clone());
+    let aftr = crate::aftr::AftrScheduler::new(netns.clone(), session.aftr(), msg_tx.clone());
     let health = crate::health::HealthScheduler::new(netns, health_store, msg_tx.clone());
     let server =
         tokio::spawn(socket.serve(router(snapshot_rx, msg_tx, Arc::clone(&metrics), updates)));
@@ -388,6 +394,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         confirm: pending.map(|p| (instant_of(p.deadline), p)),
         health,
         state,
+        aftr,
     };
     let mut sigterm = signal(SignalKind::terminate()).context("SIGTERM handler")?;
     let mut sigint = signal(SignalKind::interrupt()).context("SIGINT handler")?;
@@ -577,6 +584,7 @@ impl Daemon {
         // decides its verdict at once) finds its link and routes in place.
         self.health.sync(&self.applied.input.digest, &self.applied.input.config);
         self.state.sync(&self.applied.input.digest, &self.applied.input.config);
+        self.aftr.sync(&self.applied.input.digest, &self.applied.input.config);
         // Links and addresses are what `ipv6Address` conditions read.
         if reasons.iter().any(|t| matches!(t, Trigger::Host(Change::Link | Change::Address))) {
             self.state.wake();

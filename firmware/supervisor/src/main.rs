@@ -2,6 +2,7 @@
 //! against the host or a named network namespace: what the daemon runs on every reconcile,
 //! exposed for the serial console, scripts and tests.
 
+mod aftr;
 mod auth;
 mod control;
 mod daemon;

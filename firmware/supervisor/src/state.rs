@@ -205,7 +205,7 @@ impl Evaluator {
                 prefix_verdict(resource, &mine, *available, *unavailable_for, missing_for)
             }
             Condition::DnsResolve { name, resolvers } => {
-                let found = self.resolve(name, resolvers).await?;
+                let (found, _) = resolve_aaaa(&self.netns, name, resolvers).await?;
                 match found.first() {
                     Some(a) => Ok(format!("{name} resolves to {a}")),
                     None => Err(format!("{name} has no AAAA record")),
@@ -213,36 +213,41 @@ impl Evaluator {
             }
         }
     }
+}
 
-    /// The AAAA addresses of `name`: from the first static server that answers, or from the
-    /// system's resolver.
-    async fn resolve(&self, name: &str, resolvers: &Resolvers) -> Result<Vec<Ipv6Addr>, String> {
-        match resolvers {
-            Resolvers::System => {
-                let found =
-                    tokio::time::timeout(RESOLVE_TIMEOUT, tokio::net::lookup_host((name, 0)))
-                        .await
-                        .map_err(|_| {
-                            format!("resolving {name}: no answer within {RESOLVE_TIMEOUT:?}")
-                        })?
-                        .map_err(|e| format!("resolving {name}: {e}"))?;
-                Ok(found
-                    .filter_map(|s| match s.ip() {
-                        IpAddr::V6(a) => Some(a),
-                        IpAddr::V4(_) => None,
-                    })
-                    .collect())
-            }
-            Resolvers::Static(servers) => {
-                let mut errors = Vec::new();
-                for server in servers {
-                    match probe::resolve_aaaa(&self.netns, *server, name, RESOLVE_TIMEOUT).await {
-                        Ok(found) => return Ok(found),
-                        Err(e) => errors.push(format!("{server}: {e}")),
-                    }
+/// The AAAA addresses of `name`, and who answered: the first of the static servers that
+/// answers (asked from inside `netns`), or the system's resolver. Shared by `dnsResolve`
+/// conditions and the AFTR lookups of DS-Lite tunnels.
+///
+/// Errors: no server answered (each one's error), or the system's lookup failed or timed out.
+pub(crate) async fn resolve_aaaa(
+    netns: &Netns,
+    name: &str,
+    resolvers: &Resolvers,
+) -> Result<(Vec<Ipv6Addr>, String), String> {
+    match resolvers {
+        Resolvers::System => {
+            let found = tokio::time::timeout(RESOLVE_TIMEOUT, tokio::net::lookup_host((name, 0)))
+                .await
+                .map_err(|_| format!("resolving {name}: no answer within {RESOLVE_TIMEOUT:?}"))?
+                .map_err(|e| format!("resolving {name}: {e}"))?;
+            let found = found
+                .filter_map(|s| match s.ip() {
+                    IpAddr::V6(a) => Some(a),
+                    IpAddr::V4(_) => None,
+                })
+                .collect();
+            Ok((found, "the system's resolver".to_string()))
+        }
+        Resolvers::Static(servers) => {
+            let mut errors = Vec::new();
+            for server in servers {
+                match probe::resolve_aaaa(netns, *server, name, RESOLVE_TIMEOUT).await {
+                    Ok(found) => return Ok((found, server.to_string())),
+                    Err(e) => errors.push(format!("{server}: {e}")),
                 }
-                Err(format!("resolving {name}: {}", errors.join("; ")))
             }
+            Err(format!("resolving {name}: {}", errors.join("; ")))
         }
     }
 }

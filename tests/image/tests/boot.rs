@@ -255,6 +255,15 @@ fn prefix_delegation(guest: &mut Guest, base: &str) {
          -cf /tmp/dhcpd6.conf -lf /tmp/dhcpd6.leases -pf /tmp/dhcpd6.pid isp6-0",
         COMMAND,
     );
+    // The ISP's resolver names the AFTR (RFC 6333's DS-Lite tunnel end, here the ISP's own
+    // address); the router reaches it through an address of the ISP's /64 on the uplink.
+    guest.must_run(
+        "ip -6 addr add 2001:db8:ffff::2/64 dev wan-pd nodad && ip netns exec isp6 dnsmasq \
+         --no-resolv --no-hosts --conf-file=/dev/null --user=root --bind-interfaces \
+         --listen-address=2001:db8:ffff::1 --pid-file=/tmp/aftr-dns.pid \
+         --host-record=aftr.example.test,2001:db8:ffff::1",
+        COMMAND,
+    );
     let pd = "    - apiVersion: net.routerd.net/v1alpha1
       kind: Interface
       metadata:
@@ -297,7 +306,8 @@ fn prefix_delegation(guest: &mut Guest, base: &str) {
         name: ds-pd
       spec:
         interface: pd-uplink
-        remoteAddress: 2001:db8:ffff::1
+        aftrFQDN: aftr.example.test
+        aftrDNSServers: [\"2001:db8:ffff::1\"]
         localAddressSource: delegatedAddress
         localDelegatedAddress: lan-pd-v6
     - apiVersion: net.routerd.net/v1alpha1
@@ -373,8 +383,9 @@ fn prefix_delegation(guest: &mut Guest, base: &str) {
         std::thread::sleep(Duration::from_secs(1));
     }
 
-    // The DS-Lite tunnel's local end is that address: a runtime value, so the tunnel waited
-    // for it (ADR 0008).
+    // The DS-Lite tunnel's local end is that address, and its remote end the AFTR resolved
+    // from aftrFQDN through the ISP's resolver: runtime values, so the tunnel waited for both
+    // (ADR 0008).
     let deadline = Instant::now() + COMMAND;
     loop {
         let (_, out) = guest.run("ip -j -d link show dev ds-pd", COMMAND);
@@ -467,8 +478,8 @@ fn prefix_delegation(guest: &mut Guest, base: &str) {
         std::thread::sleep(Duration::from_secs(1));
     }
     guest.must_run(
-        "kill $(cat /tmp/dhcpd6.pid); ip netns del isp6; ip netns del lan6; ip link del lan-pd; \
-         true",
+        "kill $(cat /tmp/dhcpd6.pid) $(cat /tmp/aftr-dns.pid); ip netns del isp6; \
+         ip netns del lan6; ip link del lan-pd; true",
         COMMAND,
     );
 }

@@ -5,21 +5,26 @@
 //! creates. Its local end is static, "any" (the kernel picks the source address of the route to
 //! the AFTR), or, with `localAddressSource: delegatedAddress`, the address systemd-networkd
 //! derived from a delegated prefix: a runtime value (ADR 0008), so the tunnel waits for that
-//! address, follows it when the prefix changes and is withdrawn when it is lost. Resolving
-//! `aftrFQDN` and a suffix on the interface's own prefix arrive in a later issue: until then
-//! the tunnel is rendered as an opaque intent, which stays `Blocked`, and the resource's
-//! warning says what is missing.
+//! address, follows it when the prefix changes and is withdrawn when it is lost. Without
+//! `remoteAddress`, the remote end is the AFTR the scheduler resolved from `aftrFQDN`
+//! ([`crate::aftr`]), a runtime value too: the tunnel observes `routerd.aftrAddress/<ifname>`,
+//! waits for its first answer and follows a new one. A suffix on the interface's own prefix
+//! arrives in a later issue: until then the tunnel is rendered as an opaque intent, which
+//! stays `Blocked`, and the resource's warning says what is missing.
 
 use std::net::Ipv6Addr;
 
 use ipnet::{IpNet, Ipv6Net};
-use routerd_host::artifact::{EncapLimit, Ip6TunnelMode, Ip6TunnelSpec, RouteSpec};
+use routerd_host::artifact::{
+    AftrAddressSpec, EncapLimit, Ip6TunnelMode, Ip6TunnelSpec, RouteSpec,
+};
 use routerd_host::{ArtifactKey, ArtifactKind, ArtifactSpec, ROUTERD_ROUTE_PROTOCOL};
 use routerd_model::Resource;
 use routerd_model::spec::net::{DsLiteTunnelSpec, LocalAddressSource};
 
 use super::ctx::dep;
 use super::{Out, RenderCtx};
+use crate::aftr;
 use crate::intent::{ApplyWith, IntentDep};
 
 pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &DsLiteTunnelSpec, out: &mut Out) {
@@ -41,7 +46,34 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &DsLiteTunnelSpec, 
         });
         delegated = Some(ctx.runtime.delegated_address(&link.ifname));
     }
-    let tunnel = match tunnel_spec(s, &ifname, &under.ifname, delegated) {
+    // Without remoteAddress, the AFTR is the scheduler's answer for aftrFQDN.
+    let mut resolved = None;
+    if let (None, Some(fqdn)) = (&s.remote_address, &s.aftr_fqdn) {
+        let lookup = AftrAddressSpec {
+            ifname: ifname.clone(),
+            fqdn: fqdn.clone(),
+            addresses: Vec::new(),
+            detail: None,
+        };
+        let key = out.observe(ArtifactSpec::Aftr(lookup), ApplyWith::Scheduler);
+        deps.push(IntentDep {
+            addressed: true,
+            ..dep(&key, format!("remote end: the AFTR {fqdn} resolves to"))
+        });
+        let answer = ctx.runtime.aftr.get(&ifname).map(Vec::as_slice).unwrap_or_default();
+        resolved =
+            Some(match aftr::pick(answer, s.aftr_address_ordinal, s.aftr_address_selection) {
+                Some(a) => Ok(a),
+                // No answer yet: a placeholder, while the dependency makes the tunnel wait.
+                None if answer.is_empty() => Ok(Ipv6Addr::UNSPECIFIED),
+                None => Err(format!(
+                    "{fqdn} has {} AAAA records and aftrAddressOrdinal asks for the {}th",
+                    answer.len(),
+                    s.aftr_address_ordinal.unwrap_or(1)
+                )),
+            });
+    }
+    let tunnel = match tunnel_spec(s, &ifname, &under.ifname, delegated, resolved) {
         Ok(spec) => out.ensure(ArtifactSpec::Ip6Tunnel(spec), ApplyWith::Rtnetlink, deps),
         Err(missing) => {
             out.warn(format!("the tunnel is not created yet: {missing}"));
@@ -80,13 +112,13 @@ fn tunnel_spec(
     ifname: &str,
     underlying: &str,
     delegated: Option<Option<Ipv6Net>>,
+    resolved: Option<Result<Ipv6Addr, String>>,
 ) -> Result<Ip6TunnelSpec, String> {
-    let Some(remote) = &s.remote_address else {
-        return Err(
-            "remoteAddress is not set, and resolving aftrFQDN arrives in a later issue".to_string()
-        );
+    let remote = match (&s.remote_address, resolved) {
+        (Some(remote), _) => parse_v6("remoteAddress", remote)?,
+        (None, Some(resolved)) => resolved?,
+        (None, None) => return Err("neither remoteAddress nor aftrFQDN is set".to_string()),
     };
-    let remote = parse_v6("remoteAddress", remote)?;
     let local = match (s.local_address_source, &s.local_address) {
         (Some(LocalAddressSource::DelegatedAddress), _) => {
             let suffix = match &s.local_address_suffix {

@@ -1,6 +1,8 @@
 //! Render of the links routerd creates: `VLANInterface` and a `DSLiteTunnel` with a static
-//! AFTR, from `examples/vlan-dslite.yaml`, and the opaque fallback when the tunnel's endpoints
-//! are known only at run time.
+//! AFTR, from `examples/vlan-dslite.yaml`, and a tunnel whose endpoints are runtime values (a
+//! resolved AFTR, a delegated address).
+
+use std::collections::BTreeMap;
 
 use routerd_host::artifact::{
     EncapLimit, Ip6TunnelMode, Ip6TunnelSpec, LinkKind, LinkSpec, VlanProtocol,
@@ -10,6 +12,7 @@ use routerd_model::parse_config;
 
 use super::{Rendered, render};
 use crate::intent::{Action, ApplyWith, Intent};
+use crate::runtime::RuntimeValues;
 
 const EXAMPLE: &str = include_str!("../../../../examples/vlan-dslite.yaml");
 const ALL_KINDS: &str = include_str!("../../../model/tests/fixtures/all-kinds.yaml");
@@ -122,17 +125,48 @@ fn ds_lite_local_endpoint_is_any_without_local_address_and_encap_limit_is_read()
 }
 
 #[test]
-fn ds_lite_with_run_time_endpoints_stays_opaque_and_says_why() {
-    // The fixture's tunnel resolves aftrFQDN and takes its local address from a delegation.
-    let rendered = rendered(ALL_KINDS);
+fn ds_lite_with_an_aftr_fqdn_waits_for_its_answer_and_takes_the_ordinal() {
+    // The fixture's tunnel resolves aftrFQDN (ordinal 1, modulo) and takes its local address
+    // from a delegation: both runtime values (ADR 0008).
+    let config = parse_config(ALL_KINDS, "all-kinds.yaml").expect("fixture parses");
+    let render = |runtime: &RuntimeValues| {
+        super::render_with(&config, &routerd_host::Target::default(), runtime)
+    };
+    let rendered = render(&RuntimeValues::default());
+    let lookup = intent(&rendered, "routerd.aftrAddress/ds-lite0");
+    assert_eq!((lookup.action, lookup.apply_with), (Action::Observe, ApplyWith::Scheduler));
     let tunnel = intent(&rendered, "linux.ipip6.tunnel/ds-lite0");
-    assert!(matches!(tunnel.artifact.spec, ArtifactSpec::Opaque(_)), "{:?}", tunnel.artifact);
-    assert_eq!(tunnel.kind(), ArtifactKind::Ipip6Tunnel);
-    let warnings = &rendered.warnings["net.routerd.net/v1alpha1/DSLiteTunnel/dslite"];
-    assert!(
-        warnings.iter().any(|w| w.contains("aftrFQDN") && w.contains("later issue")),
-        "{warnings:?}"
-    );
+    let ArtifactSpec::Ip6Tunnel(t) = &tunnel.artifact.spec else {
+        panic!("a typed tunnel waiting for its values: {:?}", tunnel.artifact)
+    };
+    assert_eq!(t.remote, std::net::Ipv6Addr::UNSPECIFIED, "a placeholder until answered");
+    let waits: Vec<_> = tunnel.dependencies.iter().filter(|d| d.addressed).collect();
+    let on: Vec<String> = waits.iter().map(|d| d.key.to_string()).collect();
+    assert!(on.contains(&"routerd.aftrAddress/ds-lite0".to_string()), "{on:?}");
+    assert!(!rendered.warnings.values().flatten().any(|w| w.contains("aftrFQDN")));
+
+    let lan = lan_ifname(&config);
+    let answered = |aftr: &[&str]| RuntimeValues {
+        delegated: BTreeMap::from([(
+            lan.clone(),
+            vec!["2001:db8:0:2a::1/64".parse().expect("net")],
+        )]),
+        aftr: BTreeMap::from([(
+            "ds-lite0".to_string(),
+            aftr.iter().map(|a| a.parse().expect("address")).collect(),
+        )]),
+        ..Default::default()
+    };
+    let remote = |runtime: &RuntimeValues| {
+        let rendered = render(runtime);
+        match &intent(&rendered, "linux.ipip6.tunnel/ds-lite0").artifact.spec {
+            ArtifactSpec::Ip6Tunnel(t) => t.remote.to_string(),
+            other => panic!("typed tunnel: {other:?}"),
+        }
+    };
+    assert_eq!(remote(&answered(&["2001:db8:f::1", "2001:db8:f::2"])), "2001:db8:f::1");
+    // A new answer: the tunnel follows it.
+    assert_eq!(remote(&answered(&["2001:db8:e::1"])), "2001:db8:e::1");
     // Its default route still waits for it (and for the `when` gate's state variable).
     let route = rendered
         .intents
@@ -140,6 +174,14 @@ fn ds_lite_with_run_time_endpoints_stays_opaque_and_says_why() {
         .find(|i| i.owner.ends_with("/DSLiteTunnel/dslite") && i.kind() == ArtifactKind::Ipv4Route)
         .expect("default route");
     assert_eq!(deps(route)[0], "linux.ipip6.tunnel/ds-lite0");
+}
+
+/// The link of the fixture's `IPv6DelegatedAddress` `lan-v6`.
+fn lan_ifname(config: &routerd_model::Config) -> String {
+    let target = routerd_host::Target::default();
+    let runtime = RuntimeValues::default();
+    let ctx = super::RenderCtx::new(config, &target, &runtime);
+    ctx.delegated_link("lan-v6").expect("lan-v6 resolves").ifname
 }
 
 /// `EXAMPLE` with a delegation on the WAN, a delegated address on the LAN, and the tunnel's
