@@ -10,7 +10,7 @@
 //! must not take the router's IPv4 service down.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::net::Ipv6Addr;
 use std::sync::RwLock;
 use std::time::Duration;
 
@@ -47,14 +47,8 @@ pub fn aftr_plans(config: &Config) -> Vec<AftrPlan> {
         .filter_map(|r| match &r.spec {
             ResourceSpec::DsLiteTunnel(s) if s.remote_address.is_none() => {
                 let fqdn = s.aftr_fqdn.clone()?;
-                let servers: Vec<SocketAddr> = s
-                    .aftr_dns_servers
-                    .iter()
-                    .filter_map(|a| a.parse::<IpAddr>().ok())
-                    .map(|ip| SocketAddr::new(ip, 53))
-                    .collect();
                 let resolvers =
-                    if servers.is_empty() { Resolvers::System } else { Resolvers::Static(servers) };
+                    Resolvers::servers(&s.aftr_dns_servers).unwrap_or(Resolvers::System);
                 let ifname = s.tunnel_name.clone().unwrap_or_else(|| r.name.clone());
                 Some(AftrPlan { ifname, fqdn, resolvers })
             }

@@ -121,6 +121,19 @@ pub enum Resolvers {
     Static(Vec<SocketAddr>),
 }
 
+impl Resolvers {
+    /// The servers among `addresses` (IP addresses as the config writes them), on port 53 and
+    /// in order; `None` when there is none.
+    pub fn servers(addresses: &[String]) -> Option<Self> {
+        let servers: Vec<SocketAddr> = addresses
+            .iter()
+            .filter_map(|s| s.parse::<IpAddr>().ok())
+            .map(|ip| SocketAddr::new(ip, 53))
+            .collect();
+        (!servers.is_empty()).then_some(Self::Static(servers))
+    }
+}
+
 /// The evaluation plan of every `StatePolicy` in `config`, in config order. Validation has
 /// already checked the references; one that still does not resolve makes its condition
 /// [`Condition::Unsupported`].
@@ -224,20 +237,14 @@ fn dns_condition(d: &routerd_model::spec::routing::DnsResolveCondition) -> Condi
     };
     let resolvers = match d.upstream_source.unwrap_or(ResolveUpstreamSource::System) {
         ResolveUpstreamSource::System => Resolvers::System,
-        ResolveUpstreamSource::Static => {
-            let servers: Vec<SocketAddr> = d
-                .upstream_servers
-                .iter()
-                .filter_map(|s| s.parse::<IpAddr>().ok())
-                .map(|ip| SocketAddr::new(ip, 53))
-                .collect();
-            if servers.is_empty() {
+        ResolveUpstreamSource::Static => match Resolvers::servers(&d.upstream_servers) {
+            Some(servers) => servers,
+            None => {
                 return Condition::Unsupported(
                     "dnsResolve upstreamSource static without an upstreamServers address".into(),
                 );
             }
-            Resolvers::Static(servers)
-        }
+        },
         source @ (ResolveUpstreamSource::Dhcp4 | ResolveUpstreamSource::Dhcp6) => {
             return Condition::Unsupported(format!(
                 "dnsResolve upstreamSource {} is not evaluated by this build: lease DNS \

@@ -18,8 +18,8 @@ use routerd_host::Netns;
 use routerd_host::artifact::AftrAddressSpec;
 use routerd_model::Config;
 use tokio::sync::mpsc;
-use tokio::task::AbortHandle;
 
+use crate::config_task::ConfigTask;
 use crate::daemon::{Msg, Trigger};
 
 /// The lookup task of the applied config.
@@ -27,28 +27,22 @@ pub struct AftrScheduler {
     netns: Netns,
     store: Arc<AftrStore>,
     loop_tx: mpsc::Sender<Msg>,
-    task: Option<AbortHandle>,
-    /// Digest of the config the task follows.
-    synced: Option<String>,
+    task: ConfigTask,
 }
 
 impl AftrScheduler {
     /// A scheduler resolving inside `netns`, writing to `store` and waking the loop through
     /// `loop_tx`; nothing runs until [`AftrScheduler::sync`].
     pub fn new(netns: Netns, store: Arc<AftrStore>, loop_tx: mpsc::Sender<Msg>) -> Self {
-        Self { netns, store, loop_tx, task: None, synced: None }
+        Self { netns, store, loop_tx, task: ConfigTask::default() }
     }
 
     /// Resolves exactly the tunnels of `config`, whose text has digest `digest`: drops the
     /// answers of tunnels no longer there (the others are kept until asked again) and restarts
     /// the task on them. Nothing to do for the digest last synced.
     pub fn sync(&mut self, digest: &str, config: &Config) {
-        if self.synced.as_deref() == Some(digest) {
+        if !self.task.resync(digest) {
             return;
-        }
-        self.synced = Some(digest.to_string());
-        if let Some(task) = self.task.take() {
-            task.abort();
         }
         let plans = aftr_plans(config);
         let names: BTreeSet<String> = plans.iter().map(|p| p.ifname.clone()).collect();
@@ -58,15 +52,7 @@ impl AftrScheduler {
         }
         let task =
             lookups(plans, self.netns.clone(), Arc::clone(&self.store), self.loop_tx.clone());
-        self.task = Some(tokio::spawn(task).abort_handle());
-    }
-}
-
-impl Drop for AftrScheduler {
-    fn drop(&mut self) {
-        if let Some(task) = self.task.take() {
-            task.abort();
-        }
+        self.task.spawn(task);
     }
 }
 

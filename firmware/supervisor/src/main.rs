@@ -4,6 +4,7 @@
 
 mod aftr;
 mod auth;
+mod config_task;
 mod control;
 mod daemon;
 mod doctor;

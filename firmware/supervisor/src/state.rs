@@ -26,8 +26,8 @@ use routerd_host::{Netns, probe};
 use routerd_model::Config;
 use routerd_model::spec::StateMatchSpec;
 use tokio::sync::{Notify, mpsc};
-use tokio::task::AbortHandle;
 
+use crate::config_task::ConfigTask;
 use crate::daemon::{Msg, Trigger};
 
 /// The evaluation task of the applied config.
@@ -36,28 +36,23 @@ pub struct StateScheduler {
     store: Arc<StateStore>,
     loop_tx: mpsc::Sender<Msg>,
     wake: Arc<Notify>,
-    task: Option<AbortHandle>,
-    /// Digest of the config the task follows.
-    synced: Option<String>,
+    task: ConfigTask,
 }
 
 impl StateScheduler {
     /// A scheduler evaluating inside `netns`, writing to `store` and waking the loop through
     /// `loop_tx`; nothing runs until [`StateScheduler::sync`].
     pub fn new(netns: Netns, store: Arc<StateStore>, loop_tx: mpsc::Sender<Msg>) -> Self {
-        Self { netns, store, loop_tx, wake: Arc::new(Notify::new()), task: None, synced: None }
+        let wake = Arc::new(Notify::new());
+        Self { netns, store, loop_tx, wake, task: ConfigTask::default() }
     }
 
     /// Evaluates exactly the policies of `config`, whose text has digest `digest`: declares
     /// its variables (new ones `unknown`, removed ones dropped; the values of the others are
     /// kept) and restarts the task on them. Nothing to do for the digest last synced.
     pub fn sync(&mut self, digest: &str, config: &Config) {
-        if self.synced.as_deref() == Some(digest) {
+        if !self.task.resync(digest) {
             return;
-        }
-        self.synced = Some(digest.to_string());
-        if let Some(task) = self.task.take() {
-            task.abort();
         }
         let plans = state_plans(config);
         let names: BTreeSet<String> = plans.iter().map(|p| p.variable.clone()).collect();
@@ -74,20 +69,12 @@ impl StateScheduler {
             wake: Arc::clone(&self.wake),
             missing_since: Mutex::new(HashMap::new()),
         };
-        self.task = Some(tokio::spawn(evaluator.run()).abort_handle());
+        self.task.spawn(evaluator.run());
     }
 
     /// Evaluates again now rather than at the next interval (the host's addresses changed).
     pub fn wake(&self) {
         self.wake.notify_one();
-    }
-}
-
-impl Drop for StateScheduler {
-    fn drop(&mut self) {
-        if let Some(task) = self.task.take() {
-            task.abort();
-        }
     }
 }
 

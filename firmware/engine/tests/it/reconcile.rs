@@ -1,6 +1,7 @@
 //! Reconcile scenarios against the real kernel (issue "routerd engine on a real kernel", §9).
 
-use routerd_engine::Phase;
+use routerd_engine::result::ResourceResult;
+use routerd_engine::{Phase, ResultDocument};
 use routerd_ledger::{EntryState, Ledger, LedgerChange, LedgerEntry, Origin};
 
 use crate::support::{LAB, Lab, ops, resource, run};
@@ -313,6 +314,13 @@ async fn no_kind_is_blocked_for_want_of_a_configurator() {
     assert!(doc.resources.len() >= 28, "{} resources", doc.resources.len());
 }
 
+/// SelfAddressPolicy `lan-dns` in `doc`, and its `Selected` condition.
+fn selection(doc: &ResultDocument) -> (&ResourceResult, &routerd_engine::result::Condition) {
+    let res = resource(doc, "SelfAddressPolicy/lan-dns");
+    let selected = res.conditions.iter().find(|c| c.type_ == "Selected").expect("Selected");
+    (res, selected)
+}
+
 #[tokio::test]
 async fn a_self_address_policy_selects_from_the_links_addresses_and_falls_back_in_order() {
     let lab = Lab::new();
@@ -323,9 +331,8 @@ async fn a_self_address_policy_selects_from_the_links_addresses_and_falls_back_i
     };
     // The lab puts 192.168.50.1/24 on lan0: the first candidate has it from the first apply.
     let doc = lab.reconcile(&policy("0.0.0.1")).await;
-    let res = resource(&doc, "SelfAddressPolicy/lan-dns");
+    let (res, selected) = selection(&doc);
     assert_eq!(res.phase, Phase::Healthy, "{:#?}", res.conditions);
-    let selected = res.conditions.iter().find(|c| c.type_ == "Selected").expect("Selected");
     assert_eq!((&*selected.status, &*selected.reason), ("True", "CandidateSelected"));
     assert!(
         selected
@@ -337,8 +344,7 @@ async fn a_self_address_policy_selects_from_the_links_addresses_and_falls_back_i
     // An address added by hand on the link is read from the kernel at the next run.
     run("ip", &["-n", &lab.router, "addr", "add", "192.168.60.9/24", "dev", "lan0"]);
     let doc = lab.plan(&policy("0.0.0.9"), false).await;
-    let res = resource(&doc, "SelfAddressPolicy/lan-dns");
-    let selected = res.conditions.iter().find(|c| c.type_ == "Selected").expect("Selected");
+    let (_, selected) = selection(&doc);
     assert!(
         selected.message.starts_with("192.168.60.9 from candidates[0]"),
         "{}",
@@ -346,8 +352,7 @@ async fn a_self_address_policy_selects_from_the_links_addresses_and_falls_back_i
     );
     // No address on the link ends in .7: the next candidate wins, and the warning says why.
     let doc = lab.plan(&policy("0.0.0.7"), false).await;
-    let res = resource(&doc, "SelfAddressPolicy/lan-dns");
-    let selected = res.conditions.iter().find(|c| c.type_ == "Selected").expect("Selected");
+    let (res, selected) = selection(&doc);
     assert!(
         selected.message.starts_with("192.0.2.53 from candidates[1], static"),
         "{}",

@@ -9,17 +9,51 @@ use std::time::Duration;
 use crate::daemon::{Daemon, serve_command, wait_for};
 use crate::support::Netns;
 
-const CONFIG: &str = r#"apiVersion: routerd.net/v1alpha1
+/// A router with uplink `wan` on wan0, then `resources` (list items).
+fn router(name: &str, resources: &str) -> String {
+    format!(
+        "apiVersion: routerd.net/v1alpha1
 kind: Router
 metadata:
-  name: state
+  name: {name}
 spec:
   resources:
     - apiVersion: net.routerd.net/v1alpha1
       kind: Interface
-      metadata: {name: wan}
-      spec: {ifname: wan0, managed: true, adminUp: true}
-    - apiVersion: net.routerd.net/v1alpha1
+      metadata: {{name: wan}}
+      spec: {{ifname: wan0, managed: true, adminUp: true}}
+{resources}"
+    )
+}
+
+/// An `IPv4SourceNAT` named `name` for `source` out of `wan`, gated by `when.state` `gate`.
+fn gated_nat(name: &str, source: &str, gate: &str) -> String {
+    format!(
+        "    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4SourceNAT
+      metadata: {{name: {name}}}
+      spec:
+        outboundInterface: wan
+        sourceCIDRs: [{source}]
+        translation: {{type: interfaceAddress}}
+        when: {{state: {gate}}}
+"
+    )
+}
+
+/// The uplink's variable (`native` with a global IPv6 address, else `legacy`), the AFTR's
+/// (set while its name resolves), and a NAT table gated on each value.
+fn config() -> String {
+    let nats = [
+        gated_nat("native", "192.168.10.0/24", "{uplink: {equals: native}}"),
+        gated_nat("legacy", "192.168.20.0/24", "{uplink: {equals: legacy}}"),
+        gated_nat("tunnel", "192.168.30.0/24", "{aftr: {exists: true}}"),
+    ];
+    router("state", &format!("{STATE_POLICIES}{}", nats.concat()))
+}
+
+/// The uplink's address and the two variables.
+const STATE_POLICIES: &str = r#"    - apiVersion: net.routerd.net/v1alpha1
       kind: IPv4StaticAddress
       metadata: {name: wan-v4}
       spec: {interface: wan, address: 198.51.100.2/24}
@@ -46,30 +80,6 @@ spec:
                 name: aftr.example.test
                 upstreamSource: static
                 upstreamServers: [198.51.100.1]
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv4SourceNAT
-      metadata: {name: native}
-      spec:
-        outboundInterface: wan
-        sourceCIDRs: [192.168.10.0/24]
-        translation: {type: interfaceAddress}
-        when: {state: {uplink: {equals: native}}}
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv4SourceNAT
-      metadata: {name: legacy}
-      spec:
-        outboundInterface: wan
-        sourceCIDRs: [192.168.20.0/24]
-        translation: {type: interfaceAddress}
-        when: {state: {uplink: {equals: legacy}}}
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv4SourceNAT
-      metadata: {name: tunnel}
-      spec:
-        outboundInterface: wan
-        sourceCIDRs: [192.168.30.0/24]
-        translation: {type: interfaceAddress}
-        when: {state: {aftr: {exists: true}}}
 "#;
 
 /// The routerd NAT tables of `ns`, by resource name, sorted.
@@ -114,7 +124,7 @@ fn state_variables_follow_the_uplinks_address_and_a_dns_answer() {
         .expect("dnsmasq starts");
     let dns = Daemon(dns);
     let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("router.yaml"), CONFIG).expect("config");
+    std::fs::write(dir.path().join("router.yaml"), config()).expect("config");
     let child = serve_command(&router.0, dir.path()).spawn().expect("routerd serve starts");
     let _daemon = Daemon(child);
 
@@ -142,17 +152,8 @@ fn state_variables_follow_the_uplinks_address_and_a_dns_answer() {
 
 /// A delegation on the uplink and a variable reading it: `delegated` while a prefix is there,
 /// `lost` once there has been none for 6 s; a NAT table gated on each value.
-const PD_CONFIG: &str = r#"apiVersion: routerd.net/v1alpha1
-kind: Router
-metadata:
-  name: state-pd
-spec:
-  resources:
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: Interface
-      metadata: {name: wan}
-      spec: {ifname: wan0, managed: true, adminUp: true}
-    - apiVersion: net.routerd.net/v1alpha1
+fn pd_config() -> String {
+    let policy = "    - apiVersion: net.routerd.net/v1alpha1
       kind: IPv6PrefixDelegation
       metadata: {name: isp-pd}
       spec: {interface: wan}
@@ -166,23 +167,13 @@ spec:
             when: {ipv6PrefixDelegation: {resource: isp-pd, available: true}}
           - value: lost
             when: {ipv6PrefixDelegation: {resource: isp-pd, unavailableFor: 6s}}
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv4SourceNAT
-      metadata: {name: delegated}
-      spec:
-        outboundInterface: wan
-        sourceCIDRs: [192.168.10.0/24]
-        translation: {type: interfaceAddress}
-        when: {state: {pd: {equals: delegated}}}
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv4SourceNAT
-      metadata: {name: lost}
-      spec:
-        outboundInterface: wan
-        sourceCIDRs: [192.168.20.0/24]
-        translation: {type: interfaceAddress}
-        when: {state: {pd: {equals: lost}}}
-"#;
+";
+    let nats = [
+        gated_nat("delegated", "192.168.10.0/24", "{pd: {equals: delegated}}"),
+        gated_nat("lost", "192.168.20.0/24", "{pd: {equals: lost}}"),
+    ];
+    router("state-pd", &format!("{policy}{}", nats.concat()))
+}
 
 #[test]
 fn a_prefix_delegation_variable_follows_the_delegated_prefix_and_how_long_it_has_been_gone() {
@@ -190,7 +181,7 @@ fn a_prefix_delegation_variable_follows_the_delegated_prefix_and_how_long_it_has
     router.ip(&["link", "set", "lo", "up"]);
     router.ip(&["link", "add", "wan0", "type", "veth", "peer", "name", "wan0-peer"]);
     let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("router.yaml"), PD_CONFIG).expect("config");
+    std::fs::write(dir.path().join("router.yaml"), pd_config()).expect("config");
     // The daemon runs no DHCPv6 client here (no systemd-networkd): the delegation is what the
     // client would leave in the kernel, its unreachable route (RFC 7084 WPD-5).
     let started = std::time::Instant::now();
