@@ -1,7 +1,8 @@
 //! Runtime values: what rendering reads from the host besides the config, for attributes known
 //! only once something on the host has produced them (the address networkd derives from a
 //! delegated prefix, which a DS-Lite tunnel uses as its local end; the addresses on a link a
-//! `SelfAddressPolicy` chooses from). ADR 0008.
+//! `SelfAddressPolicy` chooses from; the HealthCheck verdicts a default-route policy's mark
+//! follows; the AFTR the scheduler resolved for a tunnel). ADR 0008.
 //!
 //! They come from external items of an observation, so the desired state is a pure function of
 //! the config and these values: a session renders again when an observation brings other
@@ -22,9 +23,9 @@ pub struct RuntimeValues {
     /// link name (`dhcp.ipv6.delegatedAddress` bindings' observed `addresses`), in the order
     /// networkd lists them.
     pub delegated: BTreeMap<String, Vec<Ipv6Net>>,
-    /// The IPv4 and IPv6 addresses on each link of the render's `address_links`
-    /// ([`crate::render::Rendered::address_links`]), IPv6 link-local ones left out, in
-    /// ascending order. Links without addresses are absent.
+    /// The IPv4 and IPv6 addresses on each link the render asks about
+    /// ([`RuntimeReads::address_links`]), IPv6 link-local ones left out, in ascending order.
+    /// Links without addresses are absent.
     pub interface_addresses: BTreeMap<String, Vec<IpNet>>,
     /// The verdicts of the HealthChecks the render asks about ([`RuntimeReads::health_checks`]),
     /// by check name: `true` while healthy. Checks without a verdict yet are absent.

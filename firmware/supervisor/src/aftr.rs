@@ -1,6 +1,6 @@
 //! The AFTR lookups: one task resolving the `aftrFQDN` of every DS-Lite tunnel of the applied
 //! config (without `remoteAddress`), from inside the target namespace, keeping the answers in
-//! the session's [`AftrStore`](routerd_engine::aftr::AftrStore) and asking the loop for a
+//! the session's [`AftrStore`] and asking the loop for a
 //! reconcile when one changes. The reconcile renders the tunnel with the new AFTR (a runtime
 //! value, ADR 0008).
 //!
