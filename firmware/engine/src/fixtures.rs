@@ -40,3 +40,25 @@ pub(crate) const WAN_PD_LAN_V6: &str = "    - apiVersion: net.routerd.net/v1alph
         subnetID: \"2a\"
         addressSuffix: \"::1\"
 ";
+
+/// Interface `lan` on link `lan0`, managed.
+pub(crate) const LAN0: &str = "    - apiVersion: net.routerd.net/v1alpha1
+      kind: Interface
+      metadata:
+        name: lan
+      spec:
+        ifname: lan0
+        managed: true
+";
+
+/// The intent with key `key` (`kind/name`) in `rendered`; panics when there is none.
+pub(crate) fn intent<'a>(
+    rendered: &'a crate::render::Rendered,
+    key: &str,
+) -> &'a crate::intent::Intent {
+    rendered
+        .intents
+        .iter()
+        .find(|i| i.key().to_string() == key)
+        .unwrap_or_else(|| panic!("no intent {key}"))
+}

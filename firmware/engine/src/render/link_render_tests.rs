@@ -11,6 +11,7 @@ use routerd_host::{ArtifactKind, ArtifactSpec};
 use routerd_model::parse_config;
 
 use super::{Rendered, render};
+use crate::fixtures::intent;
 use crate::intent::{Action, ApplyWith, Intent};
 use crate::runtime::RuntimeValues;
 
@@ -19,14 +20,6 @@ const ALL_KINDS: &str = include_str!("../../../model/tests/fixtures/all-kinds.ya
 
 fn rendered(yaml: &str) -> Rendered {
     render(&parse_config(yaml, "router.yaml").expect("config parses"))
-}
-
-fn intent<'a>(rendered: &'a Rendered, key: &str) -> &'a Intent {
-    rendered
-        .intents
-        .iter()
-        .find(|i| i.key().to_string() == key)
-        .unwrap_or_else(|| panic!("no intent {key}"))
 }
 
 fn deps(intent: &Intent) -> Vec<String> {

@@ -8,7 +8,7 @@ use routerd_host::{ArtifactKind, ArtifactSpec};
 use routerd_model::{ResourceKind, parse_config};
 
 use super::render;
-use crate::fixtures::{WAN0, router};
+use crate::fixtures::{LAN0, WAN_PD_LAN_V6, WAN0, intent, router};
 use crate::intent::{Action, ApplyWith, Intent};
 
 const ALL_KINDS: &str = include_str!("../../../model/tests/fixtures/all-kinds.yaml");
@@ -105,11 +105,7 @@ fn policy_route_is_table_then_route_then_rule_then_marks() {
 fn route_via_gateway_depends_on_the_address_that_reaches_it() {
     let config = parse_config(LAB, "lab-router.yaml").expect("lab parses");
     let rendered = render(&config);
-    let route = rendered
-        .intents
-        .iter()
-        .find(|i| i.key().to_string() == "linux.ipv4.route/254:0.0.0.0/0:0")
-        .expect("default route");
+    let route = intent(&rendered, "linux.ipv4.route/254:0.0.0.0/0:0");
     let deps: Vec<String> = route.dependencies.iter().map(|d| d.key.to_string()).collect();
     assert_eq!(deps, ["linux.link/wan0", "linux.ipv4.address/wan0/198.51.100.2/24"]);
 }
@@ -120,8 +116,7 @@ fn firewall_forwards_exposed_services_and_unmanaged_interfaces_are_observed() {
         LAB.replace("        managed: true\n        adminUp: true\n", "        managed: false\n");
     let config = parse_config(&yaml, "lab.yaml").expect("parses");
     let rendered = render(&config);
-    let link =
-        rendered.intents.iter().find(|i| i.key().to_string() == "linux.link/wan0").expect("link");
+    let link = intent(&rendered, "linux.link/wan0");
     assert_eq!(link.action, Action::Observe);
     let filter = rendered
         .intents
@@ -161,11 +156,7 @@ fn pppoe_password_never_reaches_intents() {
         assert!(digest.starts_with("hmac-sha256:"), "{shown}");
         assert_eq!(shown["mode"], 0o600, "{shown}");
     }
-    let unit = rendered
-        .intents
-        .iter()
-        .find(|i| i.key().to_string() == "systemd.service/routerd-pppoe-wan-pppoe.service")
-        .expect("unit");
+    let unit = intent(&rendered, "systemd.service/routerd-pppoe-wan-pppoe.service");
     for s in &secrets {
         let dep = unit.dependencies.iter().find(|d| d.key == *s.key()).expect("unit needs it");
         assert!(dep.recreate_when_modified, "{dep:?}");
@@ -240,8 +231,7 @@ fn route_set_with_one_target_sets_its_mark() {
 fn fixture_spec(key: &str) -> ArtifactSpec {
     let config = parse_config(ALL_KINDS, "all-kinds.yaml").expect("fixture parses");
     let rendered = render(&config);
-    let i = rendered.intents.iter().find(|i| i.key().to_string() == key);
-    i.unwrap_or_else(|| panic!("no intent {key}")).artifact.spec.clone()
+    intent(&rendered, key).artifact.spec.clone()
 }
 
 #[test]
@@ -298,39 +288,15 @@ fn dhcp_client_bindings_render_networkd_blocks_on_the_upstream_link() {
 #[test]
 fn a_delegated_address_takes_its_subnet_and_suffix_and_refuses_a_subnet_networkd_does_not() {
     let config = |subnet: &str| {
-        router(&format!(
-            "{WAN0}    - apiVersion: net.routerd.net/v1alpha1
-      kind: Interface
-      metadata:
-        name: lan
-      spec:
-        ifname: lan0
-        managed: true
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv6PrefixDelegation
-      metadata:
-        name: wan-pd
-      spec:
-        interface: wan
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv6DelegatedAddress
-      metadata:
-        name: lan-v6
-      spec:
-        prefixDelegation: wan-pd
-        interface: lan
-        subnetID: {subnet}
-        addressSuffix: \"::1:0:0:1\"
-        sendRA: true
-"
-        ))
+        let delegated =
+            WAN_PD_LAN_V6.replace("subnetID: \"2a\"", &format!("subnetID: {subnet}")).replace(
+                "addressSuffix: \"::1\"",
+                "addressSuffix: \"::1:0:0:1\"\n        sendRA: true",
+            );
+        router(&format!("{WAN0}{LAN0}{delegated}"))
     };
     let rendered = render(&config("\"a0\""));
-    let i = rendered
-        .intents
-        .iter()
-        .find(|i| i.key().to_string() == "dhcp.ipv6.delegatedAddress/lan0")
-        .expect("binding on the downstream link");
+    let i = intent(&rendered, "dhcp.ipv6.delegatedAddress/lan0");
     let ArtifactSpec::DhcpClient(da) = &i.artifact.spec else { panic!("not a binding") };
     assert_eq!(
         da.settings,
@@ -348,11 +314,7 @@ fn a_delegated_address_takes_its_subnet_and_suffix_and_refuses_a_subnet_networkd
     );
     // Beyond networkd's range: not applied, and the resource says why.
     let rendered = render(&config("\"ffffffffffffffff\""));
-    let i = rendered
-        .intents
-        .iter()
-        .find(|i| i.key().to_string() == "dhcp.ipv6.delegatedAddress/lan0")
-        .expect("binding on the downstream link");
+    let i = intent(&rendered, "dhcp.ipv6.delegatedAddress/lan0");
     assert!(matches!(i.artifact.spec, ArtifactSpec::Opaque(_)));
     let warnings = &rendered.warnings["net.routerd.net/v1alpha1/IPv6DelegatedAddress/lan-v6"];
     assert!(warnings.iter().any(|w| w.contains("subnetID")), "{warnings:?}");
@@ -367,11 +329,7 @@ fn a_dhcp_client_other_than_networkd_is_not_applied_and_says_why() {
     assert_ne!(yaml, ALL_KINDS, "fixture changed: no IPv4DHCPAddress to give a client");
     let config = parse_config(&yaml, "all-kinds.yaml").expect("fixture parses");
     let rendered = render(&config);
-    let i = rendered
-        .intents
-        .iter()
-        .find(|i| i.key().to_string() == "dhcp.ipv4.client/enp1s0")
-        .expect("binding");
+    let i = intent(&rendered, "dhcp.ipv4.client/enp1s0");
     assert!(matches!(i.artifact.spec, ArtifactSpec::Opaque(_)));
     let warnings = &rendered.warnings["net.routerd.net/v1alpha1/IPv4DHCPAddress/wan-v4-dhcp"];
     assert!(

@@ -206,16 +206,12 @@ mod tests {
     use routerd_host::Target;
 
     use super::*;
-    use crate::fixtures::{WAN_PD_LAN_V6, WAN0, router};
+    use crate::fixtures::{LAN0, WAN_PD_LAN_V6, WAN0, router};
     use crate::runtime::RuntimeValues;
 
-    /// Interface `lan` on `lan0` and policy `lan-dns`: the delegated address with `::53`, the
-    /// second address on lan0 ending in `::53`, then `fd00::1`.
+    /// Policy `lan-dns` (with `LAN0`): the delegated address with `::53`, the second address
+    /// on lan0 ending in `::53`, then `fd00::1`.
     const POLICY: &str = "    - apiVersion: net.routerd.net/v1alpha1
-      kind: Interface
-      metadata: {name: lan}
-      spec: {ifname: lan0, managed: true}
-    - apiVersion: net.routerd.net/v1alpha1
       kind: SelfAddressPolicy
       metadata: {name: lan-dns}
       spec:
@@ -227,7 +223,7 @@ mod tests {
 ";
 
     fn selection(runtime: &RuntimeValues) -> (Selection, Vec<String>) {
-        let config = router(&format!("{WAN0}{WAN_PD_LAN_V6}{POLICY}"));
+        let config = router(&format!("{WAN0}{LAN0}{WAN_PD_LAN_V6}{POLICY}"));
         let target = Target::default();
         let ctx = RenderCtx::new(&config, &target, runtime);
         let Some(routerd_model::ResourceSpec::SelfAddressPolicy(s)) =
@@ -312,7 +308,7 @@ mod tests {
     /// The lines of the scope's dnsmasq section, the selection's attributes and the
     /// warnings, rendered with `runtime`.
     fn rendered_scope(runtime: &RuntimeValues) -> (Vec<String>, serde_json::Value, Vec<String>) {
-        let config = router(&format!("{WAN0}{WAN_PD_LAN_V6}{POLICY}{SCOPE}"));
+        let config = router(&format!("{WAN0}{LAN0}{WAN_PD_LAN_V6}{POLICY}{SCOPE}"));
         let rendered = crate::render::render_with(&config, &Target::default(), runtime);
         let mut lines = Vec::new();
         let mut selection = serde_json::Value::Null;
@@ -371,7 +367,7 @@ mod tests {
     #[test]
     fn a_policy_without_an_available_candidate_leaves_dnsmasq_its_default_and_says_why() {
         let config = router(&format!(
-            "{WAN0}{WAN_PD_LAN_V6}{}{SCOPE}",
+            "{WAN0}{LAN0}{WAN_PD_LAN_V6}{}{SCOPE}",
             POLICY.replace("          - {source: static, address: \"fd00::1\"}\n", "")
         ));
         let rendered =
