@@ -19,15 +19,31 @@ apt_packages=(
   systemd-timesyncd                             # NTPClient tests: the real timesyncd
 )
 
-missing=()
-for p in "${apt_packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
+missing_packages() {
+  missing=()
+  for p in "${apt_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+}
+missing_packages
 if ((${#missing[@]})); then
   echo "bootstrap: apt-get install ${missing[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # An install can remove a package of the list that conflicts with it (a backported
+  # qemu-utils goes when Debian's qemu-system-x86 comes in): install those again, now in
+  # versions that fit the rest.
+  missing_packages
+  if ((${#missing[@]})); then
+    echo "bootstrap: apt-get install ${missing[*]} (removed by the first install)" >&2
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+  missing_packages
+  if ((${#missing[@]})); then
+    echo "bootstrap: still not installed: ${missing[*]}" >&2
+    exit 69
+  fi
 fi
 
 export PATH="$HOME/.cargo/bin:$PATH"

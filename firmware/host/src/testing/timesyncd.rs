@@ -6,8 +6,9 @@
 //! mount namespace of its own where
 //! - `/etc/systemd` is the target's (`ROOT/etc/systemd`), so it reads routerd's drop-in and no
 //!   `timesyncd.conf` of the machine's;
-//! - `/run/systemd` and `/var/lib/systemd/timesync` are fresh tmpfs, so its state files (the
-//!   clock stamp) never touch the machine's.
+//! - `/run/systemd` and `/var/lib/systemd` are fresh tmpfs (with an empty `timesync` in the
+//!   latter, which a machine that never ran timesyncd lacks), so its state files (the clock
+//!   stamp) never touch the machine's.
 //!
 //! It connects to the test's private bus and owns `org.freedesktop.timesync1` there. The test
 //! machine has no route to any NTP server, so it never sets the clock. Its log is kept.
@@ -46,7 +47,7 @@ impl Timesyncd {
              unshare --mount --propagation private sh -c \"set -e; \
                mount --bind '{etc}' /etc/systemd; \
                mount -t tmpfs tmpfs /run/systemd; \
-               mount -t tmpfs tmpfs /var/lib/systemd/timesync; \
+               mount -t tmpfs tmpfs /var/lib/systemd; mkdir /var/lib/systemd/timesync; \
                exec {TIMESYNCD}\" >>'{log}' 2>&1 </dev/null &\n\
              echo $! >'{pid}'\n",
             etc = etc.display(),
