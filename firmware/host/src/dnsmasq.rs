@@ -12,7 +12,8 @@
 //! and inventory lists those sections. Every change writes the whole file anew (sections in
 //! name order) after dnsmasq itself accepted the candidate (`dnsmasq --test`, the daemon's own
 //! check; it has no API for this), then restarts the unit. A rejected change leaves the file
-//! and the running dnsmasq as they were. A restart keeps the leases: dnsmasq reads its lease
+//! and the running dnsmasq as they were; so does a change dnsmasq fails to start with (the file
+//! is restored). A restart keeps the leases: dnsmasq reads its lease
 //! file (`--dhcp-leasefile`, in the same directory) when it starts, and clients renew the
 //! leases they hold.
 
@@ -76,6 +77,7 @@ impl DnsmasqBackend {
     async fn change(&self, key: &ArtifactKey, lines: Option<&[String]>) -> Result<(), HostError> {
         let _guard = self.lock.lock().await;
         let mut sections = self.read()?;
+        let before = format(&sections);
         match lines {
             Some(l) => sections.insert(key.name.clone(), l.to_vec()),
             None => sections.remove(&key.name),
@@ -85,7 +87,19 @@ impl DnsmasqBackend {
         write_atomically(&self.conf, text.as_bytes(), 0o644)?;
         // A removal needs no dnsmasq started for it (the unit may be on its way out too).
         let job = if lines.is_some() { Job::Restart } else { Job::TryRestart };
-        self.systemd.run(key, UNIT, job).await
+        let Err(e) = self.systemd.run(key, UNIT, job).await else { return Ok(()) };
+        // dnsmasq did not start with the change (a socket it cannot bind): the file goes back
+        // to what the running dnsmasq had, so the failed change leaves nothing of itself (no
+        // section routerd wrote but never recorded), and dnsmasq runs as before.
+        write_atomically(&self.conf, before.as_bytes(), 0o644)?;
+        match self.systemd.run(key, UNIT, Job::TryRestart).await {
+            Ok(()) => Err(e),
+            Err(again) => Err(HostError::Service {
+                key: key.clone(),
+                op: "restart",
+                message: format!("{e}; with the previous configuration restored: {again}"),
+            }),
+        }
     }
 
     /// `dnsmasq --test` on the candidate text (syntax and option values).

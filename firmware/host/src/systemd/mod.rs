@@ -108,6 +108,12 @@ impl Systemd {
 
     /// Runs `job` on `unit` and waits until systemd removes the job.
     ///
+    /// A job that starts the unit first resets its failed state and start rate limit
+    /// (`ResetFailedUnit`): routerd restarts a unit on each change of its configuration, and
+    /// one reconcile may change several parts of it (dnsmasq sections), more than the default
+    /// `StartLimitBurst=5` in 10 s allows. The limit still stops a unit's own crash loop
+    /// (`Restart=on-failure`).
+    ///
     /// Errors: [`HostError::Service`] when the manager refuses the job, the job ends other than
     /// `done` (`failed`: the service exited; `dependency`, `timeout`, `canceled`), or it is
     /// still running after a deadline; [`HostError::Bus`].
@@ -116,6 +122,10 @@ impl Systemd {
         let op = job.as_str();
         // Subscribed before the call: the job may end before its reply is read.
         let mut removed = m.receive_job_removed().await.map_err(|e| service(key, op, e))?;
+        if job != Job::Stop {
+            // Fails only for a unit not loaded, which has no limit to reset.
+            let _ = m.reset_failed_unit(unit).await;
+        }
         let path = match job {
             Job::Start => m.start_unit(unit, "replace").await,
             Job::Stop => m.stop_unit(unit, "replace").await,

@@ -32,6 +32,10 @@ pub(crate) trait Manager {
     /// `TryRestartUnit(s name, s mode) -> o job`: restarts the unit only when it runs.
     fn try_restart_unit(&self, name: &str, mode: &str) -> zbus::Result<OwnedObjectPath>;
 
+    /// `ResetFailedUnit(s name)`: `systemctl reset-failed NAME`, which also zeroes the unit's
+    /// start rate limit counter.
+    fn reset_failed_unit(&self, name: &str) -> zbus::Result<()>;
+
     /// `EnableUnitFiles(as files, b runtime, b force) -> (b carries_install_info,
     /// a(sss) changes)`.
     fn enable_unit_files(

@@ -15,6 +15,8 @@
 //! - `Type=forking`: `ExecStart=` is run and waited for; exit 0 is `done` and the unit is
 //!   active with the PID read from `PIDFile=`; any other exit is `failed`;
 //! - `NetworkNamespacePath=/run/netns/NAME`: the command runs inside that namespace;
+//! - the default start rate limit (5 starts in 10 s, then the start fails with the unit
+//!   `failed`), which `ResetFailedUnit` resets along with the failed state;
 //! - `EnableUnitFiles`, `DisableUnitFiles` record the unit as enabled or not;
 //! - units expose `ActiveState`.
 //!
@@ -55,7 +57,15 @@ struct UnitState {
     enabled: bool,
     /// Times the service was started (restarts included).
     starts: u32,
+    /// When the starts of the rate-limit window were, for `StartLimitBurst=`.
+    recent_starts: Vec<std::time::Instant>,
 }
+
+/// systemd's defaults for a unit that sets none (`DefaultStartLimitIntervalSec=10s`,
+/// `DefaultStartLimitBurst=5`, systemd-system.conf(5)): a sixth start within 10 s is refused
+/// (`start-limit-hit`) until the window passes or `ResetFailedUnit` zeroes the count.
+const START_LIMIT_INTERVAL: Duration = Duration::from_secs(10);
+const START_LIMIT_BURST: usize = 5;
 
 #[derive(Default)]
 struct State {
@@ -143,6 +153,13 @@ mod server {
                 unit.active_state = "inactive".into();
                 return "done";
             }
+            let now = std::time::Instant::now();
+            unit.recent_starts.retain(|t| now.duration_since(*t) < START_LIMIT_INTERVAL);
+            if unit.recent_starts.len() >= START_LIMIT_BURST {
+                unit.active_state = "failed".into();
+                return "failed";
+            }
+            unit.recent_starts.push(now);
             let Some(exec) = unit.settings.get("ExecStart") else { return "failed" };
             let mut argv: Vec<String> = exec.split_whitespace().map(str::to_owned).collect();
             if let Some(ns) = unit
@@ -295,6 +312,19 @@ mod server {
             self.stop(&name);
             let result = self.start(&name);
             self.job(&emitter, &name, result).await
+        }
+
+        async fn reset_failed_unit(&self, name: String) -> fdo::Result<()> {
+            self.log(format!("ResetFailedUnit {name}"));
+            let mut state = self.state.lock().map_err(|_| fdo::Error::Failed("poisoned".into()))?;
+            let Some(unit) = state.units.get_mut(&name) else {
+                return Err(fdo::Error::Failed(format!("Unit {name} not loaded.")));
+            };
+            unit.recent_starts.clear();
+            if unit.active_state == "failed" {
+                unit.active_state = "inactive".into();
+            }
+            Ok(())
         }
 
         async fn try_restart_unit(

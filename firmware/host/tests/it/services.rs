@@ -1,12 +1,12 @@
 //! `SystemdBackend` and `DnsmasqBackend` on a private bus with the systemd stand-in
 //! (`routerd_host::testing::FakeSystemd`) and the real dnsmasq: what the configurators ask the
-//! manager for, and a configuration dnsmasq rejects changing nothing.
+//! manager for, and a configuration dnsmasq rejects, or does not start with, changing nothing.
 
 use std::sync::Arc;
 
 use routerd_host::artifact::{DnsmasqSectionSpec, UnitSpec};
 use routerd_host::bus::SystemBus;
-use routerd_host::dnsmasq::DnsmasqBackend;
+use routerd_host::dnsmasq::{DnsmasqBackend, UNIT};
 use routerd_host::systemd::{Systemd, SystemdBackend};
 use routerd_host::testing::FakeSystemd;
 use routerd_host::{Artifact, ArtifactKind, ArtifactSpec, Backend, HostError, Target};
@@ -49,10 +49,15 @@ async fn a_unit_is_written_enabled_started_restarted_on_change_and_removed() {
     backend.modify(&v1, &v2).await.expect("modify");
     assert_ne!(fake.main_pid(name), Some(first_pid));
     let calls = fake.calls();
-    let tail: Vec<&str> = calls.iter().rev().take(3).rev().map(String::as_str).collect();
+    let tail: Vec<&str> = calls.iter().rev().take(4).rev().map(String::as_str).collect();
     assert_eq!(
         tail,
-        ["Reload", &format!("EnableUnitFiles {name}"), &format!("RestartUnit {name}")]
+        [
+            "Reload",
+            &format!("EnableUnitFiles {name}"),
+            &format!("ResetFailedUnit {name}"),
+            &format!("RestartUnit {name}")
+        ]
     );
 
     // Orphan cleanup: disable --now, remove the file, reload.
@@ -69,35 +74,62 @@ async fn a_unit_is_written_enabled_started_restarted_on_change_and_removed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_section_dnsmasq_rejects_leaves_the_file_and_the_service_alone() {
+async fn a_section_dnsmasq_rejects_or_fails_to_start_with_leaves_the_file_and_the_service_alone() {
     let dir = tempfile::tempdir().expect("tempdir");
     let target = Target::new(None, Some(dir.path().join("root")));
     let fake = FakeSystemd::start(dir.path(), &target.unit_dir()).await;
     let systemd =
         Arc::new(Systemd::new(Arc::new(SystemBus::new(Some(fake.address().to_string())))));
-    let backend = DnsmasqBackend::new(&target, systemd);
-    let section = |lines: &[&str]| {
+    let backend = DnsmasqBackend::new(&target, Arc::clone(&systemd));
+    let section = |name: &str, lines: &[&str]| {
         Artifact::new(ArtifactSpec::DnsmasqSection(DnsmasqSectionSpec {
-            section: "dhcpv4-range/pool".into(),
+            section: name.into(),
             lines: lines.iter().map(|l| l.to_string()).collect(),
         }))
     };
-    // No unit is known to the manager: a section that dnsmasq accepts gets to the restart,
-    // which the manager refuses by name.
-    let good = section(&["dhcp-range=set:pool,192.168.7.100,192.168.7.150,600"]);
-    let err = backend.create(&good).await.expect_err("no unit to restart");
-    assert!(err.to_string().contains("routerd-dnsmasq.service not found"), "{err}");
+    // The unit stands for dnsmasq: its start succeeds or fails as `exec` does.
+    let unit_is = |exec: &str| {
+        std::fs::create_dir_all(target.unit_dir()).expect("unit dir");
+        let text = format!("[Service]\nType=forking\nExecStart={exec}\n");
+        std::fs::write(target.unit_dir().join(UNIT), text).expect("unit file");
+    };
+    let key = routerd_host::ArtifactKey::new(ArtifactKind::SystemdService, UNIT);
+    unit_is("/bin/true");
+    systemd.reload(&key).await.expect("reload");
+
+    // Seven sections in a row, each restarting dnsmasq: more starts than systemd's default
+    // rate limit allows in 10 s, which routerd's own restarts reset.
+    let good =
+        section("dhcpv4-range/pool", &["dhcp-range=set:pool,192.168.7.100,192.168.7.150,600"]);
+    backend.create(&good).await.expect("create");
+    for i in 1..7 {
+        let line = format!("dhcp-range=set:p{i},192.168.{i}.100,192.168.{i}.150,600");
+        let more = section(&format!("dhcpv4-range/p{i}"), &[line.as_str()]);
+        backend.create(&more).await.unwrap_or_else(|e| panic!("section {i}: {e}"));
+    }
+    assert_eq!(fake.starts(UNIT), 7);
     let written = std::fs::read_to_string(target.dnsmasq_conf()).expect("file written");
     assert!(written.contains("dhcp-range=set:pool,192.168.7.100"), "{written}");
 
     // A range from IPv4 to IPv6: dnsmasq's own check refuses it, before any write or restart.
     let calls = fake.calls().len();
-    let bad = section(&["dhcp-range=set:pool,192.168.7.100,fd00::1,600"]);
+    let bad = section("dhcpv4-range/pool", &["dhcp-range=set:pool,192.168.7.100,fd00::1,600"]);
     let err = backend.modify(&good, &bad).await.expect_err("dnsmasq refuses");
     assert!(matches!(err, HostError::Invalid { .. }), "{err:?}");
     assert!(err.to_string().contains("bad dhcp-range"), "{err}");
     assert_eq!(std::fs::read_to_string(target.dnsmasq_conf()).expect("file"), written);
     assert_eq!(fake.calls().len(), calls, "{:#?}", fake.calls());
+
+    // dnsmasq accepts the section but does not start with it: the file goes back to what it
+    // was, so nothing of the failed change stays (no section routerd never recorded).
+    unit_is("/bin/false");
+    systemd.reload(&key).await.expect("reload");
+    let late =
+        section("dhcpv4-range/late", &["dhcp-range=set:late,192.168.9.100,192.168.9.150,600"]);
+    let err = backend.create(&late).await.expect_err("dnsmasq does not start");
+    assert!(err.to_string().contains("job failed"), "{err}");
+    assert_eq!(std::fs::read_to_string(target.dnsmasq_conf()).expect("file"), written);
     let listed = backend.observe(ArtifactKind::DnsmasqConfig, &[]).await.expect("observe");
-    assert_eq!(listed, vec![good]);
+    assert_eq!(listed.len(), 7, "{listed:#?}");
+    assert!(listed.contains(&good) && !listed.contains(&late), "{listed:#?}");
 }
