@@ -130,11 +130,39 @@ pub struct IntentDep {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub state: Option<routerd_model::spec::StateMatchSpec>,
     /// The dependency is the source of a value the artifact is built from (a runtime value,
-    /// ADR 0008): a DHCP binding, met only while it has configured an address, or an AFTR
-    /// lookup, met only while it has an answer. So the artifact waits for the value and is
-    /// withdrawn when it is lost.
-    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
-    pub addressed: bool,
+    /// ADR 0008), met only while the source carries it. So the artifact waits for the value
+    /// and is withdrawn when it is lost.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub carries: Option<Carried>,
+}
+
+/// The runtime value an artifact takes from its dependency ([`IntentDep::carries`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Carried {
+    /// Addresses: a DHCP binding that has configured an address (the delegated address a
+    /// DS-Lite tunnel's local end is), or an AFTR lookup with an answer.
+    Addresses,
+    /// A gateway: a DHCPv4 lease whose router networkd has routed through
+    /// (`DhcpClientSpec::gateway`, a default-route candidate with `gatewaySource: dhcp4`).
+    Gateway,
+    /// DNS servers: a DHCP client that received some (`DhcpClientSpec::dns_servers`, a
+    /// `DNSConditionalForwarder` with `upstreamSource: dhcp4 | dhcp6`).
+    DnsServers,
+}
+
+impl Carried {
+    /// Whether `spec`, the dependency's item, carries the value.
+    pub fn by(self, spec: &routerd_host::ArtifactSpec) -> bool {
+        use routerd_host::ArtifactSpec;
+        match (self, spec) {
+            (Self::Addresses, ArtifactSpec::DhcpClient(c)) => !c.addresses.is_empty(),
+            (Self::Addresses, ArtifactSpec::Aftr(a)) => !a.addresses.is_empty(),
+            (Self::Gateway, ArtifactSpec::DhcpClient(c)) => c.gateway.is_some(),
+            (Self::DnsServers, ArtifactSpec::DhcpClient(c)) => !c.dns_servers.is_empty(),
+            _ => false,
+        }
+    }
 }
 
 /// One artifact intent.

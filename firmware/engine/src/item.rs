@@ -67,12 +67,8 @@ pub fn graph_deps(deps: &[IntentDep]) -> Arc<[Dependency<HostItem>]> {
                 dep = dep
                     .must_satisfy(|item: &HostItem| crate::health::is_healthy(&item.artifact.spec));
             }
-            if d.addressed {
-                dep = dep.must_satisfy(|item: &HostItem| match &item.artifact.spec {
-                    ArtifactSpec::DhcpClient(c) => !c.addresses.is_empty(),
-                    ArtifactSpec::Aftr(a) => !a.addresses.is_empty(),
-                    _ => false,
-                });
+            if let Some(value) = d.carries {
+                dep = dep.must_satisfy(move |item: &HostItem| value.by(&item.artifact.spec));
             }
             if let Some(condition) = &d.state {
                 let condition = condition.clone();

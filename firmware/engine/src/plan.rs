@@ -358,7 +358,7 @@ fn orphan_deps(kind: ArtifactKind) -> Arc<[routerd_graph::Dependency<HostItem>]>
             recreate_when_modified: false,
             healthy: false,
             state: None,
-            addressed: false,
+            carries: None,
         }]),
         _ => Arc::new([]),
     }

@@ -2,18 +2,20 @@
 //! only once something on the host has produced them (the address networkd derives from a
 //! delegated prefix, which a DS-Lite tunnel uses as its local end; the addresses on a link a
 //! `SelfAddressPolicy` chooses from; the HealthCheck verdicts a default-route policy's mark
-//! follows; the AFTR the scheduler resolved for a tunnel). ADR 0008.
+//! follows; the AFTR the scheduler resolved for a tunnel; the router of a DHCPv4 lease a
+//! default-route candidate goes through). ADR 0008.
 //!
 //! They come from external items of an observation, so the desired state is a pure function of
 //! the config and these values: a session renders again when an observation brings other
 //! values, and the graph withdraws what needs a value while it is missing (the dependency on
-//! its source is met only while the source has it: [`crate::intent::IntentDep::addressed`]).
+//! its source is met only while the source has it: [`crate::intent::IntentDep::carries`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use ipnet::{IpNet, Ipv6Net};
 use routerd_host::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec};
+use routerd_model::spec::{StateMatchSpec, WhenSpec};
 
 /// The runtime values one observation gives. Empty when nothing on the host produced any (and
 /// for a render from the config alone).
@@ -34,6 +36,19 @@ pub struct RuntimeValues {
     /// (`routerd.aftrAddress` items), in the order of the answer. Tunnels without an answer
     /// with addresses are absent.
     pub aftr: BTreeMap<String, Vec<std::net::Ipv6Addr>>,
+    /// The routers of the DHCPv4 leases the render asks about ([`RuntimeReads::lease_gateways`]),
+    /// by link name (`dhcp.ipv4.client` bindings' observed `gateway`). Links whose lease has
+    /// none (yet) are absent.
+    pub lease_gateways: BTreeMap<String, std::net::Ipv4Addr>,
+    /// Whether each `when.state` condition the render asks about ([`RuntimeReads::state_gates`])
+    /// holds, as `(variable, condition, holds)`, in the order asked. Evaluated at the
+    /// observation's time, so a `for` duration running out changes it (the state scheduler
+    /// asks for a reconcile then).
+    pub gates: Vec<(String, StateMatchSpec, bool)>,
+    /// The DNS servers of the DHCP clients the render asks about ([`RuntimeReads::lease_dns`]),
+    /// by binding key (`dhcp.ipv4.client/wan0`), in networkd's order. Clients without any
+    /// are absent.
+    pub lease_dns: BTreeMap<ArtifactKey, Vec<std::net::IpAddr>>,
 }
 
 /// What a render reads from an observation besides the delegated addresses: only these are
@@ -46,6 +61,15 @@ pub struct RuntimeReads {
     /// HealthChecks whose verdicts are read (those of the marked, table-routed candidates of
     /// an `IPv4DefaultRoutePolicy`, whose mark follows the best healthy one).
     pub health_checks: BTreeSet<String>,
+    /// Links whose DHCPv4 lease's router is read (the `gatewaySource: dhcp4` candidates of
+    /// `IPv4DefaultRoutePolicy` resources).
+    pub lease_gateways: BTreeSet<String>,
+    /// `when.state` conditions whose truth is read (those of the marked, table-routed
+    /// candidates of an `IPv4DefaultRoutePolicy`, whose mark skips a candidate gated off).
+    pub state_gates: Vec<(String, StateMatchSpec)>,
+    /// DHCP client bindings whose DNS servers are read (the `dhcp4` / `dhcp6` upstreams of
+    /// `DNSConditionalForwarder` and `IPv4DHCPServer` resources).
+    pub lease_dns: BTreeSet<ArtifactKey>,
 }
 
 impl RuntimeValues {
@@ -94,7 +118,62 @@ impl RuntimeValues {
                 _ => None,
             })
             .collect();
-        Self { delegated, interface_addresses, health, aftr }
+        let lease_gateways = kind_range(observed, ArtifactKind::Dhcp4Client)
+            .filter(|a| reads.lease_gateways.contains(&a.key.name))
+            .filter_map(|a| match &a.spec {
+                ArtifactSpec::DhcpClient(c) => Some((c.ifname.clone(), c.gateway?)),
+                _ => None,
+            })
+            .collect();
+        let gates = if reads.state_gates.is_empty() {
+            Vec::new()
+        } else {
+            let now = crate::state::now_ms();
+            reads
+                .state_gates
+                .iter()
+                .map(|(var, condition)| {
+                    let key = ArtifactKey::new(ArtifactKind::StateVariable, var.clone());
+                    let holds = observed
+                        .get(&key)
+                        .is_some_and(|v| crate::state::holds(condition, &v.spec, now));
+                    (var.clone(), condition.clone(), holds)
+                })
+                .collect()
+        };
+        let lease_dns = reads
+            .lease_dns
+            .iter()
+            .filter_map(|key| match &observed.get(key)?.spec {
+                ArtifactSpec::DhcpClient(c) if !c.dns_servers.is_empty() => {
+                    Some((key.clone(), c.dns_servers.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        Self { delegated, interface_addresses, health, aftr, lease_gateways, gates, lease_dns }
+    }
+
+    /// The DNS servers DHCP client `binding` received, when the render asked about it.
+    pub fn lease_dns(&self, binding: &ArtifactKey) -> &[std::net::IpAddr] {
+        self.lease_dns.get(binding).map(Vec::as_slice).unwrap_or_default()
+    }
+
+    /// Whether every condition of `when` holds; `None` when the render did not ask about
+    /// one of them.
+    pub fn when_holds(&self, when: &WhenSpec) -> Option<bool> {
+        let mut all = true;
+        for (var, condition) in &when.state {
+            let (_, _, holds) = self.gates.iter().find(|(v, c, _)| v == var && c == condition)?;
+            all &= holds;
+        }
+        Some(all)
+    }
+
+    /// The router of the DHCPv4 lease on `ifname`, when the render asked about it and the
+    /// lease has one.
+    pub fn lease_gateway(&self, ifname: &str) -> Option<std::net::Ipv4Addr> {
+        self.lease_gateways.get(ifname).copied()
     }
 
     /// Whether HealthCheck `check` is healthy; `None` without a verdict (or when the render
@@ -142,6 +221,8 @@ mod tests {
             settings: Vec::new(),
             effective: true,
             addresses: addresses.iter().map(|a| a.to_string()).collect(),
+            gateway: None,
+            dns_servers: Vec::new(),
         })))
     }
 
@@ -161,6 +242,54 @@ mod tests {
         assert_eq!(v.delegated.len(), 1, "{v:?}");
         let none = RuntimeValues::from_observed(&BTreeMap::new(), &RuntimeReads::default());
         assert_eq!(none, RuntimeValues::default());
+    }
+
+    #[test]
+    fn state_gates_and_lease_gateways_are_read_only_when_asked_about() {
+        use routerd_host::artifact::{StateVariableSpec, StateVariableStatus};
+        let variable = |value: &str| {
+            Arc::new(Artifact::new(ArtifactSpec::State(StateVariableSpec {
+                variable: "wan.mode".into(),
+                status: StateVariableStatus::Set,
+                value: Some(value.into()),
+                since_ms: Some(0),
+                detail: None,
+            })))
+        };
+        let mut lease = DhcpClientSpec {
+            binding: DhcpBinding::Ipv4,
+            ifname: "wan0".into(),
+            settings: Vec::new(),
+            effective: true,
+            addresses: vec!["10.0.2.15/24".into()],
+            gateway: Some([10, 0, 2, 2].into()),
+            dns_servers: Vec::new(),
+        };
+        let observed = |value: &str, lease: &DhcpClientSpec| {
+            [variable(value), Arc::new(Artifact::new(ArtifactSpec::DhcpClient(lease.clone())))]
+                .into_iter()
+                .map(|a| (a.key.clone(), a))
+                .collect::<BTreeMap<_, _>>()
+        };
+        let fiber = StateMatchSpec { equals: Some("fiber".into()), ..Default::default() };
+        let when = WhenSpec { state: [("wan.mode".to_string(), fiber.clone())].into() };
+        let reads = RuntimeReads {
+            state_gates: vec![("wan.mode".into(), fiber)],
+            lease_gateways: BTreeSet::from(["wan0".to_string()]),
+            ..Default::default()
+        };
+        let v = RuntimeValues::from_observed(&observed("fiber", &lease), &reads);
+        assert_eq!(v.when_holds(&when), Some(true));
+        assert_eq!(v.lease_gateway("wan0"), Some([10, 0, 2, 2].into()));
+        let v = RuntimeValues::from_observed(&observed("lte", &lease), &reads);
+        assert_eq!(v.when_holds(&when), Some(false));
+        lease.gateway = None;
+        let v = RuntimeValues::from_observed(&observed("lte", &lease), &reads);
+        assert_eq!(v.lease_gateway("wan0"), None);
+        // Not asked about: not read.
+        let v = RuntimeValues::from_observed(&observed("fiber", &lease), &RuntimeReads::default());
+        assert_eq!(v, RuntimeValues::default());
+        assert_eq!(v.when_holds(&when), None);
     }
 
     fn address(ifname: &str, address: &str) -> Arc<Artifact> {

@@ -256,7 +256,7 @@ fn dns_condition(d: &routerd_model::spec::routing::DnsResolveCondition) -> Condi
     Condition::DnsResolve { name, resolvers }
 }
 
-/// Every `when.state` condition of `config`, as `(variable, condition)` pairs in config order:
+/// Every `when.state` condition of `config` (resources' and default-route candidates'), as `(variable, condition)` pairs in config order:
 /// what the scheduler re-checks after each round, so that a `for` duration running out asks
 /// for a reconcile even when no variable changed.
 pub fn state_gates(config: &Config) -> Vec<(String, StateMatchSpec)> {
@@ -264,7 +264,15 @@ pub fn state_gates(config: &Config) -> Vec<(String, StateMatchSpec)> {
         .spec
         .resources
         .iter()
-        .filter_map(|r| crate::render::when_of(&r.spec))
+        .flat_map(|r| {
+            let candidates = match &r.spec {
+                ResourceSpec::Ipv4DefaultRoutePolicy(p) => p.candidates.as_slice(),
+                _ => &[],
+            };
+            crate::render::when_of(&r.spec)
+                .into_iter()
+                .chain(candidates.iter().filter_map(|c| c.when.as_ref()))
+        })
         .flat_map(|w| w.state.iter().map(|(v, m)| (v.clone(), m.clone())))
         .collect()
 }

@@ -655,6 +655,21 @@ pub struct DhcpClientSpec {
     /// DS-Lite tunnel uses as its local end).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub addresses: Vec<String>,
+    /// Observed, `dhcp.ipv4.client` only: the lease's router (DHCP option 3, RFC 2132 section
+    /// 3.5), read as the gateway of the IPv4 default route networkd configured for the lease
+    /// (`Describe`'s `Routes` whose `ConfigSource` is `DHCPv4`). `None` before the lease, and
+    /// when networkd installs no such route (`UseRoutes=no`, `UseGateway=no`, a lease without
+    /// router). Desired: `None`, never compared, like `addresses`: what depends on the lease
+    /// reads it (a default-route candidate with `gatewaySource: dhcp4`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway: Option<std::net::Ipv4Addr>,
+    /// Observed: the DNS servers the binding's DHCP client received on the link (DHCPv4
+    /// option 6, RFC 2132 section 3.8, for `dhcp.ipv4.client`; DHCPv6 `OPTION_DNS_SERVERS`,
+    /// RFC 3646, for `dhcp.ipv6.client` and `dhcp.ipv6.prefixDelegation`, which share the
+    /// link's DHCPv6 client): `Describe`'s `DNS` whose `ConfigSource` is `DHCPv4` or `DHCPv6`,
+    /// in networkd's order. Desired: empty, never compared.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dns_servers: Vec<std::net::IpAddr>,
 }
 
 /// `linux.hostname`, always named `system`: the system's hostname, as systemd-hostnamed keeps

@@ -3,7 +3,8 @@
 //! answer, links this host's kernel cannot make (VLAN, ip6tnl) are made in the guest's, the
 //! router is named through systemd-hostnamed, a PPPoE session runs against pppoe-server, a
 //! delegated prefix from ISC dhcpd numbers a LAN link (and the DNS server a LAN host hears in
-//! the router advertisements), the operator's data survives a slot switch, RAUC installs a
+//! the router advertisements), the WAN's DHCPv4 lease gives a default route its gateway and a
+//! forwarder its resolver, the operator's data survives a slot switch, RAUC installs a
 //! signed update that the next boot runs, and the supervisor's health gate confirms healthy
 //! boots and falls back from a broken update.
 //!
@@ -345,6 +346,30 @@ fn prefix_delegation(guest: &mut Guest, base: &str) {
         values:
           - value: delegated
             when: {ipv6PrefixDelegation: {resource: isp-pd}}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4DHCPAddress
+      metadata:
+        name: wan-dhcp
+      spec:
+        interface: wan
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4DefaultRoutePolicy
+      metadata:
+        name: uplink
+      spec:
+        candidates:
+          - name: qemu
+            interface: wan
+            gatewaySource: dhcp4
+            priority: 50
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: DNSConditionalForwarder
+      metadata:
+        name: isp
+      spec:
+        domain: isp.example
+        upstreamSource: dhcp4
+        upstreamInterface: wan
 ";
     guest.write_file("/tmp/pd.yaml", &format!("{base}\n{pd}"));
     guest.must_run("routerctl apply --no-confirm -f /tmp/pd.yaml", COMMAND);
@@ -455,6 +480,30 @@ fn prefix_delegation(guest: &mut Guest, base: &str) {
         std::thread::sleep(Duration::from_secs(1));
     }
 
+    // The default-route candidate with `gatewaySource: dhcp4` goes through the router of the
+    // WAN's DHCPv4 lease (QEMU's 10.0.2.2), which routerd read from networkd: a route of
+    // routerd's protocol (208) beside networkd's own. The forwarder sends its domain to the
+    // lease's DNS server (QEMU's 10.0.2.3).
+    let deadline = Instant::now() + COMMAND;
+    loop {
+        let (_, out) = guest.run(
+            "ip -4 route show default dev eth0; grep isp.example /var/lib/routerd/dnsmasq/dnsmasq.conf",
+            COMMAND,
+        );
+        if out.lines().any(|l| l.starts_with("default via 10.0.2.2 proto 208 metric 50"))
+            && out.lines().any(|l| l.starts_with("default via 10.0.2.2 proto dhcp"))
+            && out.lines().any(|l| l == "server=/isp.example/10.0.2.3")
+        {
+            break;
+        }
+        let (_, lease) = guest.run("networkctl status eth0 --no-pager", COMMAND);
+        assert!(
+            Instant::now() < deadline,
+            "no default route via the lease's router: {out}\n{lease}"
+        );
+        std::thread::sleep(Duration::from_secs(1));
+    }
+
     // The resources removed: routerd deletes both bindings (their files go), networkd releases
     // the delegation and removes the LAN address.
     guest.write_file("/tmp/pd.yaml", base);
@@ -465,12 +514,15 @@ fn prefix_delegation(guest: &mut Guest, base: &str) {
         let (_, out) = guest.run(
             "ls /etc/systemd/network/10-routerd-wan-pd.network \
              /etc/systemd/network/10-routerd-lan-pd.network 2>&1; \
-             ip -6 -o addr show dev lan-pd scope global; ip link show dev ds-pd",
+             ip -6 -o addr show dev lan-pd scope global; ip link show dev ds-pd; \
+             ip -4 route show default dev eth0; cat /var/lib/routerd/dnsmasq/dnsmasq.conf",
             COMMAND,
         );
         if out.matches("No such file").count() == 2
             && !out.contains(&address)
             && out.contains("does not exist")
+            && !out.contains("proto 208 metric 50")
+            && !out.contains("isp.example")
         {
             break;
         }

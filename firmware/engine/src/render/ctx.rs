@@ -8,7 +8,11 @@ use std::sync::Arc;
 use ipnet::IpNet;
 use routerd_host::artifact::OpaqueSpec;
 use routerd_host::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, Target};
-use routerd_model::spec::dhcp::{SelfAddressPolicySpec, SelfAddressSource};
+use routerd_model::spec::dhcp::{
+    DnsUpstreamSource, ForwarderUpstreamSource, Ipv4DnsSource, SelfAddressPolicySpec,
+    SelfAddressSource,
+};
+use routerd_model::spec::routing::{DefaultRouteCandidate, GatewaySource};
 use routerd_model::{Config, Resource, ResourceSpec};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -134,19 +138,92 @@ impl<'a> RenderCtx<'a> {
         })
     }
 
-    /// What a render of this config reads from an observation ([`RuntimeReads`]).
-    pub(crate) fn runtime_reads(&self) -> RuntimeReads {
-        let health_checks = self
-            .resources()
+    /// Every candidate of every `IPv4DefaultRoutePolicy`, in config order.
+    fn default_route_candidates(&self) -> impl Iterator<Item = &'a DefaultRouteCandidate> {
+        self.resources()
             .filter_map(|r| match &r.spec {
                 ResourceSpec::Ipv4DefaultRoutePolicy(p) => Some(p),
                 _ => None,
             })
             .flat_map(|p| &p.candidates)
+    }
+
+    /// What a render of this config reads from an observation ([`RuntimeReads`]).
+    pub(crate) fn runtime_reads(&self) -> RuntimeReads {
+        let health_checks = self
+            .default_route_candidates()
             .filter(|c| c.table.is_some() && c.mark.is_some())
             .filter_map(|c| c.health_check.clone())
             .collect();
-        RuntimeReads { address_links: self.address_links(), health_checks }
+        let lease_gateways = self
+            .default_route_candidates()
+            .filter(|c| c.gateway_source == Some(GatewaySource::Dhcp4))
+            .filter_map(|c| self.interface(c.interface.as_deref()?))
+            .map(|link| link.ifname)
+            .collect();
+        let state_gates = self
+            .default_route_candidates()
+            .filter(|c| c.table.is_some() && c.mark.is_some())
+            .filter_map(|c| c.when.as_ref())
+            .flat_map(|w| w.state.iter().map(|(v, m)| (v.clone(), m.clone())))
+            .collect();
+        let lease_dns = self
+            .resources()
+            .filter_map(|r| match &r.spec {
+                ResourceSpec::DnsConditionalForwarder(f) => match f.upstream_source {
+                    Some(ForwarderUpstreamSource::Dhcp4) => {
+                        Some((f.upstream_interface.as_deref(), false))
+                    }
+                    Some(ForwarderUpstreamSource::Dhcp6) => {
+                        Some((f.upstream_interface.as_deref(), true))
+                    }
+                    _ => None,
+                },
+                ResourceSpec::Ipv4DhcpServer(s) => s
+                    .dns
+                    .as_ref()
+                    .filter(|d| d.upstream_source == Some(DnsUpstreamSource::Dhcp4))
+                    .map(|d| (d.upstream_interface.as_deref(), false)),
+                ResourceSpec::Ipv4DhcpScope(s) if s.dns_source == Some(Ipv4DnsSource::Dhcp4) => {
+                    Some((s.dns_interface.as_deref(), false))
+                }
+                _ => None,
+            })
+            .filter_map(|(iface, v6)| self.dhcp_client(iface?, v6))
+            .collect();
+        RuntimeReads {
+            address_links: self.address_links(),
+            health_checks,
+            lease_gateways,
+            state_gates,
+            lease_dns,
+        }
+    }
+
+    /// The DHCP client binding on interface resource `iface` that receives DNS servers of
+    /// the family (`v6`): the `IPv4DHCPAddress`'s, or the `IPv6DHCPAddress`'s, else the
+    /// `IPv6PrefixDelegation`'s (both run the link's one DHCPv6 client). `None` when the
+    /// interface has no such binding.
+    pub(crate) fn dhcp_client(&self, iface: &str, v6: bool) -> Option<ArtifactKey> {
+        let link = self.interface(iface)?;
+        let on = |i: &str| i == iface;
+        let kind = if !v6 {
+            self.resources()
+                .any(|r| matches!(&r.spec, ResourceSpec::Ipv4DhcpAddress(d) if on(&d.interface)))
+                .then_some(ArtifactKind::Dhcp4Client)
+        } else if self
+            .resources()
+            .any(|r| matches!(&r.spec, ResourceSpec::Ipv6DhcpAddress(d) if on(&d.interface)))
+        {
+            Some(ArtifactKind::Dhcp6Client)
+        } else {
+            self.resources()
+                .any(|r| {
+                    matches!(&r.spec, ResourceSpec::Ipv6PrefixDelegation(d) if on(&d.interface))
+                })
+                .then_some(ArtifactKind::Dhcp6PrefixDelegation)
+        }?;
+        Some(ArtifactKey::new(kind, link.ifname))
     }
 
     /// The kernel names of the links whose addresses some `SelfAddressPolicy` chooses from
@@ -263,11 +340,17 @@ impl Out {
         self.ensure(spec, apply_with, dependencies)
     }
 
-    /// Adds a dependency to every intent rendered so far (used by `when` gating).
-    pub(crate) fn depend_all(&mut self, dep: IntentDep) {
-        for intent in &mut self.intents {
+    /// Adds a dependency to the intents rendered since there were `start` of them (`when`
+    /// gating: 0 for a whole resource, more for a default-route candidate's own `when`).
+    pub(crate) fn depend_from(&mut self, start: usize, dep: IntentDep) {
+        for intent in self.intents.iter_mut().skip(start) {
             intent.dependencies.push(dep.clone());
         }
+    }
+
+    /// How many intents are rendered so far.
+    pub(crate) fn len(&self) -> usize {
+        self.intents.len()
     }
 
     /// Records a warning shown with the resource.
@@ -315,7 +398,7 @@ pub(crate) fn dep(key: &ArtifactKey, description: impl Into<String>) -> IntentDe
         recreate_when_modified: false,
         healthy: false,
         state: None,
-        addressed: false,
+        carries: None,
     }
 }
 

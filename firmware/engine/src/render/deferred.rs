@@ -29,10 +29,16 @@ pub(crate) fn when_of(spec: &ResourceSpec) -> Option<&WhenSpec> {
 /// Makes every intent of the resource depend on the state variables its `when` reads, each
 /// with the condition it must meet.
 pub(super) fn gate_on_state(when: &WhenSpec, out: &mut Out) {
+    gate_on_state_from(when, out, 0);
+}
+
+/// [`gate_on_state`] for the intents rendered since there were `start` of them: one part of
+/// a resource (a default-route candidate with its own `when`).
+pub(super) fn gate_on_state_from(when: &WhenSpec, out: &mut Out, start: usize) {
     for (var, condition) in &when.state {
         let key = ArtifactKey::new(ArtifactKind::StateVariable, var.clone());
         let mut d = dep(&key, format!("active while when.state.{var} holds"));
         d.state = Some(condition.clone());
-        out.depend_all(d);
+        out.depend_from(start, d);
     }
 }

@@ -224,6 +224,8 @@ fn client<S: Serialize>(
                 settings,
                 effective: true,
                 addresses: Vec::new(),
+                gateway: None,
+                dns_servers: Vec::new(),
             };
             out.ensure(ArtifactSpec::DhcpClient(spec), ApplyWith::Networkd, deps);
         }
@@ -260,8 +262,29 @@ pub(super) fn render_ipv4_server(
                 lines.extend(dns.upstream_servers.iter().map(|a| format!("server={a}")));
             }
             Some(DnsUpstreamSource::None) => lines.push("no-resolv".into()),
+            // The DNS servers of the upstream's DHCPv4 lease (a runtime value, ADR 0008). Until
+            // it has some, the system's resolvers: withdrawing the server would stop DHCP on
+            // the LAN for want of a WAN lease.
+            Some(DnsUpstreamSource::Dhcp4) => {
+                let iface = dns.upstream_interface.as_deref().unwrap_or_default();
+                let servers = ctx.dhcp_client(iface, false).map(|c| ctx.runtime.lease_dns(&c));
+                match servers {
+                    None => out.warn(format!(
+                        "dns.upstreamSource dhcp4: no IPv4DHCPAddress is on {iface:?}; the \
+                         system's resolvers are used"
+                    )),
+                    Some([]) => out.warn(format!(
+                        "dns.upstreamSource dhcp4: the lease on {iface:?} has no DNS servers \
+                         (yet); the system's resolvers are used"
+                    )),
+                    Some(servers) => {
+                        lines.push("no-resolv".into());
+                        lines.extend(servers.iter().map(|a| format!("server={a}")));
+                    }
+                }
+            }
             // The system's resolvers (/etc/resolv.conf, which the DHCP client keeps current).
-            Some(DnsUpstreamSource::System | DnsUpstreamSource::Dhcp4) | None => {}
+            Some(DnsUpstreamSource::System) | None => {}
         }
         if let Some(n) = dns.cache_size {
             lines.push(format!("cache-size={n}"));
@@ -297,11 +320,6 @@ pub(super) fn render_ipv4_scope(
         None => return out.unresolved("interface", &s.interface),
     }
     let name = format!("dhcpv4-range/{}", res.name);
-    if s.dns_source == Some(Ipv4DnsSource::Dhcp4) {
-        // The resolvers of the uplink's lease are known only at run time.
-        out.ensure_opaque(ArtifactKind::DnsmasqConfig, name, s, ApplyWith::Dnsmasq, deps);
-        return;
-    }
     let tag = &res.name;
     let mut range = format!("dhcp-range=set:{tag},{},{}", s.range_start, s.range_end);
     match s.lease_time.as_deref() {
@@ -325,8 +343,26 @@ pub(super) fn render_ipv4_scope(
         Some(Ipv4DnsSource::Static) => lines
             .push(format!("dhcp-option=tag:{tag},option:dns-server,{}", s.dns_servers.join(","))),
         Some(Ipv4DnsSource::None) => lines.push(format!("dhcp-option=tag:{tag},option:dns-server")),
+        // The DNS servers of the uplink's lease (a runtime value, ADR 0008); until it has
+        // some, dnsmasq's default: the pool is not withdrawn for want of a WAN lease.
+        Some(Ipv4DnsSource::Dhcp4) => {
+            let iface = s.dns_interface.as_deref().unwrap_or_default();
+            let servers: Vec<String> = ctx
+                .dhcp_client(iface, false)
+                .map(|c| ctx.runtime.lease_dns(&c).iter().map(ToString::to_string).collect())
+                .unwrap_or_default();
+            if servers.is_empty() {
+                out.warn(format!(
+                    "dnsSource dhcp4: the DHCPv4 lease on {iface:?} has no DNS servers (yet); \
+                     the leases name dnsmasq itself"
+                ));
+            } else {
+                lines
+                    .push(format!("dhcp-option=tag:{tag},option:dns-server,{}", servers.join(",")));
+            }
+        }
         // dnsmasq's default: itself (the interface's address), when its DNS is on.
-        _ => {}
+        Some(Ipv4DnsSource::SelfAddress) | None => {}
     }
     if s.authoritative {
         lines.push("dhcp-authoritative".into());

@@ -1,17 +1,18 @@
 //! `DNSConditionalForwarder`: a dnsmasq section `server=/DOMAIN/RESOLVER` per resolver
 //! (dnsmasq(8), `--server`): queries for the domain and its subdomains go to those resolvers.
-//! Resolvers from a DHCP lease (`upstreamSource: dhcp4 | dhcp6`) are known only at run time;
-//! such a forwarder stays opaque until then.
+//! Resolvers from a DHCP lease (`upstreamSource: dhcp4 | dhcp6`) are the DNS servers the
+//! `upstreamInterface`'s DHCP client received, which networkd reports (a runtime value, ADR
+//! 0008): the section waits for them, follows them, and is withdrawn while there are none.
 
+use routerd_host::ArtifactSpec;
 use routerd_host::artifact::DnsmasqSectionSpec;
-use routerd_host::{ArtifactKind, ArtifactSpec};
 use routerd_model::Resource;
 use routerd_model::spec::dhcp::{DnsConditionalForwarderSpec, ForwarderUpstreamSource};
 
 use super::ctx::dep;
 use super::dhcp::ensure_dnsmasq_unit;
 use super::{Out, RenderCtx};
-use crate::intent::ApplyWith;
+use crate::intent::{ApplyWith, Carried, IntentDep};
 
 pub(super) fn render(
     ctx: &RenderCtx<'_>,
@@ -25,14 +26,35 @@ pub(super) fn render(
     }
     let _ = res;
     let name = format!("server/{}", s.domain);
-    if !matches!(s.upstream_source, None | Some(ForwarderUpstreamSource::Static)) {
-        out.ensure_opaque(ArtifactKind::DnsmasqConfig, name, s, ApplyWith::Dnsmasq, deps);
-        return;
-    }
+    let from_lease = match s.upstream_source {
+        Some(ForwarderUpstreamSource::Dhcp4) => Some(false),
+        Some(ForwarderUpstreamSource::Dhcp6) => Some(true),
+        Some(ForwarderUpstreamSource::Static) | None => None,
+    };
+    let servers: Vec<String> = match from_lease {
+        None => s.upstream_servers.clone(),
+        Some(v6) => {
+            let iface = s.upstream_interface.as_deref().unwrap_or_default();
+            let Some(client) = ctx.dhcp_client(iface, v6) else {
+                let family =
+                    if v6 { "IPv6DHCPAddress or IPv6PrefixDelegation" } else { "IPv4DHCPAddress" };
+                out.warn(format!(
+                    "the resolvers come from the DHCP client on {iface:?}, but no {family} is \
+                     on it: nothing is forwarded"
+                ));
+                return;
+            };
+            deps.push(IntentDep {
+                carries: Some(Carried::DnsServers),
+                ..dep(&client, format!("resolvers: the DNS servers {client} received"))
+            });
+            ctx.runtime.lease_dns(&client).iter().map(ToString::to_string).collect()
+        }
+    };
     let unit = ensure_dnsmasq_unit(ctx, out);
     deps.push(dep(&unit, "dnsmasq forwards the domain"));
     let domain = s.domain.trim_matches('.');
-    let lines = s.upstream_servers.iter().map(|a| format!("server=/{domain}/{a}")).collect();
+    let lines = servers.iter().map(|a| format!("server=/{domain}/{a}")).collect();
     let section = DnsmasqSectionSpec { section: name, lines };
     out.ensure(ArtifactSpec::DnsmasqSection(section), ApplyWith::Dnsmasq, deps);
 }

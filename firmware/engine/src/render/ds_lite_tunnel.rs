@@ -25,7 +25,7 @@ use routerd_model::spec::net::{DsLiteTunnelSpec, LocalAddressSource};
 use super::ctx::dep;
 use super::{Out, RenderCtx};
 use crate::aftr;
-use crate::intent::{ApplyWith, IntentDep};
+use crate::intent::{ApplyWith, Carried, IntentDep};
 
 pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &DsLiteTunnelSpec, out: &mut Out) {
     let Some(under) = ctx.interface(&s.interface) else {
@@ -41,7 +41,7 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &DsLiteTunnelSpec, 
         };
         let key = ArtifactKey::new(ArtifactKind::Dhcp6DelegatedAddress, link.ifname.clone());
         deps.push(IntentDep {
-            addressed: true,
+            carries: Some(Carried::Addresses),
             ..dep(&key, format!("local end from delegated address {name} on {}", link.ifname))
         });
         delegated = Some(ctx.runtime.delegated_address(&link.ifname));
@@ -57,7 +57,7 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &DsLiteTunnelSpec, 
         };
         let key = out.observe(ArtifactSpec::Aftr(lookup), ApplyWith::Scheduler);
         deps.push(IntentDep {
-            addressed: true,
+            carries: Some(Carried::Addresses),
             ..dep(&key, format!("remote end: the AFTR {fqdn} resolves to"))
         });
         let answer = ctx.runtime.aftr.get(&ifname).map(Vec::as_slice).unwrap_or_default();

@@ -1,6 +1,10 @@
 //! `IPv4DefaultRoutePolicy` (`mode: priority`): several uplink candidates; the healthy one with
 //! the lowest `priority` carries the traffic, and the next one takes over while it fails.
 //!
+//! A candidate's next hop is its `gateway` (`gatewaySource: static`), none (a device route),
+//! or with `gatewaySource: dhcp4` the router of the interface's DHCPv4 lease, which networkd
+//! reports (a runtime value, ADR 0008): the candidate's routes wait for it and follow it.
+//!
 //! Per candidate without a `table`: a default route in `main` whose metric is `routeMetric`,
 //! else `priority`, so the kernel prefers the best candidate. A candidate with a `healthCheck`
 //! gets two: that preferred route, which depends on the check being healthy (its verdict is an
@@ -11,7 +15,8 @@
 //!
 //! With a `table`: a route table with the default route via the candidate (and, with a `mark`,
 //! the fwmark rule at priority 30000 + rank). A failing `healthCheck` withdraws the table's
-//! route and rule. Traffic from `sourceCIDRs` / to `destinationCIDRs` is marked, in
+//! route and rule. A candidate's `when` gates its routes (and rule) on state variables the same
+//! way. Traffic from `sourceCIDRs` / to `destinationCIDRs` is marked, in
 //! `nft.table/ip/routerd_default_route_<name>`, with the mark of the best-ranked marked
 //! candidate whose check is healthy (the verdicts are runtime values, ADR 0008), so it fails
 //! over to the next candidate's table and back. With none healthy, the best-ranked one's mark
@@ -23,16 +28,17 @@ use ipnet::IpNet;
 use routerd_host::artifact::RouteSpec;
 use routerd_host::nftables::ir::NftAction;
 use routerd_host::{ArtifactKind, ArtifactSpec, ROUTERD_ROUTE_PROTOCOL};
-use routerd_model::Resource;
 use routerd_model::spec::routing::{
     DefaultRouteCandidate, GatewaySource, Ipv4DefaultRoutePolicySpec,
 };
+use routerd_model::{Resource, ResourceSpec};
 
 use super::ctx::{IfaceRef, dep, healthy_dep};
+use super::deferred;
 use super::nft_match::{ipv4_pairs, rule};
 use super::policy_table::{self, PolicyTarget};
 use super::{Out, RenderCtx};
-use crate::intent::{ApplyWith, IntentDep};
+use crate::intent::{ApplyWith, Carried, IntentDep};
 
 /// fwmark rule priority of the best-ranked candidate; the next ones follow.
 const RULE_PRIORITY_BASE: u32 = 30000;
@@ -53,6 +59,7 @@ pub(super) fn render(
     // The marked candidates that render, in rank order: (mark, its route's key, candidate).
     let mut marked = Vec::new();
     for (rank, c) in ranked.iter().enumerate() {
+        let start = out.len();
         let Some(iface) = c.interface.as_deref() else {
             out.warn(format!("candidate {} has no interface; skipped", label(c)));
             continue;
@@ -104,19 +111,31 @@ pub(super) fn render(
                 out.ensure(route(metric), ApplyWith::Rtnetlink, deps)
             }
         };
+        // `when`: the candidate's routes (and rule) exist only while its state conditions
+        // hold, like a failing check's.
+        if let Some(when) = c.when.as_ref().filter(|w| !w.state.is_empty()) {
+            deferred::gate_on_state_from(when, out, start);
+        }
         if let Some(mark) = c.mark {
             marked.push((mark, key, *c));
         }
     }
-    // The traffic goes to the best marked candidate whose check is healthy (a runtime value,
-    // ADR 0008), so it fails over to the next one's table; with none healthy, to the best one,
-    // whose withdrawn rule lets it fall through to `main`.
-    let healthy = |c: &DefaultRouteCandidate| match &c.health_check {
-        None => true,
-        Some(check) => ctx.runtime.healthy(check) == Some(true),
+    // The traffic goes to the best marked candidate whose check is healthy and whose `when`
+    // holds (runtime values, ADR 0008), so it fails over to the next one's table; with none
+    // eligible, to the best one, whose withdrawn rule lets it fall through to `main`.
+    let eligible = |c: &DefaultRouteCandidate| {
+        let healthy = match &c.health_check {
+            None => true,
+            Some(check) => ctx.runtime.healthy(check) == Some(true),
+        };
+        let gated_on = match c.when.as_ref().filter(|w| !w.state.is_empty()) {
+            None => true,
+            Some(when) => ctx.runtime.when_holds(when) == Some(true),
+        };
+        healthy && gated_on
     };
     let Some((mark, key, c)) =
-        marked.iter().find(|(_, _, c)| healthy(c)).or(marked.first()).cloned()
+        marked.iter().find(|(_, _, c)| eligible(c)).or(marked.first()).cloned()
     else {
         return;
     };
@@ -143,19 +162,38 @@ fn gateway_of(
     out: &mut Out,
 ) -> Option<(Option<IpAddr>, Vec<IntentDep>)> {
     match (c.gateway_source, c.gateway.as_deref()) {
+        // The lease's router is a runtime value (ADR 0008): the route waits for it, follows
+        // it, and is withdrawn when the lease (or its router) is lost. Until then it renders
+        // without a gateway, and its unmet dependency keeps it from being made.
         (Some(GatewaySource::Dhcp4), _) => {
             let lease =
                 routerd_host::ArtifactKey::new(ArtifactKind::Dhcp4Client, link.ifname.clone());
-            out.warn(format!(
-                "candidate {} takes its gateway from DHCPv4, whose router option is not read yet: \
-                 its route is a device route through {}",
-                label(c),
-                link.ifname
-            ));
-            Some((
-                None,
-                vec![dep(&lease, format!("gateway from the DHCPv4 lease on {}", link.ifname))],
-            ))
+            let bindings: Vec<_> = ctx
+                .resources()
+                .filter_map(|r| match &r.spec {
+                    ResourceSpec::Ipv4DhcpAddress(d) if d.interface == iface => Some(d),
+                    _ => None,
+                })
+                .collect();
+            if bindings.is_empty() {
+                out.warn(format!(
+                    "candidate {} takes its gateway from DHCPv4, but no IPv4DHCPAddress is on \
+                     {iface}: it waits for a lease that never comes",
+                    label(c)
+                ));
+            } else if bindings.iter().all(|d| d.use_routes == Some(false)) {
+                out.warn(format!(
+                    "candidate {} takes its gateway from DHCPv4, but the IPv4DHCPAddress on \
+                     {iface} has useRoutes: false, so networkd routes through no router to \
+                     read: it waits",
+                    label(c)
+                ));
+            }
+            let waits = IntentDep {
+                carries: Some(Carried::Gateway),
+                ..dep(&lease, format!("gateway: the router of the DHCPv4 lease on {}", link.ifname))
+            };
+            Some((ctx.runtime.lease_gateway(&link.ifname).map(IpAddr::V4), vec![waits]))
         }
         (_, Some(g)) => match g.parse::<IpAddr>() {
             Ok(g) => {

@@ -74,6 +74,8 @@ pub(super) fn render(ctx: &RenderCtx<'_>, s: &Ipv6DelegatedAddressSpec, out: &mu
         settings,
         effective: true,
         addresses: Vec::new(),
+        gateway: None,
+        dns_servers: Vec::new(),
     };
     out.ensure(ArtifactSpec::DhcpClient(spec), ApplyWith::Networkd, deps);
 }

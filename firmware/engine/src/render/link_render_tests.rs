@@ -12,7 +12,7 @@ use routerd_model::parse_config;
 
 use super::{Rendered, render};
 use crate::fixtures::intent;
-use crate::intent::{Action, ApplyWith, Intent};
+use crate::intent::{Action, ApplyWith, Carried, Intent};
 use crate::runtime::RuntimeValues;
 
 const EXAMPLE: &str = include_str!("../../../../examples/vlan-dslite.yaml");
@@ -133,7 +133,8 @@ fn ds_lite_with_an_aftr_fqdn_waits_for_its_answer_and_takes_the_ordinal() {
         panic!("a typed tunnel waiting for its values: {:?}", tunnel.artifact)
     };
     assert_eq!(t.remote, std::net::Ipv6Addr::UNSPECIFIED, "a placeholder until answered");
-    let waits: Vec<_> = tunnel.dependencies.iter().filter(|d| d.addressed).collect();
+    let waits: Vec<_> =
+        tunnel.dependencies.iter().filter(|d| d.carries == Some(Carried::Addresses)).collect();
     let on: Vec<String> = waits.iter().map(|d| d.key.to_string()).collect();
     assert!(on.contains(&"routerd.aftrAddress/ds-lite0".to_string()), "{on:?}");
     assert!(!rendered.warnings.values().flatten().any(|w| w.contains("aftrFQDN")));
@@ -205,7 +206,7 @@ fn ds_lite_local_end_from_a_delegated_address_waits_for_it_and_follows_it() {
         .iter()
         .find(|d| d.key.to_string() == "dhcp.ipv6.delegatedAddress/eth1")
         .expect("depends on the delegated address binding");
-    assert!(waits.addressed, "{waits:?}");
+    assert_eq!(waits.carries, Some(Carried::Addresses), "{waits:?}");
 
     // With the address: its own, or its prefix with the suffix.
     let mut runtime = crate::runtime::RuntimeValues::default();

@@ -5,11 +5,15 @@ use routerd_host::nftables::ir::{
     NftAction, NftFamily, NftHashField, NftMatch, NftRule, NftTableSpec,
 };
 use routerd_host::{ArtifactKind, ArtifactSpec};
+use routerd_model::spec::StateMatchSpec;
 use routerd_model::{ResourceKind, parse_config};
 
-use super::render;
+use routerd_host::Target;
+
+use super::{render, render_with};
 use crate::fixtures::{LAN0, WAN_PD_LAN_V6, WAN0, intent, router};
-use crate::intent::{Action, ApplyWith, Intent};
+use crate::intent::{Action, ApplyWith, Carried, Intent};
+use crate::runtime::RuntimeValues;
 
 const ALL_KINDS: &str = include_str!("../../../model/tests/fixtures/all-kinds.yaml");
 const LAB: &str = include_str!("../../../../examples/lab-router.yaml");
@@ -402,6 +406,203 @@ spec:
         .expect("the check's verdict");
     assert_eq!(check.action, Action::Observe, "a verdict is an external item");
     assert_eq!(check.apply_with, ApplyWith::Scheduler);
+}
+
+#[test]
+fn a_dhcp4_candidate_routes_through_the_lease_router_and_waits_for_it() {
+    let with_binding = |binding: &str| {
+        router(&format!(
+            "{WAN0}{binding}    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4DefaultRoutePolicy
+      metadata: {{name: up}}
+      spec:
+        candidates:
+          - {{name: isp, interface: wan, gatewaySource: dhcp4, priority: 50}}
+"
+        ))
+    };
+    let binding = "    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4DHCPAddress
+      metadata: {name: wan-v4}
+      spec: {interface: wan}
+";
+    let config = with_binding(binding);
+    let warnings = |config| {
+        let id = "net.routerd.net/v1alpha1/IPv4DefaultRoutePolicy/up";
+        render(config).warnings.get(id).cloned().unwrap_or_default()
+    };
+    let route = |runtime: &RuntimeValues| {
+        let rendered = render_with(&config, &Target::default(), runtime);
+        let route = intent(&rendered, "linux.ipv4.route/254:0.0.0.0/0:50").clone();
+        let ArtifactSpec::Route(spec) = &route.artifact.spec else { panic!("a route") };
+        (spec.gateway, route.dependencies)
+    };
+    // The render asks for the lease's router on wan0, and for nothing else.
+    let reads = render(&config).reads;
+    assert_eq!(reads.lease_gateways, BTreeSet::from(["wan0".to_string()]));
+    assert!(reads.address_links.is_empty() && reads.health_checks.is_empty(), "{reads:?}");
+    // Before the lease: no gateway, and a dependency met only once the lease has a router.
+    let (gateway, deps) = route(&RuntimeValues::default());
+    assert_eq!(gateway, None);
+    let waits: Vec<_> = deps.iter().filter(|d| d.carries == Some(Carried::Gateway)).collect();
+    assert_eq!(waits.len(), 1, "{deps:?}");
+    assert_eq!(waits[0].key.to_string(), "dhcp.ipv4.client/wan0");
+    // With it: the route goes through the router, and follows it when it changes.
+    let leased = |g: [u8; 4]| RuntimeValues {
+        lease_gateways: [("wan0".to_string(), g.into())].into(),
+        ..Default::default()
+    };
+    assert_eq!(route(&leased([10, 0, 2, 2])).0, Some("10.0.2.2".parse().expect("ip")));
+    assert_eq!(route(&leased([10, 0, 3, 1])).0, Some("10.0.3.1".parse().expect("ip")));
+    // The dependency's predicate: a lease without router does not carry it.
+    let lease = |gateway: Option<[u8; 4]>| {
+        ArtifactSpec::DhcpClient(routerd_host::artifact::DhcpClientSpec {
+            binding: DhcpBinding::Ipv4,
+            ifname: "wan0".into(),
+            settings: Vec::new(),
+            effective: true,
+            addresses: vec!["10.0.2.15/24".into()],
+            gateway: gateway.map(Into::into),
+            dns_servers: Vec::new(),
+        })
+    };
+    assert!(Carried::Gateway.by(&lease(Some([10, 0, 2, 2]))));
+    assert!(!Carried::Gateway.by(&lease(None)));
+    assert_eq!(warnings(&config), Vec::<String>::new());
+    // A lease networkd routes through no router is warned about, as is no lease at all.
+    let no_routes =
+        with_binding(&binding.replace("{interface: wan}", "{interface: wan, useRoutes: false}"));
+    let said = warnings(&no_routes);
+    assert!(said.len() == 1 && said[0].contains("useRoutes: false"), "{said:?}");
+    let said = warnings(&with_binding(""));
+    assert!(said.len() == 1 && said[0].contains("no IPv4DHCPAddress is on wan"), "{said:?}");
+}
+
+#[test]
+fn a_candidates_when_gates_its_own_routes_and_the_mark_skips_it_while_off() {
+    let config = router(&format!(
+        "{WAN0}    - {{apiVersion: net.routerd.net/v1alpha1, kind: Interface, metadata: {{name: lte}}, spec: {{ifname: wwan0, managed: true}}}}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4DefaultRoutePolicy
+      metadata: {{name: up}}
+      spec:
+        sourceCIDRs: [192.168.1.0/24]
+        candidates:
+          - {{name: fiber, interface: wan, priority: 10, table: 101, mark: 257, when: {{state: {{wan.mode: {{equals: fiber}}}}}}}}
+          - {{name: lte, interface: lte, priority: 20, table: 102, mark: 258}}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: StatePolicy
+      metadata: {{name: mode}}
+      spec:
+        variable: wan.mode
+        values: [{{value: fiber, when: {{ipv6Address: {{interface: wan}}}}}}]
+"
+    ));
+    let gate = (
+        "wan.mode".to_string(),
+        StateMatchSpec { equals: Some("fiber".into()), ..Default::default() },
+    );
+    assert_eq!(render(&config).reads.state_gates, std::slice::from_ref(&gate));
+    // The scheduler re-checks it, so a `for` running out asks for a reconcile.
+    assert_eq!(crate::state::state_gates(&config), std::slice::from_ref(&gate));
+    let mark_with = |holds: Option<bool>| {
+        let runtime = RuntimeValues {
+            gates: holds.map(|h| (gate.0.clone(), gate.1.clone(), h)).into_iter().collect(),
+            ..Default::default()
+        };
+        let rendered = render_with(&config, &Target::default(), &runtime);
+        let table = intent(&rendered, "nft.table/ip/routerd_default_route_up");
+        let ArtifactSpec::NftTable(t) = &table.artifact.spec else { panic!("a table") };
+        (rule_texts(t), rendered)
+    };
+    // The fiber candidate's route and rule wait for the condition; the LTE one's do not.
+    let (marks, rendered) = mark_with(Some(true));
+    let gated = |key: &str| {
+        intent(&rendered, key)
+            .dependencies
+            .iter()
+            .filter_map(|d| d.state.as_ref().map(|s| (d.key.to_string(), s.clone())))
+            .collect::<Vec<_>>()
+    };
+    let on_state = vec![("routerd.stateVariable/wan.mode".to_string(), gate.1.clone())];
+    assert_eq!(gated("linux.ipv4.route/101:0.0.0.0/0:0"), on_state);
+    assert_eq!(gated("linux.ipv4.fwmarkRule/0x101"), on_state);
+    assert_eq!(gated("linux.ipv4.route/102:0.0.0.0/0:0"), []);
+    assert_eq!(gated("linux.ipv4.fwmarkRule/0x102"), []);
+    // While it holds, the traffic is marked for the fiber table; while it does not, for LTE's.
+    assert!(marks.iter().all(|r| r.ends_with("meta mark set 0x00000101")), "{marks:?}");
+    let (marks, _) = mark_with(Some(false));
+    assert!(marks.iter().all(|r| r.ends_with("meta mark set 0x00000102")), "{marks:?}");
+}
+
+#[test]
+fn lease_dns_servers_feed_a_forwarder_the_dhcp_servers_upstream_and_a_scopes_option() {
+    let config = router(&format!(
+        "{WAN0}{LAN0}    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4DHCPAddress
+      metadata: {{name: wan-v4}}
+      spec: {{interface: wan}}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4DHCPServer
+      metadata: {{name: dhcp}}
+      spec:
+        managed: true
+        listenInterfaces: [lan]
+        dns: {{enabled: true, upstreamSource: dhcp4, upstreamInterface: wan}}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4DHCPScope
+      metadata: {{name: pool}}
+      spec:
+        server: dhcp
+        interface: lan
+        rangeStart: 192.168.1.100
+        rangeEnd: 192.168.1.200
+        dnsSource: dhcp4
+        dnsInterface: wan
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: DNSConditionalForwarder
+      metadata: {{name: isp}}
+      spec: {{domain: isp.example, upstreamSource: dhcp4, upstreamInterface: wan}}
+"
+    ));
+    let client = routerd_host::ArtifactKey::new(ArtifactKind::Dhcp4Client, "wan0");
+    assert_eq!(render(&config).reads.lease_dns, BTreeSet::from([client.clone()]));
+    let sections = |runtime: &RuntimeValues| {
+        let rendered = render_with(&config, &Target::default(), runtime);
+        let lines = |key: &str| {
+            let i = intent(&rendered, key);
+            let ArtifactSpec::DnsmasqSection(d) = &i.artifact.spec else { panic!("{i:?}") };
+            (d.lines.clone(), i.dependencies.clone())
+        };
+        let (forwarder, deps) = lines("dnsmasq.config/server/isp.example");
+        let (server, _) = lines("dnsmasq.config/dhcpv4-server/dhcp");
+        let (scope, _) = lines("dnsmasq.config/dhcpv4-range/pool");
+        (forwarder, deps, [server, scope], rendered.warnings)
+    };
+    // No lease yet: the forwarder waits on the client's DNS servers; the DHCP server keeps
+    // the system's resolvers, and says so.
+    let (forwarder, deps, [server, scope], warnings) = sections(&RuntimeValues::default());
+    assert!(forwarder.is_empty(), "{forwarder:?}");
+    let waits: Vec<_> = deps.iter().filter(|d| d.carries == Some(Carried::DnsServers)).collect();
+    assert_eq!(waits.len(), 1, "{deps:?}");
+    assert_eq!(waits[0].key, client);
+    assert!(!server.iter().any(|l| l == "no-resolv"), "{server:?}");
+    let said = &warnings["net.routerd.net/v1alpha1/IPv4DHCPServer/dhcp"];
+    assert!(said.iter().any(|w| w.contains("has no DNS servers")), "{said:?}");
+    assert!(!scope.iter().any(|l| l.contains("dns-server")), "dnsmasq's default: {scope:?}");
+    let said = &warnings["net.routerd.net/v1alpha1/IPv4DHCPScope/pool"];
+    assert!(said.iter().any(|w| w.contains("has no DNS servers")), "{said:?}");
+    // With the lease's servers: both use them.
+    let leased = RuntimeValues {
+        lease_dns: [(client.clone(), vec!["10.0.2.3".parse().expect("ip")])].into(),
+        ..Default::default()
+    };
+    let (forwarder, _, [server, scope], warnings) = sections(&leased);
+    assert_eq!(forwarder, ["server=/isp.example/10.0.2.3"]);
+    assert!(server.ends_with(&["no-resolv".to_string(), "server=10.0.2.3".into()]), "{server:?}");
+    assert!(scope.contains(&"dhcp-option=tag:pool,option:dns-server,10.0.2.3".into()), "{scope:?}");
+    assert!(!warnings.contains_key("net.routerd.net/v1alpha1/IPv4DHCPServer/dhcp"), "{warnings:?}");
+    assert!(!warnings.contains_key("net.routerd.net/v1alpha1/IPv4DHCPScope/pool"), "{warnings:?}");
 }
 
 #[test]

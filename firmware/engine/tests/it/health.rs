@@ -4,8 +4,10 @@
 //! supervisor's scheduler does (the scheduler itself, with real probes, is tested in the
 //! supervisor's `health` test).
 
+use std::collections::BTreeSet;
 use std::time::SystemTime;
 
+use routerd_engine::state::{Evaluation, now_ms};
 use routerd_engine::{ConfigInput, Phase, ResultDocument, Session};
 use routerd_host::artifact::HealthStatusSpec;
 
@@ -43,15 +45,29 @@ fn defaults(lab: &Lab) -> Vec<String> {
     out.into_iter().map(|(_, s)| s).collect()
 }
 
+/// A second uplink, `wan1` in the router, cabled to the upstream namespace through the veth
+/// pair `a`-`b` (names unique to the test).
+fn second_uplink(lab: &Lab, a: &str, b: &str) {
+    run("ip", &["link", "add", a, "type", "veth", "peer", "name", b]);
+    run("ip", &["link", "set", a, "netns", &lab.router]);
+    run("ip", &["link", "set", b, "netns", &lab.upstream]);
+    lab.ip(&["link", "set", a, "name", "wan1"]);
+    run("ip", &["-n", &lab.upstream, "link", "set", b, "up"]);
+}
+
+/// The mark the policy's nft table sets (`0x00000101`), if any.
+fn mark_set(lab: &Lab) -> Option<String> {
+    let table = lab.nft(&["list", "table", "ip", "routerd_default_route_uplinks"]);
+    table
+        .lines()
+        .find_map(|l| l.split("meta mark set ").nth(1)?.split_whitespace().next())
+        .map(str::to_owned)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_failing_check_withdraws_its_preferred_route_and_recovery_restores_it() {
     let lab = Lab::new();
-    // A second uplink into the upstream namespace.
-    run("ip", &["link", "add", "hcwa", "type", "veth", "peer", "name", "hcwb"]);
-    run("ip", &["link", "set", "hcwa", "netns", &lab.router]);
-    run("ip", &["link", "set", "hcwb", "netns", &lab.upstream]);
-    lab.ip(&["link", "set", "hcwa", "name", "wan1"]);
-    run("ip", &["-n", &lab.upstream, "link", "set", "hcwb", "up"]);
+    second_uplink(&lab, "hcwa", "hcwb");
     let mut session = lab.session(false).await;
 
     // No verdict yet (nothing has probed): only the standby routes, in priority order, and
@@ -134,20 +150,9 @@ fn table_config() -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn marked_traffic_fails_over_to_the_next_candidates_table_and_back() {
     let lab = Lab::new();
-    run("ip", &["link", "add", "hctA", "type", "veth", "peer", "name", "hctB"]);
-    run("ip", &["link", "set", "hctA", "netns", &lab.router]);
-    run("ip", &["link", "set", "hctB", "netns", &lab.upstream]);
-    lab.ip(&["link", "set", "hctA", "name", "wan1"]);
-    run("ip", &["-n", &lab.upstream, "link", "set", "hctB", "up"]);
+    second_uplink(&lab, "hctA", "hctB");
     let mut session = lab.session(false).await;
     let input = ConfigInput::parse(&table_config(), "router.yaml").expect("config parses");
-    let mark_set = |lab: &Lab| {
-        let table = lab.nft(&["list", "table", "ip", "routerd_default_route_uplinks"]);
-        table
-            .lines()
-            .find_map(|l| l.split("meta mark set ").nth(1)?.split_whitespace().next())
-            .map(str::to_owned)
-    };
     let via = |lab: &Lab, mark: &str| lab.ip(&["route", "get", "192.0.2.9", "mark", mark]);
 
     // Both healthy: the LAN's traffic carries the primary's mark, into table 101.
@@ -172,6 +177,60 @@ async fn marked_traffic_fails_over_to_the_next_candidates_table_and_back() {
 
     // Recovery: back to the primary.
     verdict(&session, "wan-gw", true);
+    session.reconcile(&input, SystemTime::now()).await.expect("reconcile runs");
+    assert_eq!(mark_set(&lab).as_deref(), Some("0x00000101"));
+    assert!(lab.ip(&["rule", "show"]).contains("0x101"), "{}", lab.ip(&["rule", "show"]));
+}
+
+/// Every candidate of `table_config` healthy, the primary also gated on `uplink.mode` being
+/// `fiber`: while it is not, its table's route and rule go and the mark moves to the backup's,
+/// as for a failing check; when it is again, everything comes back.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_candidate_gated_off_by_its_when_hands_the_marked_traffic_to_the_next_one() {
+    let lab = Lab::new();
+    second_uplink(&lab, "hcsA", "hcsB");
+    let mut session = lab.session(false).await;
+    let config = table_config().replace(
+        "            healthCheck: wan-gw\n",
+        "            healthCheck: wan-gw\n            when: {state: {uplink.mode: {equals: fiber}}}\n",
+    ) + "    - apiVersion: net.routerd.net/v1alpha1
+      kind: StatePolicy
+      metadata: {name: mode}
+      spec:
+        variable: uplink.mode
+        interface: wan
+        values:
+          - {value: fiber, when: {ipv6Address: {global: true}}}
+";
+    let input = ConfigInput::parse(&config, "router.yaml").expect("config parses");
+    session.state().declare(&BTreeSet::from(["uplink.mode".to_string()]));
+    let store = session.state();
+    let mode = |value: Option<&str>| {
+        let outcome = Evaluation { value: value.map(Into::into), detail: "set by the test".into() };
+        store.set("uplink.mode", outcome, now_ms());
+    };
+    verdict(&session, "wan-gw", true);
+    verdict(&session, "backup-gw", true);
+
+    // The condition holds: the primary's table and mark.
+    mode(Some("fiber"));
+    let doc = session.reconcile(&input, SystemTime::now()).await.expect("reconcile runs");
+    assert_eq!(ops(&doc, "failed"), Vec::<String>::new(), "{:#?}", doc.operations);
+    assert_eq!(mark_set(&lab).as_deref(), Some("0x00000101"));
+    assert!(lab.ip(&["rule", "show"]).contains("0x101"), "{}", lab.ip(&["rule", "show"]));
+
+    // It stops holding: the primary's rule goes and the marked traffic takes the backup.
+    mode(None);
+    let doc = session.reconcile(&input, SystemTime::now()).await.expect("reconcile runs");
+    assert_eq!(ops(&doc, "failed"), Vec::<String>::new(), "{:#?}", doc.operations);
+    assert_eq!(mark_set(&lab).as_deref(), Some("0x00000102"));
+    let rules = lab.ip(&["rule", "show"]);
+    assert!(!rules.contains("0x101") && rules.contains("0x102"), "{rules}");
+    let via = lab.ip(&["route", "get", "192.0.2.9", "mark", "0x102"]);
+    assert!(via.contains("via 203.0.113.1"), "{via}");
+
+    // It holds again: back to the primary.
+    mode(Some("fiber"));
     session.reconcile(&input, SystemTime::now()).await.expect("reconcile runs");
     assert_eq!(mark_set(&lab).as_deref(), Some("0x00000101"));
     assert!(lab.ip(&["rule", "show"]).contains("0x101"), "{}", lab.ip(&["rule", "show"]));

@@ -43,7 +43,7 @@ fn start_networkd(lab: &Lab, systemd: &FakeSystemd) -> Networkd {
 }
 
 /// The ISP: a DHCP server on the upstream side of the WAN cable, handing out
-/// 198.51.100.50-60 with the upstream as gateway.
+/// 198.51.100.50-60 with the upstream as gateway and DNS server.
 fn isp_dhcp_server(lab: &Lab) -> Daemon {
     let dir = lab.dir().display().to_string();
     let child = Command::new("ip")
@@ -51,6 +51,7 @@ fn isp_dhcp_server(lab: &Lab) -> Daemon {
         .args(["--conf-file=/dev/null", "--interface=up0", "--bind-interfaces"])
         .args(["--dhcp-range=198.51.100.50,198.51.100.60,2m"])
         .args(["--dhcp-option=option:router,198.51.100.1", "--user=root", "--pid-file="])
+        .args(["--dhcp-option=option:dns-server,198.51.100.1"])
         .arg(format!("--dhcp-leasefile={dir}/isp.leases"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -133,6 +134,115 @@ async fn networkd_takes_a_lease_on_the_wan_and_leaves_routerds_state_alone() {
     let addrs = lab.ip(&["-4", "-o", "addr", "show", "dev", "wan0"]);
     assert!(addrs.contains("198.51.100.2/24"), "{addrs}");
     assert!(!lab.ledger_keys().iter().any(|k| k.starts_with("dhcp.")));
+}
+
+/// The ISP's resolver at its DHCP server's address: a second dnsmasq that knows one name in
+/// `isp.example` and nothing else.
+fn isp_resolver(lab: &Lab) -> Daemon {
+    let child = Command::new("ip")
+        .args(["netns", "exec", &lab.upstream, "dnsmasq", "--keep-in-foreground", "--no-resolv"])
+        .args(["--no-hosts", "--conf-file=/dev/null", "--listen-address=198.51.100.1"])
+        .args(["--bind-interfaces", "--address=/portal.isp.example/203.0.113.80"])
+        .args(["--pid-file=", "--user=root", "--dhcp-leasefile=/dev/null"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("dnsmasq as the ISP's resolver");
+    Daemon(child)
+}
+
+/// The lease's router and DNS servers are runtime values (ADR 0008) read from networkd: a
+/// default-route candidate with `gatewaySource: dhcp4` routes through the router, a forwarder
+/// with `upstreamSource: dhcp4` sends its domain to the lease's DNS server, and a LAN scope
+/// with `dnsSource: dhcp4` hands that server out. The route and the forwarder wait for the
+/// lease, and go when it does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_leases_router_and_dns_server_reach_a_default_route_a_forwarder_and_a_lan_scope() {
+    let (lab, systemd) = lab_with_systemd().await;
+    let networkd = start_networkd(&lab, &systemd);
+    let _resolver = isp_resolver(&lab);
+    let extra = "    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4DefaultRoutePolicy
+      metadata: {name: isp}
+      spec:
+        candidates:
+          - {name: isp, interface: wan, gatewaySource: dhcp4, priority: 50}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: DNSConditionalForwarder
+      metadata: {name: isp}
+      spec: {domain: isp.example, upstreamSource: dhcp4, upstreamInterface: wan}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4DHCPServer
+      metadata: {name: dhcp}
+      spec: {managed: true, listenInterfaces: [lan]}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4DHCPScope
+      metadata: {name: isp}
+      spec:
+        server: dhcp
+        interface: lan
+        rangeStart: 192.168.50.100
+        rangeEnd: 192.168.50.150
+        dnsSource: dhcp4
+        dnsInterface: wan";
+    let yaml = config(extra);
+    let conf = lab.root().join("var/lib/routerd/dnsmasq/dnsmasq.conf");
+    let candidate_route = |lab: &Lab| {
+        let routes = lab.ip(&["-4", "route", "show", "default", "metric", "50"]);
+        routes.lines().find(|l| l.contains("proto 208")).map(str::to_owned)
+    };
+
+    // No DHCP server yet, so no lease: the route and the forwarder's section wait on it.
+    let doc = lab.reconcile(&yaml).await;
+    assert!(ops(&doc, "failed").is_empty(), "{:#?}\n{}", doc.operations, networkd.log());
+    let done = ops(&doc, "done");
+    assert!(!done.iter().any(|o| o.contains("0.0.0.0/0:50") || o.contains("server/isp.example")));
+    assert_eq!(candidate_route(&lab), None);
+
+    // The lease: the next reconciles read its router and DNS server from networkd.
+    let _isp = isp_dhcp_server(&lab);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let route = loop {
+        let doc = lab.reconcile(&yaml).await;
+        assert!(ops(&doc, "failed").is_empty(), "{:#?}\n{}", doc.operations, networkd.log());
+        let forwarded = std::fs::read_to_string(&conf).unwrap_or_default();
+        if let Some(route) = candidate_route(&lab)
+            && forwarded.contains("server=/isp.example/198.51.100.1\n")
+            && forwarded.contains("dhcp-option=tag:isp,option:dns-server,198.51.100.1\n")
+        {
+            break route;
+        }
+        assert!(std::time::Instant::now() < deadline, "no lease values: {forwarded}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    assert!(route.starts_with("default via 198.51.100.1 dev wan0"), "{route}");
+    let doc = lab.reconcile(&yaml).await;
+    for r in doc.resources.iter().filter(|r| r.id.ends_with("/isp")) {
+        assert_eq!(r.phase, Phase::Healthy, "{}: {:#?}", r.id, r.conditions);
+    }
+    // The router's dnsmasq answers for the ISP's domain with what the ISP's resolver says.
+    let answer = Command::new("ip")
+        .args(["netns", "exec", &lab.router, "busybox", "nslookup", "portal.isp.example"])
+        .arg("127.0.0.1")
+        .output()
+        .expect("busybox nslookup");
+    let text = String::from_utf8_lossy(&answer.stdout);
+    assert!(text.contains("203.0.113.80"), "{text}{}", String::from_utf8_lossy(&answer.stderr));
+
+    // The binding removed: the lease is given back, and what was built from it goes.
+    let doc = lab.reconcile(&format!("{LAB}\n{extra}\n")).await;
+    let done = ops(&doc, "done");
+    for expected in [
+        "delete dhcp.ipv4.client/wan0",
+        "delete linux.ipv4.route/254:0.0.0.0/0:50",
+        "delete dnsmasq.config/server/isp.example",
+        "modify dnsmasq.config/dhcpv4-range/isp",
+    ] {
+        assert!(done.contains(&expected.to_string()), "missing {expected} in {done:#?}");
+    }
+    assert_eq!(candidate_route(&lab), None);
+    let forwarded = std::fs::read_to_string(&conf).unwrap_or_default();
+    assert!(!forwarded.contains("isp.example"), "{forwarded}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -16,8 +16,9 @@
 //! ```
 //!
 //! Inventory lists those blocks, whether systemd-networkd configures the link with routerd's
-//! file, and the addresses networkd configured for the binding (`NetworkFile` and `Addresses`
-//! of `Describe`, org.freedesktop.network1(5)): a `.network` file of someone else's that
+//! file, the addresses networkd configured for the binding, and what its DHCP client received
+//! that others build on: a DHCPv4 lease's router and the DNS servers (`NetworkFile`,
+//! `Addresses`, `Routes` and `DNS` of `Describe`, org.freedesktop.network1(5)). A `.network` file of someone else's that
 //! matches the link first (networkd takes the first in lexical order) leaves the binding
 //! without effect, and shows as drift. Every change rewrites the link's file, asks networkd to
 //! `Reload` (it reconfigures the links whose file changed) and, unless the binding went away,
@@ -95,6 +96,28 @@ pub struct LinkDescription {
     /// The addresses networkd knows on the link (its own and foreign ones).
     #[serde(default)]
     pub addresses: Vec<DescribedAddress>,
+    /// The routes networkd knows through the link (its own and foreign ones).
+    #[serde(default)]
+    pub routes: Vec<DescribedRoute>,
+    /// The DNS servers networkd knows for the link, with where each came from.
+    #[serde(default, rename = "DNS")]
+    pub dns: Vec<DescribedDns>,
+}
+
+/// A DNS server as networkd's `Describe` reports it (systemd 252 and later).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribedDns {
+    /// `AF_INET` (2) or `AF_INET6` (10).
+    #[serde(default)]
+    pub family: i32,
+    /// The server's address bytes (4 or 16).
+    #[serde(default)]
+    pub address: Vec<u8>,
+    /// What configured it: `static`, `DHCPv4`, `DHCPv6`, `NDisc`, ..., spelled as for
+    /// [`DescribedAddress::config_source`].
+    #[serde(default)]
+    pub config_source: String,
 }
 
 /// An address as networkd's `Describe` reports it (systemd 252 and later).
@@ -123,9 +146,7 @@ impl DescribedAddress {
     /// `address/prefix` when the address is configured (not on its way in or out), `None`
     /// otherwise or when its bytes are not an address of its family.
     pub fn configured_cidr(&self) -> Option<String> {
-        let state = self.config_state.to_ascii_lowercase();
-        let flags: Vec<&str> = state.split(',').map(str::trim).collect();
-        if !flags.contains(&"configured") || flags.contains(&"removing") {
+        if !is_configured(&self.config_state) {
             return None;
         }
         let ip = match (self.family, self.address.len()) {
@@ -135,6 +156,34 @@ impl DescribedAddress {
         };
         Some(format!("{ip}/{}", self.prefix_length))
     }
+}
+
+/// A route as networkd's `Describe` reports it (systemd 252 and later; the fields routerd reads).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DescribedRoute {
+    /// `AF_INET` (2) or `AF_INET6` (10).
+    #[serde(default)]
+    pub family: i32,
+    /// Prefix length of the destination in bits: 0 for a default route.
+    #[serde(default)]
+    pub destination_prefix_length: u8,
+    /// The next hop's bytes; absent for a route without one.
+    #[serde(default)]
+    pub gateway: Vec<u8>,
+    /// What configured it, spelled as for [`DescribedAddress::config_source`].
+    #[serde(default)]
+    pub config_source: String,
+    /// Comma-separated flags, as for [`DescribedAddress::config_state`].
+    #[serde(default)]
+    pub config_state: String,
+}
+
+/// Whether a `ConfigState` says configured and not on its way out.
+fn is_configured(config_state: &str) -> bool {
+    let state = config_state.to_ascii_lowercase();
+    let flags: Vec<&str> = state.split(',').map(str::trim).collect();
+    flags.contains(&"configured") && !flags.contains(&"removing")
 }
 
 /// The `ConfigSource` names of the addresses a binding configures, compared without case:
@@ -157,6 +206,41 @@ fn binding_addresses(link: &LinkDescription, binding: DhcpBinding) -> Vec<String
         .filter(|a| sources.iter().any(|s| a.config_source.eq_ignore_ascii_case(s)))
         .filter_map(DescribedAddress::configured_cidr)
         .collect()
+}
+
+/// The DNS servers `link`'s DHCP client of `binding`'s family received, in networkd's order.
+/// A delegation shares the link's DHCPv6 client with the address binding, so both read the
+/// DHCPv6 servers; a downstream link's delegated address has none of its own.
+fn lease_dns_servers(link: &LinkDescription, binding: DhcpBinding) -> Vec<std::net::IpAddr> {
+    let sources: &[&str] = match binding {
+        DhcpBinding::Ipv4 => &["dhcpv4", "dhcp4"],
+        DhcpBinding::Ipv6 | DhcpBinding::PrefixDelegation => &["dhcpv6", "dhcp6"],
+        DhcpBinding::DelegatedAddress => &[],
+    };
+    link.dns
+        .iter()
+        .filter(|d| sources.iter().any(|s| d.config_source.eq_ignore_ascii_case(s)))
+        .filter_map(|d| match (d.family, d.address.len()) {
+            (2, 4) => <[u8; 4]>::try_from(&d.address[..]).ok().map(std::net::IpAddr::from),
+            (10, 16) => <[u8; 16]>::try_from(&d.address[..]).ok().map(std::net::IpAddr::from),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The router of `link`'s DHCPv4 lease: the gateway of the IPv4 default route networkd
+/// configured from it, `None` while there is none (networkd adds it once the lease is bound,
+/// unless `UseRoutes=no` / `UseGateway=no`).
+fn lease_gateway(link: &LinkDescription) -> Option<std::net::Ipv4Addr> {
+    let sources = config_sources(DhcpBinding::Ipv4);
+    link.routes
+        .iter()
+        .filter(|r| r.family == 2 && r.destination_prefix_length == 0)
+        .filter(|r| sources.iter().any(|s| r.config_source.eq_ignore_ascii_case(s)))
+        .filter(|r| is_configured(&r.config_state))
+        .find_map(|r| <[u8; 4]>::try_from(&r.gateway[..]).ok())
+        .map(std::net::Ipv4Addr::from)
+        .filter(|g| !g.is_unspecified())
 }
 
 #[derive(Deserialize)]
@@ -271,9 +355,13 @@ impl NetworkdBackend {
                 let settings = blocks.remove(&binding)?;
                 let link = links.get(&ifname);
                 let effective = link.is_some_and(|l| uses_file(l, &ifname));
-                let addresses = match link {
-                    Some(l) if effective => binding_addresses(l, binding),
-                    _ => Vec::new(),
+                let (addresses, gateway, dns_servers) = match link {
+                    Some(l) if effective => (
+                        binding_addresses(l, binding),
+                        if binding == DhcpBinding::Ipv4 { lease_gateway(l) } else { None },
+                        lease_dns_servers(l, binding),
+                    ),
+                    _ => (Vec::new(), None, Vec::new()),
                 };
                 Some(Artifact::new(ArtifactSpec::DhcpClient(DhcpClientSpec {
                     binding,
@@ -281,6 +369,8 @@ impl NetworkdBackend {
                     settings,
                     effective,
                     addresses,
+                    gateway,
+                    dns_servers,
                 })))
             })
             .collect())
@@ -558,7 +648,7 @@ mod tests {
             name: "wan0".into(),
             network_file: Some(f.into()),
             administrative_state: Some("configured".into()),
-            addresses: Vec::new(),
+            ..Default::default()
         };
         assert!(uses_file(&l("/etc/systemd/network/10-routerd-wan0.network"), "wan0"));
         assert!(!uses_file(&l("/etc/systemd/network/05-wired.network"), "wan0"));
@@ -594,6 +684,48 @@ mod tests {
     }
 
     #[test]
+    fn the_lease_router_is_the_gateway_of_the_dhcpv4_default_route_once_configured() {
+        // systemd 252's route fields (abridged): the lease's default route, the prefix route
+        // of its subnet, a foreign default route and one on its way out.
+        let json = r#"{"Interfaces":[{"Name":"eth0","Routes":[
+              {"Family":2,"Destination":[10,0,2,0],"DestinationPrefixLength":24,
+               "ConfigSource":"DHCPv4","ConfigState":"configured"},
+              {"Family":2,"Destination":[0,0,0,0],"DestinationPrefixLength":0,
+               "Gateway":[192,0,2,254],"ConfigSource":"foreign","ConfigState":"configured"},
+              {"Family":2,"Destination":[0,0,0,0],"DestinationPrefixLength":0,
+               "Gateway":[10,0,2,9],"ConfigSource":"dhcp4","ConfigState":"configured,removing"},
+              {"Family":2,"Destination":[0,0,0,0],"DestinationPrefixLength":0,
+               "Gateway":[10,0,2,2],"ConfigSource":"DHCPv4","ConfigState":"configured"}]}]}"#;
+        let d: Description = serde_json::from_str(json).expect("parses");
+        assert_eq!(lease_gateway(&d.interfaces[0]), Some([10, 0, 2, 2].into()));
+        // Before networkd has configured the route (or with UseGateway=no): none.
+        let json = r#"{"Interfaces":[{"Name":"eth0","Routes":[
+              {"Family":2,"Destination":[0,0,0,0],"DestinationPrefixLength":0,
+               "Gateway":[10,0,2,2],"ConfigSource":"DHCPv4","ConfigState":"requesting"}]}]}"#;
+        let d: Description = serde_json::from_str(json).expect("parses");
+        assert_eq!(lease_gateway(&d.interfaces[0]), None);
+        assert_eq!(lease_gateway(&LinkDescription::default()), None);
+    }
+
+    #[test]
+    fn lease_dns_servers_are_those_of_the_bindings_client() {
+        // systemd 252's shape, as the QEMU image's networkd writes it.
+        let json = r#"{"Interfaces":[{"Name":"eth0","DNS":[
+              {"Family":2,"Address":[10,0,2,3],"ConfigSource":"DHCPv4","ConfigProvider":[10,0,2,2]},
+              {"Family":10,"Address":[32,1,13,184,0,0,0,0,0,0,0,0,0,0,0,83],"ConfigSource":"DHCPv6"},
+              {"Family":10,"Address":[32,1,13,184,0,0,0,0,0,0,0,0,0,0,0,84],"ConfigSource":"NDisc"},
+              {"Family":2,"Address":[192,0,2,53],"ConfigSource":"static"}]}]}"#;
+        let d: Description = serde_json::from_str(json).expect("parses");
+        let of = |b| lease_dns_servers(&d.interfaces[0], b);
+        let v4: Vec<std::net::IpAddr> = vec!["10.0.2.3".parse().expect("ip")];
+        let v6: Vec<std::net::IpAddr> = vec!["2001:db8::53".parse().expect("ip")];
+        assert_eq!(of(DhcpBinding::Ipv4), v4);
+        assert_eq!(of(DhcpBinding::Ipv6), v6);
+        assert_eq!(of(DhcpBinding::PrefixDelegation), v6);
+        assert!(of(DhcpBinding::DelegatedAddress).is_empty());
+    }
+
+    #[test]
     fn a_downstream_link_with_only_a_delegated_address_runs_no_dhcp_client() {
         let b = blocks(&[(
             DhcpBinding::DelegatedAddress,
@@ -613,6 +745,8 @@ mod tests {
             settings: vec!["[DHCPv4]\n[Match]".into()],
             effective: true,
             addresses: Vec::new(),
+            gateway: None,
+            dns_servers: Vec::new(),
         }));
         assert!(matches!(spec(&a), Err(HostError::Invalid { .. })));
     }

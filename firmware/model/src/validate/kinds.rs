@@ -60,6 +60,16 @@ pub(super) fn check(c: &mut Check<'_, '_>, spec: &ResourceSpec) {
             c.shape("domain", names::check_domain(&s.domain));
             c.opt_reference("upstreamInterface", s.upstream_interface.as_ref(), Target::Interface);
             c.ips("upstreamServers", &s.upstream_servers, None);
+            let from_lease = matches!(
+                s.upstream_source,
+                Some(ForwarderUpstreamSource::Dhcp4 | ForwarderUpstreamSource::Dhcp6)
+            );
+            if from_lease && s.upstream_interface.is_none() {
+                c.error(
+                    "upstreamInterface",
+                    "upstreamInterface is required when upstreamSource is dhcp4 or dhcp6",
+                );
+            }
         }
         _ => {}
     }

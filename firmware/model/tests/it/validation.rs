@@ -489,3 +489,26 @@ fn a_delegated_address_candidate_is_refused_in_an_ipv4_self_address_policy() {
     // The IPv4 candidate itself is fine; the other error is the dangling reference.
     assert!(!summary.iter().any(|(p, _)| p.contains("candidates[0]")), "{summary:#?}");
 }
+
+#[test]
+fn a_forwarder_taking_its_resolvers_from_a_lease_must_name_the_interface() {
+    let source = document(
+        "    - apiVersion: net.routerd.net/v1alpha1
+      kind: DNSConditionalForwarder
+      metadata:
+        name: isp
+      spec:
+        domain: isp.example
+        upstreamSource: dhcp6
+",
+    );
+    let error = single_error(&source);
+    assert_eq!(
+        error.resource.as_deref(),
+        Some("net.routerd.net/v1alpha1/DNSConditionalForwarder/isp")
+    );
+    assert_eq!(
+        error.message,
+        "upstreamInterface is required when upstreamSource is dhcp4 or dhcp6"
+    );
+}
