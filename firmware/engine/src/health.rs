@@ -17,6 +17,7 @@ use routerd_host::artifact::HealthStatusSpec;
 use routerd_host::{Artifact, ArtifactKind, ArtifactSpec, Target};
 
 use routerd_model::spec::AddressFamily;
+use routerd_model::spec::net::AftrAddressSelection;
 use routerd_model::spec::routing::{
     HealthCheckSpec, HealthCheckType, TargetSource, split_host_port,
 };
@@ -87,6 +88,17 @@ pub enum ProbeTarget {
     /// The gateway of the best default route through the check's link, looked up in the
     /// kernel before each probe (`targetSource: defaultGateway`, and `auto` without a target).
     DefaultGateway,
+    /// The AFTR a DS-Lite tunnel with `aftrFQDN` uses (`targetSource: dsliteRemote`): the
+    /// address [`crate::aftr::pick`] takes from the scheduler's latest answer for the tunnel
+    /// ([`crate::aftr::AftrStore`]), read before each probe.
+    Aftr {
+        /// The tunnel's link name (the store's key).
+        tunnel: String,
+        /// `aftrAddressOrdinal`.
+        ordinal: Option<u32>,
+        /// `aftrAddressSelection`.
+        selection: Option<AftrAddressSelection>,
+    },
     /// Cannot be probed; the reason becomes the check's detail.
     Unsupported(String),
 }
@@ -110,8 +122,8 @@ pub fn probe_plans(config: &Config) -> Vec<ProbePlan> {
 }
 
 fn probe_plan(ctx: &RenderCtx<'_>, name: &str, s: &HealthCheckSpec) -> ProbePlan {
-    let ipv6 = s.address_family == Some(AddressFamily::Ipv6);
-    let ifname = s.interface.as_deref().and_then(|i| ctx.interface(i)).map(|i| i.ifname);
+    let mut ipv6 = s.address_family == Some(AddressFamily::Ipv6);
+    let mut ifname = s.interface.as_deref().and_then(|i| ctx.interface(i)).map(|i| i.ifname);
     // Validation has checked the port against the type.
     let (host, port) = match s.target.as_deref().map(split_host_port) {
         Some(Ok((host, port))) => (Some(host), port),
@@ -123,9 +135,16 @@ fn probe_plan(ctx: &RenderCtx<'_>, name: &str, s: &HealthCheckSpec) -> ProbePlan
         HealthCheckType::Dns => ProbeKind::Dns { port: port.unwrap_or(53) },
     };
     let target = match (s.target_source, host) {
-        (Some(TargetSource::DsliteRemote), _) => {
-            ProbeTarget::Unsupported("targetSource dsliteRemote is not supported yet".into())
-        }
+        // The AFTR is reached over the tunnel's underlying link, in IPv6, not through the
+        // tunnel: the check says whether the tunnel's far end answers.
+        (Some(TargetSource::DsliteRemote), _) => match dslite_remote(ctx, s) {
+            Ok((underlay, target)) => {
+                ipv6 = true;
+                ifname = underlay;
+                target
+            }
+            Err(why) => ProbeTarget::Unsupported(why),
+        },
         (Some(TargetSource::DefaultGateway), _) | (None | Some(TargetSource::Auto), None) => {
             ProbeTarget::DefaultGateway
         }
@@ -152,6 +171,39 @@ fn probe_plan(ctx: &RenderCtx<'_>, name: &str, s: &HealthCheckSpec) -> ProbePlan
         healthy_threshold: s.healthy_threshold.unwrap_or(DEFAULT_HEALTHY_THRESHOLD).max(1),
         unhealthy_threshold: s.unhealthy_threshold.unwrap_or(DEFAULT_UNHEALTHY_THRESHOLD).max(1),
     }
+}
+
+/// The probe target of `targetSource: dsliteRemote`: the remote end of the `DSLiteTunnel`
+/// resource the check's `interface` names, and the tunnel's underlying link to probe over.
+fn dslite_remote(
+    ctx: &RenderCtx<'_>,
+    s: &HealthCheckSpec,
+) -> Result<(Option<String>, ProbeTarget), String> {
+    let name = s.interface.as_deref().unwrap_or_default();
+    let tunnel = ctx
+        .resources()
+        .find_map(|r| match &r.spec {
+            ResourceSpec::DsLiteTunnel(t) if r.name == name => Some((r, t)),
+            _ => None,
+        })
+        .map(|(r, t)| (t.tunnel_name.clone().unwrap_or_else(|| r.name.clone()), t));
+    let Some((ifname, t)) = tunnel else {
+        return Err(format!("targetSource dsliteRemote: {name:?} is not a DSLiteTunnel"));
+    };
+    let underlay = ctx.interface(&t.interface).map(|l| l.ifname);
+    let target = match (t.remote_address.as_deref(), &t.aftr_fqdn) {
+        (Some(remote), _) => match remote.parse::<IpAddr>() {
+            Ok(a) => ProbeTarget::Address(a),
+            Err(_) => return Err(format!("remoteAddress {remote:?} is not an address")),
+        },
+        (None, Some(_)) => ProbeTarget::Aftr {
+            tunnel: ifname,
+            ordinal: t.aftr_address_ordinal,
+            selection: t.aftr_address_selection,
+        },
+        (None, None) => return Err(format!("DSLiteTunnel {name} has no remote end")),
+    };
+    Ok((underlay, target))
 }
 
 /// The latest verdict per HealthCheck name, shared by the scheduler (writer) and the session's
@@ -228,5 +280,39 @@ mod tests {
         assert!(store.set(status("wan", false)), "turned unhealthy");
         store.retain(&Default::default());
         assert_eq!(store.get("wan"), None);
+    }
+
+    #[test]
+    fn a_dslite_remote_check_probes_the_tunnels_far_end_over_its_underlying_link() {
+        let config = crate::fixtures::router(
+            "    - {apiVersion: net.routerd.net/v1alpha1, kind: Interface, metadata: {name: wan}, spec: {ifname: wan0, managed: true}}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: DSLiteTunnel
+      metadata: {name: ds-static}
+      spec: {interface: wan, remoteAddress: 2001:db8::1, localAddress: 2001:db8::2, localAddressSource: static}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: DSLiteTunnel
+      metadata: {name: ds-named}
+      spec: {interface: wan, aftrFQDN: aftr.example.test, aftrAddressOrdinal: 2, localAddress: 2001:db8::2, localAddressSource: static}
+    - {apiVersion: net.routerd.net/v1alpha1, kind: HealthCheck, metadata: {name: static}, spec: {interface: ds-static, targetSource: dsliteRemote}}
+    - {apiVersion: net.routerd.net/v1alpha1, kind: HealthCheck, metadata: {name: named}, spec: {interface: ds-named, targetSource: dsliteRemote}}
+    - {apiVersion: net.routerd.net/v1alpha1, kind: HealthCheck, metadata: {name: wrong}, spec: {interface: wan, targetSource: dsliteRemote}}
+",
+        );
+        let plans = probe_plans(&config);
+        let by = |name: &str| plans.iter().find(|p| p.name == name).expect("a plan");
+        let fixed = by("static");
+        assert_eq!(fixed.target, ProbeTarget::Address("2001:db8::1".parse().expect("ip")));
+        assert_eq!((fixed.ifname.as_deref(), fixed.ipv6), (Some("wan0"), true));
+        let named = by("named");
+        let aftr =
+            ProbeTarget::Aftr { tunnel: "ds-named".into(), ordinal: Some(2), selection: None };
+        assert_eq!(named.target, aftr);
+        assert_eq!((named.ifname.as_deref(), named.ipv6), (Some("wan0"), true));
+        assert!(
+            matches!(&by("wrong").target, ProbeTarget::Unsupported(why) if why.contains("not a DSLiteTunnel")),
+            "{:?}",
+            by("wrong").target
+        );
     }
 }

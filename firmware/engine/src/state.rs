@@ -119,6 +119,13 @@ pub enum Resolvers {
     System,
     /// `upstreamSource: static`: these servers, in order, from inside the router's namespace.
     Static(Vec<SocketAddr>),
+    /// `upstreamSource: dhcp4 | dhcp6`: the DNS servers DHCP client `client` (a binding's
+    /// artifact key, `dhcp.ipv4.client/wan0`) received, read from systemd-networkd before
+    /// each evaluation, then asked as [`Resolvers::Static`] ones.
+    Lease {
+        /// The client binding whose DNS servers are asked.
+        client: routerd_host::ArtifactKey,
+    },
 }
 
 impl Resolvers {
@@ -174,7 +181,7 @@ fn state_plan(ctx: &RenderCtx<'_>, s: &StatePolicySpec) -> StatePlan {
                 });
             }
             if let Some(d) = &when.dns_resolve {
-                conditions.push(dns_condition(d));
+                conditions.push(dns_condition(ctx, d, s.interface.as_deref()));
             }
             if let Some(pd) = &when.ipv6_prefix_delegation {
                 conditions.push(prefix_delegation_condition(ctx, pd));
@@ -231,7 +238,11 @@ fn prefix_delegation_condition(ctx: &RenderCtx<'_>, pd: &PrefixDelegationConditi
     Condition::PrefixDelegation { resource, downstream, available, unavailable_for }
 }
 
-fn dns_condition(d: &routerd_model::spec::routing::DnsResolveCondition) -> Condition {
+fn dns_condition(
+    ctx: &RenderCtx<'_>,
+    d: &routerd_model::spec::routing::DnsResolveCondition,
+    policy_interface: Option<&str>,
+) -> Condition {
     let Some(name) = d.name.clone().filter(|n| !n.is_empty()) else {
         return Condition::Unsupported("dnsResolve without a name".into());
     };
@@ -246,11 +257,22 @@ fn dns_condition(d: &routerd_model::spec::routing::DnsResolveCondition) -> Condi
             }
         },
         source @ (ResolveUpstreamSource::Dhcp4 | ResolveUpstreamSource::Dhcp6) => {
-            return Condition::Unsupported(format!(
-                "dnsResolve upstreamSource {} is not evaluated by this build: lease DNS \
-                 servers are not read yet",
-                if source == ResolveUpstreamSource::Dhcp4 { "dhcp4" } else { "dhcp6" }
-            ));
+            let v6 = source == ResolveUpstreamSource::Dhcp6;
+            let iface = d.upstream_interface.as_deref().or(policy_interface).unwrap_or_default();
+            match ctx.dhcp_client(iface, v6) {
+                Some(client) => Resolvers::Lease { client },
+                None => {
+                    return Condition::Unsupported(format!(
+                        "dnsResolve upstreamSource {}: no {} is on {iface:?}",
+                        if v6 { "dhcp6" } else { "dhcp4" },
+                        if v6 {
+                            "IPv6DHCPAddress or IPv6PrefixDelegation"
+                        } else {
+                            "IPv4DHCPAddress"
+                        }
+                    ));
+                }
+            }
         }
     };
     Condition::DnsResolve { name, resolvers }
@@ -510,6 +532,45 @@ mod tests {
         let lan0 = ["lan0".to_string()];
         assert_eq!(prefixes_of(Some(&lan0), &delegated, &addresses), [net("2001:db8:b0ff::/56")]);
         assert!(prefixes_of(Some(&lan0), &delegated, &addresses[1..]).is_empty());
+    }
+
+    #[test]
+    fn a_dns_resolve_condition_asks_the_servers_of_the_uplinks_dhcp_client() {
+        use crate::fixtures::{WAN0, router};
+        let condition = |source: &str, binding: &str| {
+            let config = router(&format!(
+                "{WAN0}{binding}    - apiVersion: net.routerd.net/v1alpha1
+      kind: StatePolicy
+      metadata: {{name: dns}}
+      spec:
+        variable: isp.dns
+        interface: wan
+        values:
+          - value: answers
+            when: {{dnsResolve: {{name: aftr.example.test, upstreamSource: {source}}}}}
+"
+            ));
+            state_plans(&config)[0].values[0].conditions[0].clone()
+        };
+        let resolve = |client: Option<(ArtifactKind, &str)>| match client {
+            Some((kind, ifname)) => Condition::DnsResolve {
+                name: "aftr.example.test".into(),
+                resolvers: Resolvers::Lease {
+                    client: routerd_host::ArtifactKey::new(kind, ifname),
+                },
+            },
+            None => Condition::Unsupported(String::new()),
+        };
+        let v4 = "    - {apiVersion: net.routerd.net/v1alpha1, kind: IPv4DHCPAddress, metadata: {name: v4}, spec: {interface: wan}}\n";
+        let pd = "    - {apiVersion: net.routerd.net/v1alpha1, kind: IPv6PrefixDelegation, metadata: {name: pd}, spec: {interface: wan}}\n";
+        assert_eq!(condition("dhcp4", v4), resolve(Some((ArtifactKind::Dhcp4Client, "wan0"))));
+        // The policy's interface stands in for upstreamInterface; a delegation's client serves.
+        assert_eq!(
+            condition("dhcp6", pd),
+            resolve(Some((ArtifactKind::Dhcp6PrefixDelegation, "wan0")))
+        );
+        let Condition::Unsupported(why) = condition("dhcp6", v4) else { panic!("unsupported") };
+        assert!(why.contains("no IPv6DHCPAddress or IPv6PrefixDelegation is on \"wan\""), "{why}");
     }
 
     fn var(status: StateVariableStatus, value: Option<&str>, since_ms: u64) -> ArtifactSpec {

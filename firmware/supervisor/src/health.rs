@@ -14,6 +14,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use routerd_engine::aftr::AftrStore;
 use routerd_engine::health::{HealthStore, ProbeKind, ProbePlan, ProbeTarget, probe_plans};
 use routerd_host::artifact::HealthStatusSpec;
 use routerd_host::netlink::NetlinkBackend;
@@ -29,6 +30,8 @@ use crate::daemon::{Msg, Trigger};
 pub struct HealthScheduler {
     netns: Netns,
     store: Arc<HealthStore>,
+    /// The AFTR answers, for checks of a DS-Lite tunnel's remote end.
+    aftr: Arc<AftrStore>,
     loop_tx: mpsc::Sender<Msg>,
     tasks: BTreeMap<String, (ProbePlan, AbortHandle)>,
     /// Digest of the config the tasks follow.
@@ -36,10 +39,16 @@ pub struct HealthScheduler {
 }
 
 impl HealthScheduler {
-    /// A scheduler probing inside `netns`, writing to `store` and waking the loop through
-    /// `loop_tx`; no task runs until [`HealthScheduler::sync`].
-    pub fn new(netns: Netns, store: Arc<HealthStore>, loop_tx: mpsc::Sender<Msg>) -> Self {
-        Self { netns, store, loop_tx, tasks: BTreeMap::new(), synced: None }
+    /// A scheduler probing inside `netns`, writing to `store`, reading the AFTR answers of
+    /// `aftr` and waking the loop through `loop_tx`; no task runs until
+    /// [`HealthScheduler::sync`].
+    pub fn new(
+        netns: Netns,
+        store: Arc<HealthStore>,
+        aftr: Arc<AftrStore>,
+        loop_tx: mpsc::Sender<Msg>,
+    ) -> Self {
+        Self { netns, store, aftr, loop_tx, tasks: BTreeMap::new(), synced: None }
     }
 
     /// Runs exactly the checks of `config`, whose text has digest `digest`: starts new ones,
@@ -69,6 +78,7 @@ impl HealthScheduler {
                 plan: plan.clone(),
                 netns: self.netns.clone(),
                 store: Arc::clone(&self.store),
+                aftr: Arc::clone(&self.aftr),
                 loop_tx: self.loop_tx.clone(),
             };
             let task = tokio::spawn(probe.run()).abort_handle();
@@ -90,6 +100,7 @@ struct Probe {
     plan: ProbePlan,
     netns: Netns,
     store: Arc<HealthStore>,
+    aftr: Arc<AftrStore>,
     loop_tx: mpsc::Sender<Msg>,
 }
 
@@ -197,6 +208,12 @@ impl Probe {
         match &self.plan.target {
             ProbeTarget::Address(a) => Ok(*a),
             ProbeTarget::Unsupported(why) => Err(why.clone()),
+            ProbeTarget::Aftr { tunnel, ordinal, selection } => {
+                let answer = self.aftr.get(tunnel).map(|a| a.addresses).unwrap_or_default();
+                routerd_engine::aftr::pick(&answer, *ordinal, *selection)
+                    .map(IpAddr::V6)
+                    .ok_or_else(|| format!("no AFTR resolved for {tunnel} yet"))
+            }
             ProbeTarget::Host(name) => {
                 let found = tokio::net::lookup_host((name.as_str(), 0))
                     .await
@@ -296,5 +313,37 @@ mod tests {
 
         let mut down = Tally::default();
         assert!(!down.record(false, &p), "first failure: unhealthy at once");
+    }
+
+    #[tokio::test]
+    async fn a_dslite_remote_check_probes_the_aftr_the_tunnel_uses_once_resolved() {
+        let aftr = Arc::new(AftrStore::default());
+        let (loop_tx, _rx) = mpsc::channel(1);
+        let probe = Probe {
+            plan: ProbePlan {
+                target: ProbeTarget::Aftr {
+                    tunnel: "ds0".into(),
+                    ordinal: Some(2),
+                    selection: Some(routerd_model::spec::net::AftrAddressSelection::OrdinalModulo),
+                },
+                ipv6: true,
+                ..plan(1, 1)
+            },
+            netns: Netns::current(),
+            store: Arc::new(HealthStore::default()),
+            aftr: Arc::clone(&aftr),
+            loop_tx,
+        };
+        let err = probe.target(&mut None).await.expect_err("nothing resolved yet");
+        assert!(err.contains("no AFTR resolved for ds0"), "{err}");
+        aftr.set(routerd_host::artifact::AftrAddressSpec {
+            ifname: "ds0".into(),
+            fqdn: "aftr.example.test".into(),
+            addresses: vec!["2001:db8::1".parse().expect("ip"), "2001:db8::2".parse().expect("ip")],
+            detail: None,
+        });
+        // The second record, as the tunnel's aftrAddressOrdinal picks it.
+        let target = probe.target(&mut None).await.expect("resolved");
+        assert_eq!(target, "2001:db8::2".parse::<IpAddr>().expect("ip"));
     }
 }

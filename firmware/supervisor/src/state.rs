@@ -12,7 +12,7 @@
 //! (`static`) or of the system's resolver (`system`).
 
 use std::collections::{BTreeSet, HashMap};
-use std::net::{IpAddr, Ipv6Addr};
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -21,8 +21,11 @@ use routerd_engine::state::{
     Condition, EVALUATION_INTERVAL, Evaluation, RESOLVE_TIMEOUT, Resolvers, StatePlan, StateStore,
     now_ms, prefixes_of, state_gates, state_plans,
 };
+use routerd_host::artifact::DhcpBinding;
+use routerd_host::bus::SystemBus;
 use routerd_host::netlink::NetlinkBackend;
-use routerd_host::{Netns, probe};
+use routerd_host::networkd::{Networkd, lease_dns_servers};
+use routerd_host::{ArtifactKey, Netns, probe};
 use routerd_model::Config;
 use routerd_model::spec::StateMatchSpec;
 use tokio::sync::{Notify, mpsc};
@@ -33,6 +36,8 @@ use crate::daemon::{Msg, Trigger};
 /// The evaluation task of the applied config.
 pub struct StateScheduler {
     netns: Netns,
+    /// The system bus, on which networkd tells the DNS servers of a DHCP lease.
+    bus: Arc<SystemBus>,
     store: Arc<StateStore>,
     loop_tx: mpsc::Sender<Msg>,
     wake: Arc<Notify>,
@@ -40,11 +45,17 @@ pub struct StateScheduler {
 }
 
 impl StateScheduler {
-    /// A scheduler evaluating inside `netns`, writing to `store` and waking the loop through
-    /// `loop_tx`; nothing runs until [`StateScheduler::sync`].
-    pub fn new(netns: Netns, store: Arc<StateStore>, loop_tx: mpsc::Sender<Msg>) -> Self {
+    /// A scheduler evaluating inside `netns` (asking networkd on `bus` for lease DNS
+    /// servers), writing to `store` and waking the loop through `loop_tx`; nothing runs until
+    /// [`StateScheduler::sync`].
+    pub fn new(
+        netns: Netns,
+        bus: Arc<SystemBus>,
+        store: Arc<StateStore>,
+        loop_tx: mpsc::Sender<Msg>,
+    ) -> Self {
         let wake = Arc::new(Notify::new());
-        Self { netns, store, loop_tx, wake, task: ConfigTask::default() }
+        Self { netns, bus, store, loop_tx, wake, task: ConfigTask::default() }
     }
 
     /// Evaluates exactly the policies of `config`, whose text has digest `digest`: declares
@@ -64,6 +75,7 @@ impl StateScheduler {
             plans,
             gates: state_gates(config),
             netns: self.netns.clone(),
+            bus: Arc::clone(&self.bus),
             store: Arc::clone(&self.store),
             loop_tx: self.loop_tx.clone(),
             wake: Arc::clone(&self.wake),
@@ -82,6 +94,7 @@ struct Evaluator {
     plans: Vec<StatePlan>,
     gates: Vec<(String, StateMatchSpec)>,
     netns: Netns,
+    bus: Arc<SystemBus>,
     store: Arc<StateStore>,
     loop_tx: mpsc::Sender<Msg>,
     wake: Arc<Notify>,
@@ -192,13 +205,39 @@ impl Evaluator {
                 prefix_verdict(resource, &mine, *available, *unavailable_for, missing_for)
             }
             Condition::DnsResolve { name, resolvers } => {
-                let (found, _) = resolve_aaaa(&self.netns, name, resolvers).await?;
+                let resolvers = match resolvers {
+                    Resolvers::Lease { client } => self.lease_resolvers(client).await?,
+                    other => other.clone(),
+                };
+                let (found, _) = resolve_aaaa(&self.netns, name, &resolvers).await?;
                 match found.first() {
                     Some(a) => Ok(format!("{name} resolves to {a}")),
                     None => Err(format!("{name} has no AAAA record")),
                 }
             }
         }
+    }
+}
+
+impl Evaluator {
+    /// The DNS servers DHCP client `client` received, as networkd reports them now, on port
+    /// 53: `Err` while it has none (no lease yet) or networkd cannot be asked.
+    async fn lease_resolvers(&self, client: &ArtifactKey) -> Result<Resolvers, String> {
+        let binding =
+            DhcpBinding::of(client.kind).ok_or_else(|| format!("{client} is no DHCP client"))?;
+        let networkd = Networkd::new(Arc::clone(&self.bus));
+        let links = networkd.links(client).await.map_err(|e| e.to_string())?;
+        let servers: Vec<SocketAddr> = links
+            .get(&client.name)
+            .map(|link| lease_dns_servers(link, binding))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|ip| SocketAddr::new(ip, 53))
+            .collect();
+        if servers.is_empty() {
+            return Err(format!("{client} has received no DNS servers"));
+        }
+        Ok(Resolvers::Static(servers))
     }
 }
 
@@ -236,6 +275,8 @@ pub(crate) async fn resolve_aaaa(
             }
             Err(format!("resolving {name}: {}", errors.join("; ")))
         }
+        // The evaluator reads a lease's servers first; nothing else asks a lease.
+        Resolvers::Lease { client } => Err(format!("resolving {name}: {client}'s servers unread")),
     }
 }
 

@@ -44,6 +44,21 @@ fn reconciled(guest: &mut Guest, generation: u64, limit: Duration) -> Value {
     }
 }
 
+/// The condition `kind` of the resource whose ID ends in `suffix` (`/StatePolicy/pd-state`)
+/// in the plan, `Null` when there is none.
+fn condition(guest: &mut Guest, suffix: &str, kind: &str) -> Value {
+    let doc = routerctl_json(guest, "plan");
+    doc["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["id"].as_str().is_some_and(|id| id.ends_with(suffix)))
+        .flat_map(|r| r["conditions"].as_array().into_iter().flatten())
+        .find(|c| c["type"] == kind)
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
 /// Each resource's phase, by resource ID (`Kind/name`).
 fn phases(guest: &mut Guest) -> Vec<(String, String, String)> {
     let doc = routerctl_json(guest, "resources");
@@ -246,7 +261,8 @@ fn prefix_delegation(guest: &mut Guest, base: &str) {
     );
     guest.write_file(
         "/tmp/dhcpd6.conf",
-        "default-lease-time 600;\nmax-lease-time 7200;\nsubnet6 2001:db8:ffff::/64 {\n  \
+        "default-lease-time 600;\nmax-lease-time 7200;\n\
+         option dhcp6.name-servers 2001:db8:ffff::1;\nsubnet6 2001:db8:ffff::/64 {\n  \
          prefix6 2001:db8:a000:: 2001:db8:a0ff:: /56;\n}\n",
     );
     // dhcpd binds once the ISP side's address has left tentative state (DAD).
@@ -312,6 +328,14 @@ fn prefix_delegation(guest: &mut Guest, base: &str) {
         localAddressSource: delegatedAddress
         localDelegatedAddress: lan-pd-v6
     - apiVersion: net.routerd.net/v1alpha1
+      kind: HealthCheck
+      metadata:
+        name: aftr
+      spec:
+        interface: ds-pd
+        targetSource: dsliteRemote
+        interval: 2s
+    - apiVersion: net.routerd.net/v1alpha1
       kind: SelfAddressPolicy
       metadata:
         name: lan-pd-dns
@@ -346,6 +370,19 @@ fn prefix_delegation(guest: &mut Guest, base: &str) {
         values:
           - value: delegated
             when: {ipv6PrefixDelegation: {resource: isp-pd}}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: StatePolicy
+      metadata:
+        name: isp-dns
+      spec:
+        variable: isp.dns
+        values:
+          - value: answers
+            when:
+              dnsResolve:
+                name: aftr.example.test
+                upstreamSource: dhcp6
+                upstreamInterface: pd-uplink
     - apiVersion: net.routerd.net/v1alpha1
       kind: IPv4DHCPAddress
       metadata:
@@ -423,6 +460,20 @@ fn prefix_delegation(guest: &mut Guest, base: &str) {
         std::thread::sleep(Duration::from_secs(1));
     }
 
+    // The HealthCheck of the tunnel's far end pings the AFTR the tunnel uses, over the
+    // tunnel's underlying link.
+    let deadline = Instant::now() + COMMAND;
+    loop {
+        let healthy = condition(guest, "/HealthCheck/aftr", "Healthy");
+        if healthy["status"] == "True" {
+            let message = healthy["message"].as_str().unwrap_or_default();
+            assert!(message.contains("2001:db8:ffff::1"), "{healthy}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "the AFTR check is not healthy: {healthy}");
+        std::thread::sleep(Duration::from_secs(1));
+    }
+
     // A host on the LAN hears the delegated prefix in the router's advertisements, and as its
     // DNS server the address SelfAddressPolicy selects: ::53 in the delegated subnet.
     let subnet = address.strip_suffix("::1").unwrap_or(&address);
@@ -441,18 +492,7 @@ fn prefix_delegation(guest: &mut Guest, base: &str) {
         assert!(Instant::now() < deadline, "no RA naming {dns}: {ra}\n{conf}");
         std::thread::sleep(Duration::from_secs(1));
     }
-    let doc = routerctl_json(guest, "plan");
-    let selected = doc["resources"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|r| {
-            r["id"].as_str().is_some_and(|id| id.ends_with("/SelfAddressPolicy/lan-pd-dns"))
-        })
-        .flat_map(|r| r["conditions"].as_array().into_iter().flatten())
-        .find(|c| c["type"] == "Selected")
-        .cloned()
-        .unwrap_or(Value::Null);
+    let selected = condition(guest, "/SelfAddressPolicy/lan-pd-dns", "Selected");
     assert_eq!(selected["reason"], "CandidateSelected", "{selected}");
     assert!(selected["message"].as_str().is_some_and(|m| m.starts_with(&dns)), "{selected}");
 
@@ -461,22 +501,26 @@ fn prefix_delegation(guest: &mut Guest, base: &str) {
     let pool = format!("{}::/56", subnet.trim_end_matches(":2a"));
     let deadline = Instant::now() + COMMAND;
     loop {
-        let doc = routerctl_json(guest, "plan");
-        let value = doc["resources"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|r| r["id"].as_str().is_some_and(|id| id.ends_with("/StatePolicy/pd-state")))
-            .flat_map(|r| r["conditions"].as_array().into_iter().flatten())
-            .find(|c| c["type"] == "Value")
-            .cloned()
-            .unwrap_or(Value::Null);
+        let value = condition(guest, "/StatePolicy/pd-state", "Value");
         let message = value["message"].as_str().unwrap_or_default();
         if value["status"] == "True" && message.contains("isp.pd = delegated") {
             assert!(message.contains(&format!("isp-pd has {pool}")), "{value}");
             break;
         }
         assert!(Instant::now() < deadline, "isp.pd not delegated: {value}");
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    // And resolves a name through the DNS server of the uplink's DHCPv6 reply (dhcpd's
+    // name-servers option, the ISP's dnsmasq), which networkd reports.
+    let deadline = Instant::now() + COMMAND;
+    loop {
+        let value = condition(guest, "/StatePolicy/isp-dns", "Value");
+        let message = value["message"].as_str().unwrap_or_default();
+        if value["status"] == "True" && message.contains("isp.dns = answers") {
+            assert!(message.contains("resolves to 2001:db8:ffff::1"), "{value}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "isp.dns not answered: {value}");
         std::thread::sleep(Duration::from_secs(1));
     }
 

@@ -15,9 +15,18 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &HealthCheckSpec, o
         out.warn("interface does not name an Interface resource: the probe is not bound to a link");
     }
     match (s.target_source, s.target.as_deref()) {
-        (Some(TargetSource::DsliteRemote), _) => out.warn(
-            "targetSource dsliteRemote is not supported yet: the check is never healthy",
-        ),
+        (Some(TargetSource::DsliteRemote), _) => {
+            let name = s.interface.as_deref().unwrap_or_default();
+            let tunnel = ctx.resources().any(|r| {
+                r.name == name && matches!(r.spec, routerd_model::ResourceSpec::DsLiteTunnel(_))
+            });
+            if !tunnel {
+                out.warn(format!(
+                    "targetSource dsliteRemote: interface {name:?} is not a DSLiteTunnel: the \
+                     check is never healthy"
+                ));
+            }
+        }
         (Some(TargetSource::Static), None) => {
             out.warn("targetSource static without a target: the check is never healthy")
         }

@@ -124,7 +124,7 @@ fn render_resource(ctx: &RenderCtx<'_>, res: &Resource, out: &mut Out) {
         S::SelfAddressPolicy(s) => self_address_policy::render(ctx, res, s, out),
         S::DnsConditionalForwarder(s) => dns_conditional_forwarder::render(ctx, res, s, out),
         S::DsLiteTunnel(s) => ds_lite_tunnel::render(ctx, res, s, out),
-        S::StatePolicy(s) => state_policy::render(s, out),
+        S::StatePolicy(s) => state_policy::render(ctx, s, out),
         S::HealthCheck(s) => health_check::render(ctx, res, s, out),
         S::Ipv4DefaultRoutePolicy(s) => ipv4_default_route_policy::render(ctx, res, s, out),
         S::Ipv4SourceNat(s) => ipv4_source_nat::render(ctx, res, s, out),

@@ -7,21 +7,26 @@ use routerd_host::ArtifactSpec;
 use routerd_host::artifact::{StateVariableSpec, StateVariableStatus};
 use routerd_model::spec::routing::{ResolveUpstreamSource, StatePolicySpec};
 
-use super::Out;
+use super::{Out, RenderCtx};
 use crate::intent::ApplyWith;
 
-pub(super) fn render(s: &StatePolicySpec, out: &mut Out) {
-    let lease_dns = s.values.iter().filter_map(|v| v.when.dns_resolve.as_ref()).any(|d| {
-        matches!(
-            d.upstream_source,
-            Some(ResolveUpstreamSource::Dhcp4 | ResolveUpstreamSource::Dhcp6)
-        )
-    });
-    if lease_dns {
-        out.warn(
-            "dnsResolve with upstreamSource dhcp4 or dhcp6 is not evaluated by this build (lease \
-             DNS servers are not read yet): values that use one never hold",
-        );
+pub(super) fn render(ctx: &RenderCtx<'_>, s: &StatePolicySpec, out: &mut Out) {
+    // A dnsResolve asking a DHCP client's servers needs that client on the interface.
+    for d in s.values.iter().filter_map(|v| v.when.dns_resolve.as_ref()) {
+        let v6 = match d.upstream_source {
+            Some(ResolveUpstreamSource::Dhcp4) => false,
+            Some(ResolveUpstreamSource::Dhcp6) => true,
+            _ => continue,
+        };
+        let iface = d.upstream_interface.as_deref().or(s.interface.as_deref()).unwrap_or_default();
+        if ctx.dhcp_client(iface, v6).is_none() {
+            out.warn(format!(
+                "dnsResolve upstreamSource {}: {iface:?} has no DHCP{} client, so the value \
+                 that asks it never holds",
+                if v6 { "dhcp6" } else { "dhcp4" },
+                if v6 { "v6" } else { "v4" }
+            ));
+        }
     }
     let variable = StateVariableSpec {
         variable: s.variable.clone(),

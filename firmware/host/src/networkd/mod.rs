@@ -211,7 +211,7 @@ fn binding_addresses(link: &LinkDescription, binding: DhcpBinding) -> Vec<String
 /// The DNS servers `link`'s DHCP client of `binding`'s family received, in networkd's order.
 /// A delegation shares the link's DHCPv6 client with the address binding, so both read the
 /// DHCPv6 servers; a downstream link's delegated address has none of its own.
-fn lease_dns_servers(link: &LinkDescription, binding: DhcpBinding) -> Vec<std::net::IpAddr> {
+pub fn lease_dns_servers(link: &LinkDescription, binding: DhcpBinding) -> Vec<std::net::IpAddr> {
     let sources: &[&str] = match binding {
         DhcpBinding::Ipv4 => &["dhcpv4", "dhcp4"],
         DhcpBinding::Ipv6 | DhcpBinding::PrefixDelegation => &["dhcpv6", "dhcp6"],
