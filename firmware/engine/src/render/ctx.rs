@@ -229,7 +229,8 @@ impl<'a> RenderCtx<'a> {
     /// The kernel names of the links whose addresses some `SelfAddressPolicy` chooses from
     /// (`source: interfaceAddress`).
     fn address_links(&self) -> BTreeSet<String> {
-        self.resources()
+        let selected = self
+            .resources()
             .filter_map(|r| match &r.spec {
                 ResourceSpec::SelfAddressPolicy(p) => Some(p),
                 _ => None,
@@ -237,8 +238,39 @@ impl<'a> RenderCtx<'a> {
             .flat_map(|p| &p.candidates)
             .filter(|c| c.source == SelfAddressSource::InterfaceAddress)
             .filter_map(|c| self.interface(c.interface.as_deref()?))
-            .map(|link| link.ifname)
+            .map(|link| link.ifname);
+        let exposed = self.resources().flat_map(|r| match &r.spec {
+            ResourceSpec::ExposeService(e) if e.hairpin => self.exposed_ifnames(e),
+            _ => Vec::new(),
+        });
+        selected.chain(exposed).collect()
+    }
+
+    /// The kernel names of the links a `hairpin` `ExposeService` is reflected to: the
+    /// interfaces of every other zone.
+    pub(crate) fn hairpin_ifnames(
+        &self,
+        e: &routerd_model::spec::firewall::ExposeServiceSpec,
+    ) -> Vec<String> {
+        let exposed = self.exposed_ifnames(e);
+        self.zones()
+            .into_iter()
+            .filter(|(name, _)| *name != e.from_zone)
+            .flat_map(|(_, ifnames)| ifnames)
+            .filter(|i| !exposed.contains(i))
             .collect()
+    }
+
+    /// The kernel names of the links an `ExposeService` forwards from: its `viaInterface`, or
+    /// every interface of its `fromZone`; empty when neither resolves.
+    pub(crate) fn exposed_ifnames(
+        &self,
+        e: &routerd_model::spec::firewall::ExposeServiceSpec,
+    ) -> Vec<String> {
+        match e.via_interface.as_deref() {
+            Some(v) => self.interface(v).map(|i| vec![i.ifname]).unwrap_or_default(),
+            None => self.zone_ifnames(&e.from_zone).unwrap_or_default(),
+        }
     }
 
     pub(crate) fn resources(&self) -> impl Iterator<Item = &'a Resource> {

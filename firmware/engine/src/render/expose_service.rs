@@ -1,6 +1,13 @@
 //! `ExposeService`: a port forward. `nft.table/ip|ip6/routerd_dnat_<name>` rewrites the
 //! destination of traffic arriving on the zone's interfaces (or `viaInterface`) for
 //! `externalPort`; the zone firewall adds the matching forward accept.
+//!
+//! With `hairpin` (NAT loopback, as OpenWrt's reflection): hosts on the interfaces of the
+//! other zones reach the service at the router's external address too. The table then also
+//! rewrites traffic from those interfaces to the exposed links' addresses (runtime values,
+//! ADR 0008: a DHCP address follows its lease), and masquerades what goes back out the
+//! interface it came in on, so the internal host's replies return through the router and are
+//! translated back instead of going straight to a neighbour that expects the external address.
 
 use std::net::IpAddr;
 
@@ -19,21 +26,20 @@ use crate::intent::ApplyWith;
 
 /// `dstnat` priority.
 const DSTNAT_PRIORITY: i32 = -100;
+/// `srcnat` priority.
+const SRCNAT_PRIORITY: i32 = 100;
 
 pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &ExposeServiceSpec, out: &mut Out) {
     let Ok(address) = s.internal_address.parse::<IpAddr>() else {
         return out.warn(format!("internalAddress {:?} is not an address", s.internal_address));
     };
-    let ifnames = match s.via_interface.as_deref() {
-        Some(v) => match ctx.interface(v) {
-            Some(i) => vec![i.ifname],
-            None => return out.unresolved("viaInterface", v),
-        },
-        None => match ctx.zone_ifnames(&s.from_zone) {
-            Some(z) => z,
-            None => return out.unresolved("fromZone", &s.from_zone),
-        },
-    };
+    if let Some(v) = s.via_interface.as_deref().filter(|v| ctx.interface(v).is_none()) {
+        return out.unresolved("viaInterface", v);
+    }
+    if s.via_interface.is_none() && ctx.zone_ifnames(&s.from_zone).is_none() {
+        return out.unresolved("fromZone", &s.from_zone);
+    }
+    let ifnames = ctx.exposed_ifnames(s);
     let mut sources = Vec::new();
     for src in &s.sources {
         match src.parse::<IpNet>() {
@@ -45,9 +51,6 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &ExposeServiceSpec,
     }
     if sources.is_empty() {
         sources.push(None);
-    }
-    if s.hairpin {
-        out.warn("hairpin is not applied in this build: LAN clients must use the internal address");
     }
     let proto = match s.protocol {
         Protocol::Tcp => NftL4Proto::Tcp,
@@ -63,19 +66,105 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &ExposeServiceSpec,
             rules.push(rule(m, vec![NftAction::Dnat { address, port: Some(s.internal_port) }]));
         }
     }
-    let family = if address.is_ipv4() { NftFamily::Ip } else { NftFamily::Ip6 };
-    let table = NftTableSpec {
-        family,
-        name: nft_table_name("routerd_dnat_", &res.name),
-        owner: out.owner().to_string(),
-        chains: vec![base_chain(
+    let mut chains = Vec::new();
+    if s.hairpin {
+        let reflected = hairpin(ctx, s, &ifnames, address, proto, &mut rules, out);
+        if !reflected.is_empty() {
+            chains.push(base_chain(
+                "postrouting",
+                NftChainType::Nat,
+                NftHook::Postrouting,
+                SRCNAT_PRIORITY,
+                NftPolicy::Accept,
+                reflected,
+            ));
+        }
+    }
+    chains.insert(
+        0,
+        base_chain(
             "prerouting",
             NftChainType::Nat,
             NftHook::Prerouting,
             DSTNAT_PRIORITY,
             NftPolicy::Accept,
             rules,
-        )],
+        ),
+    );
+    let family = if address.is_ipv4() { NftFamily::Ip } else { NftFamily::Ip6 };
+    let table = NftTableSpec {
+        family,
+        name: nft_table_name("routerd_dnat_", &res.name),
+        owner: out.owner().to_string(),
+        chains,
     };
     out.ensure(ArtifactSpec::NftTable(table), ApplyWith::Nftnl, Vec::new());
+}
+
+/// The NAT loopback of `s`: adds to `dnat` the rewrite of traffic from the other zones'
+/// interfaces to the exposed links' addresses of `internal`'s family, and returns the
+/// masquerade rules of the `postrouting` chain (traffic to the internal host that leaves by
+/// the interface it came in on). Warns when there is nothing to reflect yet.
+fn hairpin(
+    ctx: &RenderCtx<'_>,
+    s: &ExposeServiceSpec,
+    exposed: &[String],
+    internal: IpAddr,
+    proto: NftL4Proto,
+    dnat: &mut Vec<routerd_host::nftables::ir::NftRule>,
+    out: &mut Out,
+) -> Vec<routerd_host::nftables::ir::NftRule> {
+    let inside = ctx.hairpin_ifnames(s);
+    if inside.is_empty() {
+        out.warn("hairpin: no interface of another zone to reflect the service to");
+        return Vec::new();
+    }
+    let external: Vec<IpNet> = exposed
+        .iter()
+        .flat_map(|i| ctx.runtime.interface_addresses(i))
+        .filter(|a| a.addr().is_ipv4() == internal.is_ipv4())
+        .map(|a| IpNet::from(a.addr()))
+        .collect();
+    if external.is_empty() {
+        out.warn(format!(
+            "hairpin: no address on {} yet; hosts inside reach the service at its internal \
+             address only",
+            exposed.join(", ")
+        ));
+        return Vec::new();
+    }
+    for ifname in &inside {
+        for a in &external {
+            let m = vec![
+                NftMatch::IifName(ifname.clone()),
+                daddr(*a),
+                NftMatch::L4Proto(proto),
+                NftMatch::Dport(s.external_port),
+            ];
+            dnat.push(rule(
+                m,
+                vec![NftAction::Dnat { address: internal, port: Some(s.internal_port) }],
+            ));
+        }
+    }
+    inside
+        .iter()
+        .map(|ifname| {
+            let m = vec![
+                NftMatch::IifName(ifname.clone()),
+                NftMatch::OifName(ifname.clone()),
+                daddr(IpNet::from(internal)),
+                NftMatch::L4Proto(proto),
+                NftMatch::Dport(s.internal_port),
+            ];
+            rule(m, vec![NftAction::Masquerade { ports: None }])
+        })
+        .collect()
+}
+
+fn daddr(net: IpNet) -> NftMatch {
+    match net {
+        IpNet::V4(n) => NftMatch::Ip4Daddr(n),
+        IpNet::V6(n) => NftMatch::Ip6Daddr(n),
+    }
 }

@@ -136,8 +136,8 @@ fn accept_from(ifname: &str, port: Option<(NftL4Proto, u16)>) -> NftRule {
     rule(m, vec![NftAction::Accept])
 }
 
-/// Forward accepts for every `ExposeService`: from its zone's interfaces to the internal
-/// address and port.
+/// Forward accepts for every `ExposeService`: from its zone's interfaces (and, with
+/// `hairpin`, the other zones' interfaces) to the internal address and port.
 fn exposed_services(ctx: &RenderCtx<'_>, out: &mut Out) -> Vec<NftRule> {
     let mut rules = Vec::new();
     for r in ctx.resources() {
@@ -155,7 +155,9 @@ fn exposed_services(ctx: &RenderCtx<'_>, out: &mut Out) -> Vec<NftRule> {
             Protocol::Tcp => NftL4Proto::Tcp,
             Protocol::Udp => NftL4Proto::Udp,
         };
-        for i in ifs {
+        // With hairpin, the hosts of the other zones reach it through the router too.
+        let reflected = if e.hairpin { ctx.hairpin_ifnames(e) } else { Vec::new() };
+        for i in ifs.into_iter().chain(reflected) {
             rules.push(rule(
                 vec![
                     NftMatch::IifName(i),

@@ -606,6 +606,65 @@ fn lease_dns_servers_feed_a_forwarder_the_dhcp_servers_upstream_and_a_scopes_opt
 }
 
 #[test]
+fn a_hairpin_service_reflects_the_exposed_links_addresses_to_the_other_zones() {
+    let config = parse_config(
+        &LAB.replace(
+            "        internalPort: 80\n",
+            "        internalPort: 80\n        hairpin: true\n",
+        ),
+        "lab.yaml",
+    )
+    .expect("parses");
+    assert_eq!(render(&config).reads.address_links, BTreeSet::from(["wan0".to_string()]));
+    let table = |runtime: &RuntimeValues| {
+        let rendered = render_with(&config, &Target::default(), runtime);
+        let i = intent(&rendered, "nft.table/ip/routerd_dnat_client_web");
+        let ArtifactSpec::NftTable(t) = &i.artifact.spec else { panic!("a table") };
+        let texts = |c: usize| -> Vec<String> {
+            t.chains
+                .get(c)
+                .map(|chain| {
+                    chain
+                        .rules
+                        .iter()
+                        .map(|r| {
+                            r.to_nft(NftFamily::Ip)
+                                .split(" comment ")
+                                .next()
+                                .unwrap_or_default()
+                                .to_string()
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        (texts(0), texts(1), rendered.warnings)
+    };
+    // No address on wan0 yet: only the WAN's forward, and a warning.
+    let (prerouting, postrouting, warnings) = table(&RuntimeValues::default());
+    assert_eq!(prerouting.len(), 1, "{prerouting:?}");
+    assert!(postrouting.is_empty(), "{postrouting:?}");
+    let said = &warnings["firewall.routerd.net/v1alpha1/ExposeService/client-web"];
+    assert!(said.iter().any(|w| w.contains("no address on wan0")), "{said:?}");
+    // With the WAN address: the LAN's traffic to it is reflected and masqueraded back.
+    let runtime = RuntimeValues {
+        interface_addresses: [("wan0".to_string(), vec!["198.51.100.2/24".parse().expect("net")])]
+            .into(),
+        ..Default::default()
+    };
+    let (prerouting, postrouting, _) = table(&runtime);
+    assert_eq!(prerouting.len(), 2, "{prerouting:?}");
+    assert!(prerouting[1].starts_with("iifname \"lan0\" ip daddr 198.51.100.2 "), "{prerouting:?}");
+    assert!(prerouting[1].contains("dport 8080 dnat"), "{prerouting:?}");
+    assert_eq!(postrouting.len(), 1, "{postrouting:?}");
+    assert!(
+        postrouting[0].starts_with("iifname \"lan0\" oifname \"lan0\" ip daddr 192.168.50.10 "),
+        "{postrouting:?}"
+    );
+    assert!(postrouting[0].ends_with("masquerade"), "{postrouting:?}");
+}
+
+#[test]
 fn a_dhcpv6_client_on_an_interface_the_home_router_preset_closes_is_warned_about() {
     let config = |wan_zone: bool| {
         let zone = if wan_zone {

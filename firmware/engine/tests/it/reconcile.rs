@@ -605,3 +605,59 @@ async fn links_the_kernel_cannot_make_fail_alone_with_a_typed_reason_and_the_res
     ledger.sort();
     assert_eq!(ledger, created);
 }
+
+/// An HTTP GET of `url` from the LAN client (Python's urllib): the body, or `None` when it
+/// fails within 2 s.
+fn get_from_client(lab: &Lab, url: &str) -> Option<String> {
+    let script = "import sys, urllib.request\n\
+                  print(urllib.request.urlopen(sys.argv[1], timeout=2).read().decode())";
+    let out = std::process::Command::new("ip")
+        .args(["netns", "exec", &lab.client, "python3", "-c", script, url])
+        .output()
+        .ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+#[tokio::test]
+async fn a_hairpin_service_is_reached_from_the_lan_at_the_routers_wan_address() {
+    let lab = Lab::new();
+    // The internal host is the LAN client itself: a web server on 192.168.50.10:80.
+    let www = lab.dir().join("www");
+    std::fs::create_dir_all(&www).expect("www");
+    std::fs::write(www.join("index.html"), "hello through the loopback\n").expect("page");
+    let _server = crate::support::Daemon(
+        std::process::Command::new("ip")
+            .args(["netns", "exec", &lab.client, "busybox", "httpd", "-f"])
+            .args(["-p", "192.168.50.10:80", "-h"])
+            .arg(&www)
+            .spawn()
+            .expect("busybox httpd"),
+    );
+    crate::support::wait_for("the web server", std::time::Duration::from_secs(10), || {
+        get_from_client(&lab, "http://192.168.50.10/")
+    });
+
+    // Without hairpin, the LAN cannot use the WAN address: nothing on the router answers it.
+    lab.reconcile(LAB).await;
+    assert_eq!(get_from_client(&lab, "http://198.51.100.2:8080/"), None);
+
+    // With it: the WAN address (known once on the link: a runtime value) is reflected.
+    let yaml = LAB
+        .replace("        internalPort: 80\n", "        internalPort: 80\n        hairpin: true\n");
+    assert!(yaml.contains("hairpin: true"), "the example's ExposeService moved");
+    let doc = lab.reconcile(&yaml).await;
+    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
+    let table = lab.nft(&["list", "table", "ip", "routerd_dnat_client_web"]);
+    assert!(
+        table.contains("iifname \"lan0\" ip daddr 198.51.100.2 tcp dport 8080 dnat"),
+        "{table}"
+    );
+    assert!(table.contains("iifname \"lan0\" oifname \"lan0\" ip daddr 192.168.50.10"), "{table}");
+    assert!(table.contains("masquerade"), "{table}");
+    assert_eq!(
+        get_from_client(&lab, "http://198.51.100.2:8080/").as_deref(),
+        Some("hello through the loopback")
+    );
+    let again = lab.reconcile(&yaml).await;
+    assert_eq!(ops(&again, "done"), Vec::<String>::new(), "a second reconcile is a no-op");
+}
