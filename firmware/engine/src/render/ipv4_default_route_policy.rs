@@ -150,7 +150,14 @@ pub(super) fn render(
         Err(e) => return out.warn(e),
     };
     let rules = pairs.into_iter().map(|m| rule(m, vec![NftAction::SetMark(mark)])).collect();
-    policy_table::ensure_mark_table(out, "routerd_default_route_", &res.name, rules, mark_deps);
+    policy_table::ensure_mark_table(
+        out,
+        "routerd_default_route_",
+        &res.name,
+        rules,
+        mark_deps,
+        false,
+    );
 }
 
 /// The candidate's next hop and what its route must wait for; `None` when it cannot render.

@@ -29,9 +29,6 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &Ipv4PolicyRouteSpe
         (s.mark, s.priority),
     );
     let rule_key = policy_table::render(&target, out);
-    if s.allow_local_source_nat {
-        out.warn("allowLocalSourceNAT is not applied in this build: locally originated traffic is not marked");
-    }
     if s.source_cidrs.is_empty() && s.destination_cidrs.is_empty() {
         return out.warn("no sourceCIDRs or destinationCIDRs: no traffic is marked into the table");
     }
@@ -41,5 +38,14 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &Ipv4PolicyRouteSpe
     };
     let rules = pairs.into_iter().map(|m| rule(m, vec![NftAction::SetMark(s.mark)])).collect();
     let deps = vec![dep(&rule_key, format!("mark {:#x} has its rule", s.mark))];
-    policy_table::ensure_mark_table(out, "routerd_policy_", &res.name, rules, deps);
+    // allowLocalSourceNAT: what the router itself sends from or to these prefixes is marked
+    // and routed into the table too.
+    policy_table::ensure_mark_table(
+        out,
+        "routerd_policy_",
+        &res.name,
+        rules,
+        deps,
+        s.allow_local_source_nat,
+    );
 }

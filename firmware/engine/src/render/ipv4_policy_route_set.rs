@@ -78,7 +78,7 @@ pub(super) fn render(
         Ok(rules) => rules,
         Err(e) => return out.warn(e),
     };
-    policy_table::ensure_mark_table(out, "routerd_policyset_", &res.name, rules, rule_deps);
+    policy_table::ensure_mark_table(out, "routerd_policyset_", &res.name, rules, rule_deps, false);
 }
 
 /// The rules marking traffic of each prefix pair: `meta mark set MARK` for one target; for

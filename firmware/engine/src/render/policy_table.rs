@@ -60,26 +60,44 @@ impl<'a> PolicyTarget<'a> {
 }
 
 /// Ensures `nft.table/ip/<prefix><resource name>`: one `prerouting` chain at mangle priority
-/// holding the marking `rules`, created after `deps` (the fwmark rules it feeds).
+/// holding the marking `rules`, created after `deps` (the fwmark rules it feeds). With `local`,
+/// also an `output` chain of type `route` with the same rules, which marks what the router
+/// itself sends and has the kernel route it again by the new mark (nft(8), "route" chains).
 pub(super) fn ensure_mark_table(
     out: &mut Out,
     prefix: &str,
     resource_name: &str,
     rules: Vec<NftRule>,
     deps: Vec<IntentDep>,
+    local: bool,
 ) {
-    let table = NftTableSpec {
-        family: NftFamily::Ip,
-        name: nft_table_name(prefix, resource_name),
-        owner: out.owner().to_string(),
-        chains: vec![base_chain(
+    let mut chains = Vec::new();
+    if local {
+        chains.push(base_chain(
+            "output",
+            NftChainType::Route,
+            NftHook::Output,
+            MANGLE_PRIORITY,
+            NftPolicy::Accept,
+            rules.clone(),
+        ));
+    }
+    chains.insert(
+        0,
+        base_chain(
             "prerouting",
             NftChainType::Filter,
             NftHook::Prerouting,
             MANGLE_PRIORITY,
             NftPolicy::Accept,
             rules,
-        )],
+        ),
+    );
+    let table = NftTableSpec {
+        family: NftFamily::Ip,
+        name: nft_table_name(prefix, resource_name),
+        owner: out.owner().to_string(),
+        chains,
     };
     out.ensure(ArtifactSpec::NftTable(table), ApplyWith::Nftnl, deps);
 }

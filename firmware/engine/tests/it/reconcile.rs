@@ -661,3 +661,43 @@ async fn a_hairpin_service_is_reached_from_the_lan_at_the_routers_wan_address() 
     let again = lab.reconcile(&yaml).await;
     assert_eq!(ops(&again, "done"), Vec::<String>::new(), "a second reconcile is a no-op");
 }
+
+#[tokio::test]
+async fn allow_local_source_nat_routes_what_the_router_sends_by_the_policy_too() {
+    let lab = Lab::new();
+    // 203.0.113.1 is on the LAN client; the router's main table sends it to the WAN, where
+    // nobody has it. Only the policy's table routes it to the LAN.
+    run("ip", &["-n", &lab.client, "addr", "add", "203.0.113.1/32", "dev", "lo"]);
+    let with = |local: bool| {
+        format!(
+            "{LAB}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4PolicyRoute
+      metadata:
+        name: lab-services
+      spec:
+        outboundInterface: lan
+        destinationCIDRs: [203.0.113.0/24]
+        table: 101
+        priority: 10100
+        mark: 0x101
+        allowLocalSourceNAT: {local}
+"
+        )
+    };
+    let ping = |lab: &Lab| {
+        std::process::Command::new("ip")
+            .args(["netns", "exec", &lab.router, "ping", "-c", "1", "-W", "1", "203.0.113.1"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let doc = lab.reconcile(&with(false)).await;
+    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
+    assert!(!ping(&lab), "without allowLocalSourceNAT the router's own ping goes to the WAN");
+
+    let doc = lab.reconcile(&with(true)).await;
+    assert_eq!(ops(&doc, "done"), ["modify nft.table/ip/routerd_policy_lab_services"]);
+    let table = lab.nft(&["list", "table", "ip", "routerd_policy_lab_services"]);
+    assert!(table.contains("type route hook output"), "{table}");
+    assert!(ping(&lab), "the router's own ping is marked and routed by table 101\n{table}");
+}
