@@ -55,8 +55,9 @@ pub struct RuntimeValues {
 /// bound, so a config that reads none renders once ([`RuntimeValues::from_observed`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RuntimeReads {
-    /// Links whose addresses are read (the `interfaceAddress` candidates of
-    /// `SelfAddressPolicy` resources).
+    /// Links whose addresses are read: the `interfaceAddress` candidates of
+    /// `SelfAddressPolicy` resources, the exposed links of `hairpin` `ExposeService`s, and the
+    /// underlying links of DS-Lite tunnels whose local end is a suffix on the link's prefix.
     pub address_links: BTreeSet<String>,
     /// HealthChecks whose verdicts are read (those of the marked, table-routed candidates of
     /// an `IPv4DefaultRoutePolicy`, whose mark follows the best healthy one).

@@ -12,6 +12,7 @@ use routerd_model::spec::dhcp::{
     DnsUpstreamSource, ForwarderUpstreamSource, Ipv4DnsSource, SelfAddressPolicySpec,
     SelfAddressSource,
 };
+use routerd_model::spec::net::LocalAddressSource;
 use routerd_model::spec::routing::{DefaultRouteCandidate, GatewaySource};
 use routerd_model::{Config, Resource, ResourceSpec};
 use serde::Serialize;
@@ -243,7 +244,18 @@ impl<'a> RenderCtx<'a> {
             ResourceSpec::ExposeService(e) if e.hairpin => self.exposed_ifnames(e),
             _ => Vec::new(),
         });
-        selected.chain(exposed).collect()
+        // A DS-Lite local end as a suffix on the underlying link's own prefix.
+        let own_prefix = self.resources().filter_map(|r| match &r.spec {
+            ResourceSpec::DsLiteTunnel(t)
+                if t.local_address_suffix.is_some()
+                    && t.local_address.is_none()
+                    && t.local_address_source != Some(LocalAddressSource::DelegatedAddress) =>
+            {
+                self.interface(&t.interface).map(|i| i.ifname)
+            }
+            _ => None,
+        });
+        selected.chain(exposed).chain(own_prefix).collect()
     }
 
     /// The kernel names of the links a `hairpin` `ExposeService` is reflected to: the

@@ -8,9 +8,10 @@
 //! address, follows it when the prefix changes and is withdrawn when it is lost. Without
 //! `remoteAddress`, the remote end is the AFTR the scheduler resolved from `aftrFQDN`
 //! ([`crate::aftr`]), a runtime value too: the tunnel observes `routerd.aftrAddress/<ifname>`,
-//! waits for its first answer and follows a new one. A suffix on the interface's own prefix
-//! arrives in a later issue: until then the tunnel is rendered as an opaque intent, which
-//! stays `Blocked`, and the resource's warning says what is missing.
+//! waits for its first answer and follows a new one. With `localAddressSource: interface` and
+//! a `localAddressSuffix`, the local end is the suffix on the prefix of the underlying link's
+//! first global IPv6 address (the link's addresses are a runtime value too); while the link
+//! has none, the tunnel is an opaque intent, `Blocked`, and the warning says what it waits for.
 
 use std::net::Ipv6Addr;
 
@@ -73,7 +74,12 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &DsLiteTunnelSpec, 
                 )),
             });
     }
-    let tunnel = match tunnel_spec(s, &ifname, &under.ifname, delegated, resolved) {
+    // A suffix on the underlying link's own prefix: its first global IPv6 address.
+    let own = ctx.runtime.interface_addresses(&under.ifname).iter().find_map(|a| match a {
+        IpNet::V6(n) if is_global_v6(n.addr()) => Some(*n),
+        _ => None,
+    });
+    let tunnel = match tunnel_spec(s, &ifname, &under.ifname, delegated, resolved, own) {
         Ok(spec) => out.ensure(ArtifactSpec::Ip6Tunnel(spec), ApplyWith::Rtnetlink, deps),
         Err(missing) => {
             out.warn(format!("the tunnel is not created yet: {missing}"));
@@ -107,12 +113,14 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &DsLiteTunnelSpec, 
 /// encaplimit LIMIT`, or what is missing to build it from the config alone. `delegated`: for
 /// `localAddressSource: delegatedAddress`, the address networkd derived, `None` while there is
 /// none (the tunnel then waits on its binding and the local end here is a placeholder).
+/// `own`: the underlying link's first global IPv6 address, for a `localAddressSuffix` on it.
 fn tunnel_spec(
     s: &DsLiteTunnelSpec,
     ifname: &str,
     underlying: &str,
     delegated: Option<Option<Ipv6Net>>,
     resolved: Option<Result<Ipv6Addr, String>>,
+    own: Option<Ipv6Net>,
 ) -> Result<Ip6TunnelSpec, String> {
     let remote = match (&s.remote_address, resolved) {
         (Some(remote), _) => parse_v6("remoteAddress", remote)?,
@@ -132,9 +140,17 @@ fn tunnel_spec(
         }
         (_, Some(local)) => Some(parse_v6("localAddress", local)?),
         (_, None) if s.local_address_suffix.is_some() => {
-            return Err("localAddressSuffix needs the interface's prefix at run time, which \
-                        arrives in a later issue"
-                .to_string());
+            let text = s.local_address_suffix.as_deref().unwrap_or_default();
+            let suffix = parse_v6("localAddressSuffix", text)?;
+            match own {
+                Some(net) => Some(with_interface_id(net, suffix)),
+                None => {
+                    return Err(format!(
+                        "localAddressSuffix {text} goes on the prefix of {underlying}'s global \
+                         IPv6 address, and {underlying} has none yet"
+                    ));
+                }
+            }
         }
         // Source `interface` without a suffix: any local address, the kernel picks the source
         // address of the route to the AFTR.
@@ -169,4 +185,10 @@ fn with_interface_id(net: Ipv6Net, suffix: Ipv6Addr) -> Ipv6Addr {
 
 fn parse_v6(field: &str, text: &str) -> Result<Ipv6Addr, String> {
     text.parse().map_err(|_| format!("{field} {text:?} is not an IPv6 address"))
+}
+
+/// A global unicast IPv6 address (2000::/3, RFC 4291 section 2.4): what an ISP's prefix gives,
+/// not a link-local or unique local one.
+fn is_global_v6(a: Ipv6Addr) -> bool {
+    a.segments()[0] & 0xe000 == 0x2000
 }

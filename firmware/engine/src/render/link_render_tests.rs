@@ -227,3 +227,39 @@ fn ds_lite_local_end_from_a_delegated_address_waits_for_it_and_follows_it() {
     assert_eq!(local(None), "2001:db8:a0:2a::1".parse().ok());
     assert_eq!(local(Some("::100")), "2001:db8:a0:2a::100".parse().ok());
 }
+
+#[test]
+fn ds_lite_local_end_as_a_suffix_on_the_underlying_links_prefix_waits_for_a_global_address() {
+    let yaml = EXAMPLE.replace(
+        "        localAddressSource: static\n        localAddress: 2001:db8::2\n",
+        "        localAddressSource: interface\n        localAddressSuffix: \"::1:0:0:1\"\n",
+    );
+    let config = parse_config(&yaml, "router.yaml").expect("config parses");
+    let target = routerd_host::Target::default();
+    let rendered = super::render_with(&config, &target, &RuntimeValues::default());
+    assert!(rendered.reads.address_links.contains("eth0"), "{:?}", rendered.reads);
+    // No global address on eth0 yet: not created, and the warning says what it waits for.
+    let tunnel = intent(&rendered, "linux.ipip6.tunnel/dslite0");
+    assert!(matches!(tunnel.artifact.spec, ArtifactSpec::Opaque(_)), "{tunnel:?}");
+    let said: Vec<&String> = rendered.warnings.values().flatten().collect();
+    assert!(said.iter().any(|w| w.contains("eth0 has none yet")), "{said:?}");
+    let on_eth0 = |addresses: &[&str]| RuntimeValues {
+        interface_addresses: BTreeMap::from([(
+            "eth0".to_string(),
+            addresses.iter().map(|a| a.parse().expect("net")).collect(),
+        )]),
+        ..Default::default()
+    };
+    // A unique local address is not the ISP's prefix.
+    let rendered = super::render_with(&config, &target, &on_eth0(&["fd00::1/64"]));
+    let tunnel = intent(&rendered, "linux.ipip6.tunnel/dslite0");
+    assert!(matches!(tunnel.artifact.spec, ArtifactSpec::Opaque(_)), "{tunnel:?}");
+    // With a global one: the suffix on its /64.
+    let runtime = on_eth0(&["2001:db8:5:6::77/64", "fd00::1/64"]);
+    let rendered = super::render_with(&config, &target, &runtime);
+    let ArtifactSpec::Ip6Tunnel(t) = &intent(&rendered, "linux.ipip6.tunnel/dslite0").artifact.spec
+    else {
+        panic!("typed tunnel")
+    };
+    assert_eq!(t.local, "2001:db8:5:6:1::1".parse().ok());
+}
