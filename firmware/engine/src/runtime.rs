@@ -59,17 +59,19 @@ pub struct RuntimeReads {
     /// `SelfAddressPolicy` resources, the exposed links of `hairpin` `ExposeService`s, and the
     /// underlying links of DS-Lite tunnels whose local end is a suffix on the link's prefix.
     pub address_links: BTreeSet<String>,
-    /// HealthChecks whose verdicts are read (those of the marked, table-routed candidates of
-    /// an `IPv4DefaultRoutePolicy`, whose mark follows the best healthy one).
+    /// HealthChecks whose verdicts are read (those of the marked, table-routed candidates and
+    /// the `routeSet` candidates of an `IPv4DefaultRoutePolicy`, whose mark follows the best
+    /// healthy one).
     pub health_checks: BTreeSet<String>,
     /// Links whose DHCPv4 lease's router is read (the `gatewaySource: dhcp4` candidates of
     /// `IPv4DefaultRoutePolicy` resources).
     pub lease_gateways: BTreeSet<String>,
-    /// `when.state` conditions whose truth is read (those of the marked, table-routed
-    /// candidates of an `IPv4DefaultRoutePolicy`, whose mark skips a candidate gated off).
+    /// `when.state` conditions whose truth is read (those of the marked, table-routed and the
+    /// `routeSet` candidates of an `IPv4DefaultRoutePolicy`, whose mark skips a candidate
+    /// gated off).
     pub state_gates: Vec<(String, StateMatchSpec)>,
     /// DHCP client bindings whose DNS servers are read (the `dhcp4` / `dhcp6` upstreams of
-    /// `DNSConditionalForwarder` and `IPv4DHCPServer` resources).
+    /// `DNSConditionalForwarder`, `IPv4DHCPServer` and `IPv4DHCPScope` resources).
     pub lease_dns: BTreeSet<ArtifactKey>,
 }
 

@@ -153,7 +153,7 @@ impl<'a> RenderCtx<'a> {
     pub(crate) fn runtime_reads(&self) -> RuntimeReads {
         let health_checks = self
             .default_route_candidates()
-            .filter(|c| c.table.is_some() && c.mark.is_some())
+            .filter(|c| c.table.is_some() && c.mark.is_some() || c.route_set.is_some())
             .filter_map(|c| c.health_check.clone())
             .collect();
         let lease_gateways = self
@@ -164,7 +164,7 @@ impl<'a> RenderCtx<'a> {
             .collect();
         let state_gates = self
             .default_route_candidates()
-            .filter(|c| c.table.is_some() && c.mark.is_some())
+            .filter(|c| c.table.is_some() && c.mark.is_some() || c.route_set.is_some())
             .filter_map(|c| c.when.as_ref())
             .flat_map(|w| w.state.iter().map(|(v, m)| (v.clone(), m.clone())))
             .collect();

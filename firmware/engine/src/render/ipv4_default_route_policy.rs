@@ -26,8 +26,8 @@ use std::net::IpAddr;
 
 use ipnet::IpNet;
 use routerd_host::artifact::RouteSpec;
-use routerd_host::nftables::ir::NftAction;
-use routerd_host::{ArtifactKind, ArtifactSpec, ROUTERD_ROUTE_PROTOCOL};
+use routerd_host::nftables::ir::NftHashField;
+use routerd_host::{ArtifactKey, ArtifactKind, ArtifactSpec, ROUTERD_ROUTE_PROTOCOL};
 use routerd_model::spec::routing::{
     DefaultRouteCandidate, GatewaySource, Ipv4DefaultRoutePolicySpec,
 };
@@ -35,7 +35,8 @@ use routerd_model::{Resource, ResourceSpec};
 
 use super::ctx::{IfaceRef, dep, healthy_dep};
 use super::deferred;
-use super::nft_match::{ipv4_pairs, rule};
+use super::ipv4_policy_route_set::marking_rules;
+use super::nft_match::ipv4_pairs;
 use super::policy_table::{self, PolicyTarget};
 use super::{Out, RenderCtx};
 use crate::intent::{ApplyWith, Carried, IntentDep};
@@ -56,10 +57,14 @@ pub(super) fn render(
 ) {
     let mut ranked: Vec<&DefaultRouteCandidate> = s.candidates.iter().collect();
     ranked.sort_by_key(|c| c.priority);
-    // The marked candidates that render, in rank order: (mark, its route's key, candidate).
-    let mut marked = Vec::new();
+    // The marked candidates that render, in rank order.
+    let mut marked: Vec<Marked<'_>> = Vec::new();
     for (rank, c) in ranked.iter().enumerate() {
         let start = out.len();
+        if let (None, Some(set)) = (c.interface.as_deref(), c.route_set.as_deref()) {
+            marked.extend(route_set_candidate(ctx, s, c, set, out));
+            continue;
+        }
         let Some(iface) = c.interface.as_deref() else {
             out.warn(format!("candidate {} has no interface; skipped", label(c)));
             continue;
@@ -117,7 +122,8 @@ pub(super) fn render(
             deferred::gate_on_state_from(when, out, start);
         }
         if let Some(mark) = c.mark {
-            marked.push((mark, key, *c));
+            let deps = vec![dep(&key, format!("candidate {} is routed", label(c)))];
+            marked.push(Marked { marks: vec![mark], fields: Vec::new(), deps, candidate: c });
         }
     }
     // The traffic goes to the best marked candidate whose check is healthy and whose `when`
@@ -134,12 +140,10 @@ pub(super) fn render(
         };
         healthy && gated_on
     };
-    let Some((mark, key, c)) =
-        marked.iter().find(|(_, _, c)| eligible(c)).or(marked.first()).cloned()
+    let Some(chosen) = marked.iter().find(|m| eligible(m.candidate)).or(marked.first()).cloned()
     else {
         return;
     };
-    let mark_deps = vec![dep(&key, format!("candidate {} is routed", label(c)))];
     if s.source_cidrs.is_empty() && s.destination_cidrs.is_empty() {
         return out.warn(
             "no sourceCIDRs or destinationCIDRs: candidate marks are not applied to any traffic",
@@ -149,15 +153,72 @@ pub(super) fn render(
         Ok(p) => p,
         Err(e) => return out.warn(e),
     };
-    let rules = pairs.into_iter().map(|m| rule(m, vec![NftAction::SetMark(mark)])).collect();
+    // One mark, or a route set's hash over its targets' marks.
+    let rules = match marking_rules(pairs, &chosen.marks, &chosen.fields) {
+        Ok(rules) => rules,
+        Err(e) => return out.warn(e),
+    };
     policy_table::ensure_mark_table(
         out,
         "routerd_default_route_",
         &res.name,
         rules,
-        mark_deps,
+        chosen.deps,
         false,
     );
+}
+
+/// A candidate that can carry the policy's marked traffic: the marks it puts on it (one, or a
+/// route set's targets' marks, spread by `fields`), and what the marking waits for.
+#[derive(Clone)]
+struct Marked<'a> {
+    marks: Vec<u32>,
+    fields: Vec<NftHashField>,
+    deps: Vec<IntentDep>,
+    candidate: &'a DefaultRouteCandidate,
+}
+
+/// A `routeSet` candidate: the policy's marked traffic is spread over the route set's targets
+/// the way the set spreads its own (its hash fields and target marks), through the tables,
+/// routes and rules the `IPv4PolicyRouteSet` resource owns. It has no route in `main` of its
+/// own: a set stands for several uplinks, which one default route cannot.
+fn route_set_candidate<'a>(
+    ctx: &RenderCtx<'_>,
+    s: &Ipv4DefaultRoutePolicySpec,
+    c: &'a DefaultRouteCandidate,
+    set: &str,
+    out: &mut Out,
+) -> Option<Marked<'a>> {
+    let Some(spec) = ctx.resources().find_map(|r| match &r.spec {
+        ResourceSpec::Ipv4PolicyRouteSet(p) if r.name == set => Some(p),
+        _ => None,
+    }) else {
+        out.unresolved("routeSet", set);
+        return None;
+    };
+    if s.source_cidrs.is_empty() && s.destination_cidrs.is_empty() {
+        out.warn(format!(
+            "candidate {} uses route set {set}, which only marked traffic can take (set \
+             sourceCIDRs or destinationCIDRs); it is skipped",
+            label(c)
+        ));
+        return None;
+    }
+    let targets: Vec<_> =
+        spec.targets.iter().filter(|t| ctx.interface(&t.outbound_interface).is_some()).collect();
+    if targets.is_empty() {
+        out.warn(format!("candidate {}: route set {set} has no target to use", label(c)));
+        return None;
+    }
+    let deps = targets
+        .iter()
+        .map(|t| {
+            let rule = ArtifactKey::new(ArtifactKind::Ipv4FwmarkRule, format!("{:#x}", t.mark));
+            dep(&rule, format!("candidate {}: route set {set} routes mark {:#x}", label(c), t.mark))
+        })
+        .collect();
+    let fields = super::ipv4_policy_route_set::hash_fields(&spec.hash_fields, out);
+    Some(Marked { marks: targets.iter().map(|t| t.mark).collect(), fields, deps, candidate: c })
 }
 
 /// The candidate's next hop and what its route must wait for; `None` when it cannot render.

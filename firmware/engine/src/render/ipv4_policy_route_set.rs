@@ -85,7 +85,7 @@ pub(super) fn render(
 /// more, the hash rule and one remap rule per target (see the module docs).
 ///
 /// Errors: a target mark inside the scratch bucket range (it would be remapped again).
-fn marking_rules(
+pub(super) fn marking_rules(
     pairs: Vec<Vec<NftMatch>>,
     marks: &[u32],
     fields: &[NftHashField],
@@ -119,7 +119,7 @@ fn marking_rules(
 
 /// `hashFields` as hashed header fields, in order; empty means `[sourceAddress]`. Names the
 /// validator rejects are skipped with a warning.
-fn hash_fields(names: &[String], out: &mut Out) -> Vec<NftHashField> {
+pub(super) fn hash_fields(names: &[String], out: &mut Out) -> Vec<NftHashField> {
     let mut fields = Vec::with_capacity(names.len());
     for name in names {
         match name.as_str() {

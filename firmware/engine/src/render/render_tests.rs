@@ -665,6 +665,67 @@ fn a_hairpin_service_reflects_the_exposed_links_addresses_to_the_other_zones() {
 }
 
 #[test]
+fn a_route_set_candidate_spreads_the_marked_traffic_over_the_sets_targets() {
+    let config = router(&format!(
+        "{WAN0}    - {{apiVersion: net.routerd.net/v1alpha1, kind: Interface, metadata: {{name: lte}}, spec: {{ifname: wwan0, managed: true}}}}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4PolicyRouteSet
+      metadata: {{name: both}}
+      spec:
+        hashFields: [sourceAddress]
+        targets:
+          - {{outboundInterface: wan, table: 101, priority: 10101, mark: 257}}
+          - {{outboundInterface: lte, table: 102, priority: 10102, mark: 258}}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4DefaultRoutePolicy
+      metadata: {{name: up}}
+      spec:
+        sourceCIDRs: [192.168.1.0/24]
+        candidates:
+          - {{name: balanced, routeSet: both, priority: 10, when: {{state: {{wan.mode: {{equals: both}}}}}}}}
+          - {{name: lte, interface: lte, priority: 20, table: 103, mark: 259}}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: StatePolicy
+      metadata: {{name: mode}}
+      spec:
+        variable: wan.mode
+        values: [{{value: both, when: {{ipv6Address: {{interface: wan}}}}}}]
+"
+    ));
+    let gate = (
+        "wan.mode".to_string(),
+        StateMatchSpec { equals: Some("both".into()), ..Default::default() },
+    );
+    assert_eq!(render(&config).reads.state_gates, std::slice::from_ref(&gate));
+    let table = |holds: bool| {
+        let runtime = RuntimeValues {
+            gates: vec![(gate.0.clone(), gate.1.clone(), holds)],
+            ..Default::default()
+        };
+        let rendered = render_with(&config, &Target::default(), &runtime);
+        let i = intent(&rendered, "nft.table/ip/routerd_default_route_up").clone();
+        let ArtifactSpec::NftTable(t) = &i.artifact.spec else { panic!("a table") };
+        let deps: Vec<String> = i.dependencies.iter().map(|d| d.key.to_string()).collect();
+        (rule_texts(t), deps)
+    };
+    // The set is eligible: the hash over its targets' marks, after their rules exist.
+    let (rules, deps) = table(true);
+    assert_eq!(
+        rules,
+        [
+            "ip saddr 192.168.1.0/24 meta mark set jhash ip saddr mod 2 seed 0x0 offset 2130706432",
+            "ip saddr 192.168.1.0/24 meta mark 0x7f000000 meta mark set 0x00000101",
+            "ip saddr 192.168.1.0/24 meta mark 0x7f000001 meta mark set 0x00000102",
+        ]
+    );
+    assert_eq!(deps, ["linux.ipv4.fwmarkRule/0x101", "linux.ipv4.fwmarkRule/0x102"]);
+    // Gated off: the next candidate's mark.
+    let (rules, deps) = table(false);
+    assert_eq!(rules, ["ip saddr 192.168.1.0/24 meta mark set 0x00000103"]);
+    assert_eq!(deps, ["linux.ipv4.fwmarkRule/0x103"]);
+}
+
+#[test]
 fn a_dhcpv6_client_on_an_interface_the_home_router_preset_closes_is_warned_about() {
     let config = |wan_zone: bool| {
         let zone = if wan_zone {

@@ -235,3 +235,40 @@ async fn a_candidate_gated_off_by_its_when_hands_the_marked_traffic_to_the_next_
     assert_eq!(mark_set(&lab).as_deref(), Some("0x00000101"));
     assert!(lab.ip(&["rule", "show"]).contains("0x101"), "{}", lab.ip(&["rule", "show"]));
 }
+
+/// `table_config` with a better candidate that is a route set over both uplinks, checked by
+/// the primary's check: while it is healthy the LAN's traffic is hashed over the set's marks,
+/// whose rules the set's resource installs; when it fails (and with it the primary), the mark
+/// is the backup's.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_route_set_candidate_hashes_the_marked_traffic_over_its_targets() {
+    let lab = Lab::new();
+    second_uplink(&lab, "hcrA", "hcrB");
+    let mut session = lab.session(false).await;
+    let config = table_config().replace(
+        "        candidates:\n",
+        "        candidates:\n          - {name: balanced, routeSet: both, priority: 5, healthCheck: wan-gw}\n",
+    ) + "    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4PolicyRouteSet
+      metadata: {name: both}
+      spec:
+        targets:
+          - {outboundInterface: wan, table: 111, priority: 10111, mark: 0x111}
+          - {outboundInterface: backup, table: 112, priority: 10112, mark: 0x112}
+";
+    let input = ConfigInput::parse(&config, "router.yaml").expect("config parses");
+    verdict(&session, "wan-gw", true);
+    verdict(&session, "backup-gw", true);
+    let doc = session.reconcile(&input, SystemTime::now()).await.expect("reconcile runs");
+    assert_eq!(ops(&doc, "failed"), Vec::<String>::new(), "{:#?}", doc.operations);
+    let table = lab.nft(&["list", "table", "ip", "routerd_default_route_uplinks"]);
+    assert!(table.contains("meta mark set jhash ip saddr mod 2"), "{table}");
+    assert!(table.contains("meta mark set 0x00000111") && table.contains("0x00000112"), "{table}");
+    let rules = lab.ip(&["rule", "show"]);
+    assert!(rules.contains("fwmark 0x111 lookup 111"), "{rules}");
+
+    // The check fails: the set and the primary are out; the backup's mark.
+    verdict(&session, "wan-gw", false);
+    session.reconcile(&input, SystemTime::now()).await.expect("reconcile runs");
+    assert_eq!(mark_set(&lab).as_deref(), Some("0x00000102"));
+}
