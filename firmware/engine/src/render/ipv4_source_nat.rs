@@ -66,25 +66,46 @@ fn translation(
     match t.r#type {
         NatTranslationType::InterfaceAddress => Some(NftAction::Masquerade { ports }),
         NatTranslationType::Address => match t.address.as_deref().and_then(parse) {
-            Some(address) => Some(NftAction::Snat { address, ports }),
+            Some(address) => Some(NftAction::Snat { address, last: None, ports }),
             None => {
                 out.warn("translation type address needs an IPv4 translation.address");
                 None
             }
         },
+        // The kernel's NAT takes one range of addresses: the pool's, sorted, when they follow
+        // each other; else its first contiguous run, with a warning.
         NatTranslationType::Pool => {
-            let first = t.addresses.first().map(String::as_str).or(t.address.as_deref());
-            let address = first.and_then(parse);
-            if t.addresses.len() > 1 {
-                out.warn("pool translation uses the first address only in this build");
+            let listed: Vec<&str> = if t.addresses.is_empty() {
+                t.address.as_deref().into_iter().collect()
+            } else {
+                t.addresses.iter().map(String::as_str).collect()
+            };
+            let mut pool: Vec<std::net::Ipv4Addr> = listed
+                .iter()
+                .filter_map(|a| match parse(a) {
+                    Some(IpAddr::V4(v4)) => Some(v4),
+                    _ => None,
+                })
+                .collect();
+            pool.sort_unstable();
+            pool.dedup();
+            let Some(&first) = pool.first() else {
+                out.warn("translation type pool needs IPv4 translation.addresses");
+                return None;
+            };
+            let run = pool
+                .windows(2)
+                .take_while(|w| u32::from(w[1]) == u32::from(w[0]).wrapping_add(1))
+                .count();
+            let last = pool[run];
+            if run + 1 < pool.len() {
+                out.warn(format!(
+                    "pool addresses are not one contiguous range: translating to {first}-{last} \
+                     only (the kernel's NAT takes one range)"
+                ));
             }
-            match address {
-                Some(address) => Some(NftAction::Snat { address, ports }),
-                None => {
-                    out.warn("translation type pool needs IPv4 translation.addresses");
-                    None
-                }
-            }
+            let last = (last != first).then_some(IpAddr::V4(last));
+            Some(NftAction::Snat { address: IpAddr::V4(first), last, ports })
         }
     }
 }

@@ -726,6 +726,38 @@ fn a_route_set_candidate_spreads_the_marked_traffic_over_the_sets_targets() {
 }
 
 #[test]
+fn a_pool_translation_snats_to_the_range_of_its_addresses() {
+    let snat = |addresses: &str| {
+        let config = router(&format!(
+            "{WAN0}    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4SourceNAT
+      metadata: {{name: pool}}
+      spec:
+        outboundInterface: wan
+        sourceCIDRs: [192.168.1.0/24]
+        translation: {{type: pool, addresses: [{addresses}]}}
+"
+        ));
+        let rendered = render(&config);
+        let i = intent(&rendered, "nft.table/ip/routerd_snat_pool");
+        let ArtifactSpec::NftTable(t) = &i.artifact.spec else { panic!("a table") };
+        let warnings = rendered.warnings.values().flatten().cloned().collect::<Vec<_>>();
+        (rule_texts(t), warnings)
+    };
+    // Any order: one range.
+    let (rules, warnings) = snat("203.0.113.3, 203.0.113.1, 203.0.113.2");
+    assert!(rules[0].ends_with("snat to 203.0.113.1-203.0.113.3"), "{rules:?}");
+    assert!(warnings.is_empty(), "{warnings:?}");
+    // A gap: the first run, with a warning.
+    let (rules, warnings) = snat("203.0.113.1, 203.0.113.2, 203.0.113.9");
+    assert!(rules[0].ends_with("snat to 203.0.113.1-203.0.113.2"), "{rules:?}");
+    assert!(warnings.iter().any(|w| w.contains("not one contiguous range")), "{warnings:?}");
+    // One address: no range.
+    let (rules, _) = snat("203.0.113.7");
+    assert!(rules[0].ends_with("snat to 203.0.113.7"), "{rules:?}");
+}
+
+#[test]
 fn a_dhcpv6_client_on_an_interface_the_home_router_preset_closes_is_warned_about() {
     let config = |wan_zone: bool| {
         let zone = if wan_zone {

@@ -275,25 +275,55 @@ impl<'a> RuleEncoder<'a> {
                         kind: NatKind::Masquerade,
                         family: ProtoFamily::Unspec,
                         addr: None,
+                        addr_max: None,
                         proto_min: Some(Register::Reg1),
                         proto_max: Some(Register::Reg2),
                         flags: NAT_PROTO_SPECIFIED,
                     });
                 }
             },
-            NftAction::Snat { address, ports } => {
+            NftAction::Snat { address, last, ports } => {
                 let family = self.nat_family(address)?;
                 self.address(address);
+                // A range's last address in reg 2, as nft loads it; the ports follow.
+                let addr_max = match last {
+                    Some(last) if last.is_ipv4() != address.is_ipv4() => {
+                        return Err(format!("snat range {address}-{last} mixes families"));
+                    }
+                    Some(IpAddr::V4(a)) => {
+                        self.immediate(a.octets(), Register::Reg2);
+                        Some(Register::Reg2)
+                    }
+                    Some(IpAddr::V6(a)) => {
+                        self.immediate(a.octets(), Register::Reg2);
+                        Some(Register::Reg2)
+                    }
+                    None => None,
+                };
+                let (lo_reg, hi_reg) = match addr_max {
+                    Some(_) => (Register::Reg3, Register::Reg4),
+                    None => (Register::Reg2, Register::Reg3),
+                };
                 let (proto_min, proto_max) = match ports {
                     Some((lo, hi)) => {
                         check_range(*lo, *hi)?;
-                        self.immediate(lo.to_be_bytes(), Register::Reg2);
-                        self.immediate(hi.to_be_bytes(), Register::Reg3);
-                        (Some(Register::Reg2), Some(Register::Reg3))
+                        self.immediate(lo.to_be_bytes(), lo_reg);
+                        self.immediate(hi.to_be_bytes(), hi_reg);
+                        (Some(lo_reg), Some(hi_reg))
                     }
                     None => (None, None),
                 };
-                self.nat(NatKind::Snat, family, proto_min, proto_max);
+                let flags = if proto_min.is_some() { NAT_PROTO_SPECIFIED } else { 0 };
+                let stmt = NatStmt {
+                    kind: NatKind::Snat,
+                    family,
+                    addr: Some(Register::Reg1),
+                    addr_max,
+                    proto_min,
+                    proto_max,
+                    flags,
+                };
+                self.rule.add_expr(&stmt);
             }
             NftAction::Dnat { address, port } => {
                 let family = self.nat_family(address)?;
@@ -457,8 +487,15 @@ impl<'a> RuleEncoder<'a> {
         proto_max: Option<Register>,
     ) {
         let flags = if proto_min.is_some() { NAT_PROTO_SPECIFIED } else { 0 };
-        let stmt =
-            NatStmt { kind, family, addr: Some(Register::Reg1), proto_min, proto_max, flags };
+        let stmt = NatStmt {
+            kind,
+            family,
+            addr: Some(Register::Reg1),
+            addr_max: None,
+            proto_min,
+            proto_max,
+            flags,
+        };
         self.rule.add_expr(&stmt);
     }
 

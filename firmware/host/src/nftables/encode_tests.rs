@@ -272,6 +272,7 @@ fn cases() -> Vec<(NftFamily, NftRule, &'static [&'static str], &'static str)> {
                 vec![M::NfProto(NftIpFamily::Ipv4), M::L4Proto(NftL4Proto::Tcp)],
                 vec![A::Snat {
                     address: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1)),
+                    last: None,
                     ports: Some((1000, 2000)),
                 }],
             ),
@@ -291,7 +292,11 @@ fn cases() -> Vec<(NftFamily, NftRule, &'static [&'static str], &'static str)> {
             inet,
             rule(
                 vec![],
-                vec![A::Snat { address: "2001:db8::1".parse().expect("ip"), ports: None }],
+                vec![A::Snat {
+                    address: "2001:db8::1".parse().expect("ip"),
+                    last: None,
+                    ports: None,
+                }],
             ),
             &[
                 "[ immediate reg 1 0xb80d0120 0x00000000 0x00000000 0x01000000 ]",
@@ -614,7 +619,11 @@ fn unencodable_rules_are_refused() {
             NftFamily::Ip,
             rule(
                 vec![],
-                vec![A::Snat { address: "2001:db8::1".parse().expect("ip"), ports: None }],
+                vec![A::Snat {
+                    address: "2001:db8::1".parse().expect("ip"),
+                    last: None,
+                    ports: None,
+                }],
             ),
         ),
         (NftFamily::Ip, rule(vec![], vec![hash(vec![], 2, 0)])),

@@ -252,10 +252,15 @@ pub enum NftAction {
         #[serde(skip_serializing_if = "Option::is_none")]
         ports: Option<(u16, u16)>,
     },
-    /// `snat ip to ADDR[:START-END]` (family from the address).
+    /// `snat ip to ADDR[-LAST][:START-END]` (family from the address).
     Snat {
-        /// Translated source address.
+        /// Translated source address: the first of the range with `last`.
         address: IpAddr,
+        /// The range's last address (`NFTA_NAT_REG_ADDR_MAX`): the kernel picks each
+        /// connection's source among `address..=last`. Absent: `address` only (and the
+        /// serialized form, which the rule's digest hashes, is as before).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        last: Option<IpAddr>,
         /// Source port range, inclusive.
         #[serde(skip_serializing_if = "Option::is_none")]
         ports: Option<(u16, u16)>,
@@ -563,10 +568,17 @@ impl NftAction {
             NftFamily::Ip | NftFamily::Ip6 => format!("{verb} to"),
         };
         match self {
-            Self::Snat { address, ports } => match ports {
-                Some((a, b)) => format!("{} {}:{a}-{b}", nat("snat", address), nat_addr(address)),
-                None => format!("{} {address}", nat("snat", address)),
-            },
+            Self::Snat { address, last, ports } => {
+                let to = match last {
+                    Some(last) => format!("{}-{}", nat_addr(address), nat_addr(last)),
+                    None => nat_addr(address),
+                };
+                match ports {
+                    Some((a, b)) => format!("{} {to}:{a}-{b}", nat("snat", address)),
+                    None if last.is_none() => format!("{} {address}", nat("snat", address)),
+                    None => format!("{} {to}", nat("snat", address)),
+                }
+            }
             Self::Dnat { address, port } => match port {
                 Some(p) => format!("{} {}:{p}", nat("dnat", address), nat_addr(address)),
                 None => format!("{} {address}", nat("dnat", address)),

@@ -245,8 +245,10 @@ pub(crate) struct NatStmt {
     pub(crate) kind: NatKind,
     /// Address family of the address register (ignored for masquerade).
     pub(crate) family: ProtoFamily,
-    /// Register holding the address (snat/dnat).
+    /// Register holding the address (snat/dnat), the first of a range.
     pub(crate) addr: Option<Register>,
+    /// Register holding the range's last address.
+    pub(crate) addr_max: Option<Register>,
     /// Register holding the first port.
     pub(crate) proto_min: Option<Register>,
     /// Register holding the last port.
@@ -400,6 +402,9 @@ impl Expression for NatStmt {
                 set(expr, sys::NFTNL_EXPR_NAT_FAMILY, self.family as u32);
                 if let Some(r) = self.addr {
                     set(expr, sys::NFTNL_EXPR_NAT_REG_ADDR_MIN, r.to_raw());
+                }
+                if let Some(r) = self.addr_max {
+                    set(expr, sys::NFTNL_EXPR_NAT_REG_ADDR_MAX, r.to_raw());
                 }
                 if let Some(r) = self.proto_min {
                     set(expr, sys::NFTNL_EXPR_NAT_REG_PROTO_MIN, r.to_raw());

@@ -72,11 +72,35 @@ fn test_table() -> NftTableSpec {
                             M::L4Proto(NftL4Proto::Tcp),
                             M::OifName("wan2".into()),
                         ],
-                        vec![A::Snat { address: ip("192.0.2.1"), ports: Some((1000, 2000)) }],
+                        vec![A::Snat {
+                            address: ip("192.0.2.1"),
+                            last: None,
+                            ports: Some((1000, 2000)),
+                        }],
                     ),
                     rule(
                         vec![M::Ip6Saddr("2001:db8:1::/48".parse().expect("prefix"))],
-                        vec![A::Snat { address: ip("2001:db8::1"), ports: None }],
+                        vec![A::Snat { address: ip("2001:db8::1"), last: None, ports: None }],
+                    ),
+                    rule(
+                        vec![M::NfProto(NftIpFamily::Ipv4), M::OifName("wan3".into())],
+                        vec![A::Snat {
+                            address: ip("192.0.2.10"),
+                            last: Some(ip("192.0.2.13")),
+                            ports: None,
+                        }],
+                    ),
+                    rule(
+                        vec![
+                            M::NfProto(NftIpFamily::Ipv4),
+                            M::L4Proto(NftL4Proto::Tcp),
+                            M::OifName("wan4".into()),
+                        ],
+                        vec![A::Snat {
+                            address: ip("192.0.2.21"),
+                            last: Some(ip("192.0.2.24")),
+                            ports: Some((1024, 2047)),
+                        }],
                     ),
                 ],
             },
@@ -150,7 +174,7 @@ fn ip_table() -> NftTableSpec {
             rules: vec![
                 rule(
                     vec![M::Ip4Saddr("192.168.0.0/16".parse().expect("prefix"))],
-                    vec![A::Snat { address: ip("198.51.100.7"), ports: None }],
+                    vec![A::Snat { address: ip("198.51.100.7"), last: None, ports: None }],
                 ),
                 rule(vec![], vec![A::Masquerade { ports: None }]),
             ],
