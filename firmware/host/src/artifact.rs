@@ -650,7 +650,9 @@ pub struct DhcpClientSpec {
     pub effective: bool,
     /// Observed: the addresses networkd configured on the link for this binding (`Describe`'s
     /// `Addresses` whose `ConfigSource` is the binding's: `DHCPv4`, `DHCPv6`, `DHCP-PD`), in
-    /// CIDR form (`2001:db8:0:1::1/64`). Desired: empty, and never compared: they are the
+    /// CIDR form (`2001:db8:0:1::1/64`); for `dhcp.ipv6.prefixDelegation`, the delegated
+    /// prefixes (`2001:db8:a0ff::/56`, the unreachable routes networkd adds for them), when it
+    /// is the only delegation (networkd does not say which uplink a prefix came through). Desired: empty, and never compared: they are the
     /// binding's result, which what depends on the binding reads (the delegated address a
     /// DS-Lite tunnel uses as its local end).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -510,6 +510,16 @@ fn prefix_delegation(guest: &mut Guest, base: &str) {
         assert!(Instant::now() < deadline, "isp.pd not delegated: {value}");
         std::thread::sleep(Duration::from_secs(1));
     }
+    // The delegation reports its prefix as its binding's observed result.
+    let doc = routerctl_json(guest, "plan");
+    let delegation = doc["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["id"].as_str().is_some_and(|id| id.ends_with("/IPv6PrefixDelegation/isp-pd")))
+        .cloned()
+        .unwrap_or(Value::Null);
+    assert!(delegation.to_string().contains(&format!("\"{pool}\"")), "{delegation}");
     // And resolves a name through the DNS server of the uplink's DHCPv6 reply (dhcpd's
     // name-servers option, the ISP's dnsmasq), which networkd reports.
     let deadline = Instant::now() + COMMAND;

@@ -165,9 +165,15 @@ pub struct DescribedRoute {
     /// `AF_INET` (2) or `AF_INET6` (10).
     #[serde(default)]
     pub family: i32,
+    /// The destination's bytes.
+    #[serde(default)]
+    pub destination: Vec<u8>,
     /// Prefix length of the destination in bits: 0 for a default route.
     #[serde(default)]
     pub destination_prefix_length: u8,
+    /// The route type (`RTN_*`, rtnetlink(7)): 1 unicast, 7 unreachable.
+    #[serde(default)]
+    pub r#type: u8,
     /// The next hop's bytes; absent for a route without one.
     #[serde(default)]
     pub gateway: Vec<u8>,
@@ -248,6 +254,32 @@ fn lease_gateway(link: &LinkDescription) -> Option<std::net::Ipv4Addr> {
 struct Description {
     #[serde(default)]
     interfaces: Vec<LinkDescription>,
+    /// The manager's routes, bound to no link: among them the unreachable route networkd adds
+    /// for each delegated prefix (RFC 7084 WPD-5).
+    #[serde(default)]
+    routes: Vec<DescribedRoute>,
+}
+
+/// `RTN_UNREACHABLE` (rtnetlink(7)).
+const RTN_UNREACHABLE: u8 = 7;
+
+impl Description {
+    /// The prefixes delegated to networkd's DHCPv6 clients: its unreachable IPv6 routes from
+    /// DHCPv6, configured, in CIDR form.
+    fn delegated_prefixes(&self) -> Vec<String> {
+        let sources = config_sources(DhcpBinding::Ipv6);
+        self.routes
+            .iter()
+            .filter(|r| r.family == 10 && r.r#type == RTN_UNREACHABLE)
+            .filter(|r| sources.iter().any(|s| r.config_source.eq_ignore_ascii_case(s)))
+            .filter(|r| is_configured(&r.config_state))
+            .filter_map(|r| {
+                let bytes = <[u8; 16]>::try_from(&r.destination[..]).ok()?;
+                let net = ipnet::Ipv6Net::new(bytes.into(), r.destination_prefix_length).ok()?;
+                Some(net.trunc().to_string())
+            })
+            .collect()
+    }
 }
 
 /// A client of systemd-networkd's manager.
@@ -293,6 +325,16 @@ impl Networkd {
         &self,
         key: &ArtifactKey,
     ) -> Result<HashMap<String, LinkDescription>, HostError> {
+        Ok(self.describe(key).await?.0)
+    }
+
+    /// Every link networkd knows, by name, and the prefixes delegated to it (CIDR form).
+    ///
+    /// Errors: as [`Networkd::links`].
+    async fn describe(
+        &self,
+        key: &ArtifactKey,
+    ) -> Result<(HashMap<String, LinkDescription>, Vec<String>), HostError> {
         let m = self.manager().await?;
         let json = m.describe().await.map_err(|e| service(key, "describe links", e))?;
         let d: Description = serde_json::from_str(&json).map_err(|e| HostError::Service {
@@ -300,7 +342,8 @@ impl Networkd {
             op: "describe links",
             message: format!("systemd-networkd's description does not parse: {e}"),
         })?;
-        Ok(d.interfaces.into_iter().map(|l| (l.name.clone(), l)).collect())
+        let delegated = d.delegated_prefixes();
+        Ok((d.interfaces.into_iter().map(|l| (l.name.clone(), l)).collect(), delegated))
     }
 }
 
@@ -344,11 +387,15 @@ impl NetworkdBackend {
         let key = ArtifactKey::new(kind, String::new());
         // A stopped networkd (or no bus at all) configures nothing: every binding is then
         // without effect, which the plan shows as drift rather than failing the inventory.
-        let links = match self.networkd.running().await {
-            Ok(true) => self.networkd.links(&key).await?,
-            Ok(false) | Err(HostError::Bus(_)) => HashMap::new(),
+        let (links, delegated) = match self.networkd.running().await {
+            Ok(true) => self.networkd.describe(&key).await?,
+            Ok(false) | Err(HostError::Bus(_)) => (HashMap::new(), Vec::new()),
             Err(e) => return Err(e),
         };
+        // networkd does not say which uplink a delegated prefix came through: with one
+        // delegation, every prefix is its own; with several, none is reported.
+        let delegations = files.values().filter(|b| b.contains_key(&DhcpBinding::PrefixDelegation));
+        let one_delegation = delegations.count() == 1;
         Ok(files
             .into_iter()
             .filter_map(|(ifname, mut blocks)| {
@@ -356,6 +403,11 @@ impl NetworkdBackend {
                 let link = links.get(&ifname);
                 let effective = link.is_some_and(|l| uses_file(l, &ifname));
                 let (addresses, gateway, dns_servers) = match link {
+                    Some(l) if effective && binding == DhcpBinding::PrefixDelegation => (
+                        if one_delegation { delegated.clone() } else { Vec::new() },
+                        None,
+                        lease_dns_servers(l, binding),
+                    ),
                     Some(l) if effective => (
                         binding_addresses(l, binding),
                         if binding == DhcpBinding::Ipv4 { lease_gateway(l) } else { None },
@@ -705,6 +757,21 @@ mod tests {
         let d: Description = serde_json::from_str(json).expect("parses");
         assert_eq!(lease_gateway(&d.interfaces[0]), None);
         assert_eq!(lease_gateway(&LinkDescription::default()), None);
+    }
+
+    #[test]
+    fn delegated_prefixes_are_the_managers_unreachable_dhcpv6_routes() {
+        // The manager-level routes of systemd 252's Describe (abridged): the delegated /56,
+        // one on its way out, and a static unreachable route of someone else's.
+        let json = r#"{"Interfaces":[],"Routes":[
+              {"Family":10,"Destination":[32,1,13,184,160,255,0,0,0,0,0,0,0,0,0,0],
+               "DestinationPrefixLength":56,"Type":7,"ConfigSource":"DHCPv6","ConfigState":"configured"},
+              {"Family":10,"Destination":[32,1,13,184,160,254,0,0,0,0,0,0,0,0,0,0],
+               "DestinationPrefixLength":56,"Type":7,"ConfigSource":"DHCPv6","ConfigState":"configured,removing"},
+              {"Family":10,"Destination":[253,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],
+               "DestinationPrefixLength":8,"Type":7,"ConfigSource":"static","ConfigState":"configured"}]}"#;
+        let d: Description = serde_json::from_str(json).expect("parses");
+        assert_eq!(d.delegated_prefixes(), ["2001:db8:a0ff::/56"]);
     }
 
     #[test]
