@@ -16,11 +16,11 @@ use std::time::Duration;
 use routerd_host::artifact::HealthStatusSpec;
 use routerd_host::{Artifact, ArtifactKind, ArtifactSpec, Target};
 
-use routerd_model::spec::AddressFamily;
 use routerd_model::spec::net::AftrAddressSelection;
 use routerd_model::spec::routing::{
     HealthCheckSpec, HealthCheckType, TargetSource, split_host_port,
 };
+use routerd_model::spec::{AddressFamily, StateMatchSpec};
 use routerd_model::{Config, ResourceSpec, parse_duration};
 
 use crate::render::RenderCtx;
@@ -59,6 +59,10 @@ pub struct ProbePlan {
     pub healthy_threshold: u32,
     /// Consecutive failures from healthy to unhealthy.
     pub unhealthy_threshold: u32,
+    /// The check's `when.state` conditions, as `(variable, condition)`: while one does not
+    /// hold, the scheduler sends no probe (a metered standby link stays quiet), and the
+    /// verdict, gated the same way in the graph, is not used.
+    pub when: Vec<(String, StateMatchSpec)>,
 }
 
 /// What one probe of a check is (`type`).
@@ -170,6 +174,11 @@ fn probe_plan(ctx: &RenderCtx<'_>, name: &str, s: &HealthCheckSpec) -> ProbePlan
         timeout: duration(s.timeout.as_ref(), DEFAULT_TIMEOUT).min(interval),
         healthy_threshold: s.healthy_threshold.unwrap_or(DEFAULT_HEALTHY_THRESHOLD).max(1),
         unhealthy_threshold: s.unhealthy_threshold.unwrap_or(DEFAULT_UNHEALTHY_THRESHOLD).max(1),
+        when: s
+            .when
+            .iter()
+            .flat_map(|w| w.state.iter().map(|(v, m)| (v.clone(), m.clone())))
+            .collect(),
     }
 }
 
@@ -221,6 +230,12 @@ impl HealthStore {
         let changed = map.get(&status.name).is_none_or(|old| old.healthy != status.healthy);
         map.insert(status.name.clone(), status);
         changed
+    }
+
+    /// Drops the verdict of check `name` (its probes paused). Returns whether it had one: the
+    /// caller then asks for a reconcile.
+    pub fn remove(&self, name: &str) -> bool {
+        self.verdicts.write().is_ok_and(|mut map| map.remove(name).is_some())
     }
 
     /// Drops the verdicts of checks not in `names` (resources removed from the config).

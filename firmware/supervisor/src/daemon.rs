@@ -372,8 +372,13 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
     let state =
         crate::state::StateScheduler::new(netns.clone(), bus, session.state(), msg_tx.clone());
     let aftr = crate::aftr::AftrScheduler::new(netns.clone(), session.aftr(), msg_tx.clone());
-    let health =
-        crate::health::HealthScheduler::new(netns, health_store, session.aftr(), msg_tx.clone());
+    let health = crate::health::HealthScheduler::new(
+        netns,
+        health_store,
+        session.state(),
+        session.aftr(),
+        msg_tx.clone(),
+    );
     let server =
         tokio::spawn(socket.serve(router(snapshot_rx, msg_tx, Arc::clone(&metrics), updates)));
     tracing::info!(

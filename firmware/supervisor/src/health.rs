@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use routerd_engine::aftr::AftrStore;
 use routerd_engine::health::{HealthStore, ProbeKind, ProbePlan, ProbeTarget, probe_plans};
+use routerd_engine::state::{StateStore, now_ms};
 use routerd_host::artifact::HealthStatusSpec;
 use routerd_host::netlink::NetlinkBackend;
 use routerd_host::probe::{self, Pinger, ProbeError};
@@ -30,6 +31,8 @@ use crate::daemon::{Msg, Trigger};
 pub struct HealthScheduler {
     netns: Netns,
     store: Arc<HealthStore>,
+    /// The state variables a check's `when` reads.
+    state: Arc<StateStore>,
     /// The AFTR answers, for checks of a DS-Lite tunnel's remote end.
     aftr: Arc<AftrStore>,
     loop_tx: mpsc::Sender<Msg>,
@@ -39,16 +42,17 @@ pub struct HealthScheduler {
 }
 
 impl HealthScheduler {
-    /// A scheduler probing inside `netns`, writing to `store`, reading the AFTR answers of
-    /// `aftr` and waking the loop through `loop_tx`; no task runs until
-    /// [`HealthScheduler::sync`].
+    /// A scheduler probing inside `netns`, writing to `store`, reading the state variables of
+    /// `state` (for checks' `when`) and the AFTR answers of `aftr`, and waking the loop through
+    /// `loop_tx`; no task runs until [`HealthScheduler::sync`].
     pub fn new(
         netns: Netns,
         store: Arc<HealthStore>,
+        state: Arc<StateStore>,
         aftr: Arc<AftrStore>,
         loop_tx: mpsc::Sender<Msg>,
     ) -> Self {
-        Self { netns, store, aftr, loop_tx, tasks: BTreeMap::new(), synced: None }
+        Self { netns, store, state, aftr, loop_tx, tasks: BTreeMap::new(), synced: None }
     }
 
     /// Runs exactly the checks of `config`, whose text has digest `digest`: starts new ones,
@@ -78,6 +82,7 @@ impl HealthScheduler {
                 plan: plan.clone(),
                 netns: self.netns.clone(),
                 store: Arc::clone(&self.store),
+                state: Arc::clone(&self.state),
                 aftr: Arc::clone(&self.aftr),
                 loop_tx: self.loop_tx.clone(),
             };
@@ -100,17 +105,36 @@ struct Probe {
     plan: ProbePlan,
     netns: Netns,
     store: Arc<HealthStore>,
+    state: Arc<StateStore>,
     aftr: Arc<AftrStore>,
     loop_tx: mpsc::Sender<Msg>,
 }
 
 impl Probe {
+    /// Whether the check's `when` holds now (always, without one).
+    fn active(&self) -> bool {
+        self.plan.when.is_empty()
+            || self.state.gates_holding(&self.plan.when, now_ms()).into_iter().all(|h| h)
+    }
+
     async fn run(self) {
         let mut pinger = None;
         let mut routes = None;
         let mut tally = Tally::default();
         let mut next = tokio::time::Instant::now();
         loop {
+            // Paused while `when` does not hold: no probe, no verdict (what is gated on it
+            // waits), and the count starts again when it resumes.
+            if !self.active() {
+                tally = Tally::default();
+                if self.store.remove(&self.plan.name) {
+                    tracing::info!("health check {} paused by its when", self.plan.name);
+                    let _ = self.loop_tx.try_send(Msg::Reconcile(Trigger::Health));
+                }
+                tokio::time::sleep(self.plan.interval).await;
+                next = tokio::time::Instant::now();
+                continue;
+            }
             let (target, outcome) = self.once(&mut pinger, &mut routes).await;
             let healthy = tally.record(outcome.is_ok(), &self.plan);
             let detail = match &outcome {
@@ -296,6 +320,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             healthy_threshold,
             unhealthy_threshold,
+            when: Vec::new(),
         }
     }
 
@@ -331,6 +356,7 @@ mod tests {
             },
             netns: Netns::current(),
             store: Arc::new(HealthStore::default()),
+            state: Arc::new(StateStore::default()),
             aftr: Arc::clone(&aftr),
             loop_tx,
         };
@@ -345,5 +371,34 @@ mod tests {
         // The second record, as the tunnel's aftrAddressOrdinal picks it.
         let target = probe.target(&mut None).await.expect("resolved");
         assert_eq!(target, "2001:db8::2".parse::<IpAddr>().expect("ip"));
+    }
+
+    #[tokio::test]
+    async fn a_check_gated_by_when_is_active_only_while_its_conditions_hold() {
+        use routerd_engine::state::Evaluation;
+        use routerd_model::spec::StateMatchSpec;
+        let state = Arc::new(StateStore::default());
+        state.declare(&BTreeSet::from(["uplink".to_string()]));
+        let (loop_tx, _rx) = mpsc::channel(1);
+        let lte = StateMatchSpec { equals: Some("lte".into()), ..Default::default() };
+        let probe = Probe {
+            plan: ProbePlan { when: vec![("uplink".into(), lte)], ..plan(1, 1) },
+            netns: Netns::current(),
+            store: Arc::new(HealthStore::default()),
+            state: Arc::clone(&state),
+            aftr: Arc::new(AftrStore::default()),
+            loop_tx,
+        };
+        assert!(!probe.active(), "not evaluated yet: paused");
+        let set = |value: &str| {
+            let outcome = Evaluation { value: Some(value.into()), detail: String::new() };
+            state.set("uplink", outcome, now_ms());
+        };
+        set("fiber");
+        assert!(!probe.active(), "another value: paused");
+        set("lte");
+        assert!(probe.active());
+        let always = Probe { plan: plan(1, 1), ..probe };
+        assert!(always.active(), "no when: always");
     }
 }
