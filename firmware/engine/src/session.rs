@@ -109,6 +109,8 @@ pub struct Session {
     state: Arc<StateStore>,
     aftr: Arc<AftrStore>,
     log_sinks: Arc<LogSinks>,
+    /// The D-Bus connection the configurators share.
+    bus: Arc<SystemBus>,
     target: Target,
     ledger: Ledger,
     timings: std::sync::Mutex<Vec<(&'static str, Duration)>>,
@@ -156,7 +158,7 @@ impl Session {
             Arc::new(NetworkdBackend::new(&target, Arc::clone(&bus))),
             Arc::new(TimesyncdBackend::new(&target, Arc::clone(&bus), systemd)),
             Arc::new(FilesBackend::new(&target)),
-            Arc::new(HostnamedBackend::new(bus)),
+            Arc::new(HostnamedBackend::new(Arc::clone(&bus))),
             Arc::new(crate::health::backend(Arc::clone(&health))),
             Arc::new(crate::state::backend(Arc::clone(&state))),
             Arc::new(crate::aftr::backend(Arc::clone(&aftr))),
@@ -174,6 +176,7 @@ impl Session {
             state,
             aftr,
             log_sinks,
+            bus,
             target,
             ledger,
             timings: Default::default(),
@@ -212,6 +215,12 @@ impl Session {
     /// that names its AFTR by `aftrFQDN` then waits.
     pub fn aftr(&self) -> Arc<AftrStore> {
         Arc::clone(&self.aftr)
+    }
+
+    /// The system bus connection this session's configurators share (opened on first use),
+    /// for the supervisor's schedulers that ask D-Bus services too.
+    pub fn bus(&self) -> Arc<SystemBus> {
+        Arc::clone(&self.bus)
     }
 
     /// Wall time per phase of the commands run so far (`render`, `observe`, `plan`, `apply`,

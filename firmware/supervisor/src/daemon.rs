@@ -368,9 +368,12 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
     if opts.ota.health_gate {
         crate::ota::spawn_gate(opts.ota.clone(), msg_tx.clone());
     }
-    let bus = Arc::new(routerd_host::bus::SystemBus::new(opts.systemd_bus.clone()));
-    let state =
-        crate::state::StateScheduler::new(netns.clone(), bus, session.state(), msg_tx.clone());
+    let state = crate::state::StateScheduler::new(
+        netns.clone(),
+        session.bus(),
+        session.state(),
+        msg_tx.clone(),
+    );
     let aftr = crate::aftr::AftrScheduler::new(netns.clone(), session.aftr(), msg_tx.clone());
     let health = crate::health::HealthScheduler::new(
         netns,

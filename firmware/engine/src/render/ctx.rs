@@ -149,13 +149,17 @@ impl<'a> RenderCtx<'a> {
             .flat_map(|p| &p.candidates)
     }
 
+    /// The default-route candidates whose eligibility (health, `when`) decides a policy's
+    /// mark: the marked, table-routed ones and the `routeSet` ones.
+    fn marking_candidates(&self) -> impl Iterator<Item = &'a DefaultRouteCandidate> {
+        self.default_route_candidates()
+            .filter(|c| (c.table.is_some() && c.mark.is_some()) || c.route_set.is_some())
+    }
+
     /// What a render of this config reads from an observation ([`RuntimeReads`]).
     pub(crate) fn runtime_reads(&self) -> RuntimeReads {
-        let health_checks = self
-            .default_route_candidates()
-            .filter(|c| c.table.is_some() && c.mark.is_some() || c.route_set.is_some())
-            .filter_map(|c| c.health_check.clone())
-            .collect();
+        let health_checks =
+            self.marking_candidates().filter_map(|c| c.health_check.clone()).collect();
         let lease_gateways = self
             .default_route_candidates()
             .filter(|c| c.gateway_source == Some(GatewaySource::Dhcp4))
@@ -163,8 +167,7 @@ impl<'a> RenderCtx<'a> {
             .map(|link| link.ifname)
             .collect();
         let state_gates = self
-            .default_route_candidates()
-            .filter(|c| c.table.is_some() && c.mark.is_some() || c.route_set.is_some())
+            .marking_candidates()
             .filter_map(|c| c.when.as_ref())
             .flat_map(|w| w.state.iter().map(|(v, m)| (v.clone(), m.clone())))
             .collect();
@@ -227,8 +230,10 @@ impl<'a> RenderCtx<'a> {
         Some(ArtifactKey::new(kind, link.ifname))
     }
 
-    /// The kernel names of the links whose addresses some `SelfAddressPolicy` chooses from
-    /// (`source: interfaceAddress`).
+    /// The kernel names of the links whose addresses a render reads: those a
+    /// `SelfAddressPolicy` chooses from (`source: interfaceAddress`), the exposed links of
+    /// `hairpin` services, and the underlying links of DS-Lite tunnels whose local end is a
+    /// suffix on the link's prefix.
     fn address_links(&self) -> BTreeSet<String> {
         let selected = self
             .resources()

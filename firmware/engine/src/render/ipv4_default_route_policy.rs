@@ -18,9 +18,10 @@
 //! route and rule. A candidate's `when` gates its routes (and rule) on state variables the same
 //! way. Traffic from `sourceCIDRs` / to `destinationCIDRs` is marked, in
 //! `nft.table/ip/routerd_default_route_<name>`, with the mark of the best-ranked marked
-//! candidate whose check is healthy (the verdicts are runtime values, ADR 0008), so it fails
-//! over to the next candidate's table and back. With none healthy, the best-ranked one's mark
-//! stays, and its withdrawn rule lets the traffic fall through to `main`.
+//! candidate whose check is healthy and whose `when` holds (runtime values, ADR 0008), so it
+//! fails over to the next candidate's table and back. A `routeSet` candidate marks with its
+//! `IPv4PolicyRouteSet`'s hash over the set's targets instead. With none eligible, the
+//! best-ranked one's mark stays, and its withdrawn rule lets the traffic fall through to `main`.
 
 use std::net::IpAddr;
 
