@@ -38,7 +38,7 @@ pub(super) fn gate_on_state_from(when: &WhenSpec, out: &mut Out, start: usize) {
     for (var, condition) in &when.state {
         let key = ArtifactKey::new(ArtifactKind::StateVariable, var.clone());
         let mut d = dep(&key, format!("active while when.state.{var} holds"));
-        d.state = Some(condition.clone());
+        d.state = Some(Box::new(condition.clone()));
         out.depend_from(start, d);
     }
 }

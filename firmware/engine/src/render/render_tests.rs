@@ -521,7 +521,7 @@ fn a_candidates_when_gates_its_own_routes_and_the_mark_skips_it_while_off() {
         intent(&rendered, key)
             .dependencies
             .iter()
-            .filter_map(|d| d.state.as_ref().map(|s| (d.key.to_string(), s.clone())))
+            .filter_map(|d| d.state.as_ref().map(|s| (d.key.to_string(), (**s).clone())))
             .collect::<Vec<_>>()
     };
     let on_state = vec![("routerd.stateVariable/wan.mode".to_string(), gate.1.clone())];
