@@ -12,8 +12,8 @@
 //! and inventory lists those sections. Every change writes the whole file anew (sections in
 //! name order) after dnsmasq itself accepted the candidate (`dnsmasq --test`, the daemon's own
 //! check; it has no API for this), then restarts the unit. A rejected change leaves the file
-//! and the running dnsmasq as they were; so does a change dnsmasq fails to start with (the file
-//! is restored). A restart keeps the leases: dnsmasq reads its lease
+//! and the running dnsmasq as they were; so does a section dnsmasq fails to start with (the
+//! file is restored). A removal whose restart fails stays written: the unit may be gone. A restart keeps the leases: dnsmasq reads its lease
 //! file (`--dhcp-leasefile`, in the same directory) when it starts, and clients renew the
 //! leases they hold.
 
@@ -88,6 +88,11 @@ impl DnsmasqBackend {
         // A removal needs no dnsmasq started for it (the unit may be on its way out too).
         let job = if lines.is_some() { Job::Restart } else { Job::TryRestart };
         let Err(e) = self.systemd.run(key, UNIT, job).await else { return Ok(()) };
+        // A removal stays written: the unit may be gone already (systemd then knows no unit to
+        // try-restart), and a section put back would be an orphan whose removal fails again.
+        if lines.is_none() {
+            return Err(e);
+        }
         // dnsmasq did not start with the change (a socket it cannot bind): the file goes back
         // to what the running dnsmasq had, so the failed change leaves nothing of itself (no
         // section routerd wrote but never recorded), and dnsmasq runs as before.
