@@ -478,29 +478,42 @@ fn a_dhcp4_candidate_routes_through_the_lease_router_and_waits_for_it() {
     assert!(said.len() == 1 && said[0].contains("no IPv4DHCPAddress is on wan"), "{said:?}");
 }
 
-#[test]
-fn a_candidates_when_gates_its_own_routes_and_the_mark_skips_it_while_off() {
+/// Interfaces `wan` and `lte`, the resources `extra`, `IPv4DefaultRoutePolicy` `up` marking
+/// 192.168.1.0/24 with the `candidates` list items, and StatePolicy `wan.mode` whose one value is
+/// `value`; with the gate `when.state.wan.mode.equals: value` the candidates use.
+fn gated_by_wan_mode(
+    value: &str,
+    extra: &str,
+    candidates: &str,
+) -> (routerd_model::Config, (String, StateMatchSpec)) {
     let config = router(&format!(
         "{WAN0}    - {{apiVersion: net.routerd.net/v1alpha1, kind: Interface, metadata: {{name: lte}}, spec: {{ifname: wwan0, managed: true}}}}
-    - apiVersion: net.routerd.net/v1alpha1
+{extra}    - apiVersion: net.routerd.net/v1alpha1
       kind: IPv4DefaultRoutePolicy
       metadata: {{name: up}}
       spec:
         sourceCIDRs: [192.168.1.0/24]
         candidates:
-          - {{name: fiber, interface: wan, priority: 10, table: 101, mark: 257, when: {{state: {{wan.mode: {{equals: fiber}}}}}}}}
-          - {{name: lte, interface: lte, priority: 20, table: 102, mark: 258}}
-    - apiVersion: net.routerd.net/v1alpha1
+{candidates}    - apiVersion: net.routerd.net/v1alpha1
       kind: StatePolicy
       metadata: {{name: mode}}
       spec:
         variable: wan.mode
-        values: [{{value: fiber, when: {{ipv6Address: {{interface: wan}}}}}}]
+        values: [{{value: {value}, when: {{ipv6Address: {{interface: wan}}}}}}]
 "
     ));
-    let gate = (
-        "wan.mode".to_string(),
-        StateMatchSpec { equals: Some("fiber".into()), ..Default::default() },
+    let condition = StateMatchSpec { equals: Some(value.into()), ..Default::default() };
+    (config, ("wan.mode".to_string(), condition))
+}
+
+#[test]
+fn a_candidates_when_gates_its_own_routes_and_the_mark_skips_it_while_off() {
+    let (config, gate) = gated_by_wan_mode(
+        "fiber",
+        "",
+        "          - {name: fiber, interface: wan, priority: 10, table: 101, mark: 257, when: {state: {wan.mode: {equals: fiber}}}}
+          - {name: lte, interface: lte, priority: 20, table: 102, mark: 258}
+",
     );
     assert_eq!(render(&config).reads.state_gates, std::slice::from_ref(&gate));
     // The scheduler re-checks it, so a `for` running out asks for a reconcile.
@@ -666,35 +679,21 @@ fn a_hairpin_service_reflects_the_exposed_links_addresses_to_the_other_zones() {
 
 #[test]
 fn a_route_set_candidate_spreads_the_marked_traffic_over_the_sets_targets() {
-    let config = router(&format!(
-        "{WAN0}    - {{apiVersion: net.routerd.net/v1alpha1, kind: Interface, metadata: {{name: lte}}, spec: {{ifname: wwan0, managed: true}}}}
-    - apiVersion: net.routerd.net/v1alpha1
+    let route_set = "    - apiVersion: net.routerd.net/v1alpha1
       kind: IPv4PolicyRouteSet
-      metadata: {{name: both}}
+      metadata: {name: both}
       spec:
         hashFields: [sourceAddress]
         targets:
-          - {{outboundInterface: wan, table: 101, priority: 10101, mark: 257}}
-          - {{outboundInterface: lte, table: 102, priority: 10102, mark: 258}}
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv4DefaultRoutePolicy
-      metadata: {{name: up}}
-      spec:
-        sourceCIDRs: [192.168.1.0/24]
-        candidates:
-          - {{name: balanced, routeSet: both, priority: 10, when: {{state: {{wan.mode: {{equals: both}}}}}}}}
-          - {{name: lte, interface: lte, priority: 20, table: 103, mark: 259}}
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: StatePolicy
-      metadata: {{name: mode}}
-      spec:
-        variable: wan.mode
-        values: [{{value: both, when: {{ipv6Address: {{interface: wan}}}}}}]
-"
-    ));
-    let gate = (
-        "wan.mode".to_string(),
-        StateMatchSpec { equals: Some("both".into()), ..Default::default() },
+          - {outboundInterface: wan, table: 101, priority: 10101, mark: 257}
+          - {outboundInterface: lte, table: 102, priority: 10102, mark: 258}
+";
+    let (config, gate) = gated_by_wan_mode(
+        "both",
+        route_set,
+        "          - {name: balanced, routeSet: both, priority: 10, when: {state: {wan.mode: {equals: both}}}}
+          - {name: lte, interface: lte, priority: 20, table: 103, mark: 259}
+",
     );
     assert_eq!(render(&config).reads.state_gates, std::slice::from_ref(&gate));
     let table = |holds: bool| {
