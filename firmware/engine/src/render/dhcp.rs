@@ -246,6 +246,9 @@ pub(super) fn render_ipv4_server(
     s: &Ipv4DhcpServerSpec,
     out: &mut Out,
 ) {
+    if !s.managed {
+        return unmanaged(out);
+    }
     if matches!(s.server, Some(Ipv4DhcpServerKind::Kea | Ipv4DhcpServerKind::Dhcpd)) {
         // Not in this build: the opaque intent is Blocked and says so.
         return server(ctx, res, "dhcpv4-server", &s.listen_interfaces, s, out);
@@ -302,6 +305,9 @@ pub(super) fn render_ipv6_server(
     s: &Ipv6DhcpServerSpec,
     out: &mut Out,
 ) {
+    if !s.managed {
+        return unmanaged(out);
+    }
     let (mut lines, deps) = listen_on(ctx, &s.listen_interfaces, out);
     lines.push("enable-ra".into());
     let section = DnsmasqSectionSpec { section: format!("dhcpv6-server/{}", res.name), lines };
@@ -314,6 +320,9 @@ pub(super) fn render_ipv4_scope(
     s: &Ipv4DhcpScopeSpec,
     out: &mut Out,
 ) {
+    if server_unmanaged(ctx, &s.server, false) {
+        return scope_of_unmanaged(&s.server, out);
+    }
     let mut deps = vec![server_dep("dhcpv4-server", &s.server)];
     match ctx.interface(&s.interface) {
         Some(l) => deps.push(dep(&l.key, format!("serves {}", l.ifname))),
@@ -380,6 +389,9 @@ pub(super) fn render_ipv6_scope(
     s: &Ipv6DhcpScopeSpec,
     out: &mut Out,
 ) {
+    if server_unmanaged(ctx, &s.server, true) {
+        return scope_of_unmanaged(&s.server, out);
+    }
     let mut deps = vec![server_dep("dhcpv6-server", &s.server)];
     let Some(link) = ctx.delegated_link(&s.delegated_address) else {
         return out.unresolved("delegatedAddress", &s.delegated_address);
@@ -538,6 +550,36 @@ fn listen_on(
         }
     }
     (lines, deps)
+}
+
+/// A server with `managed: false`: another tool runs the daemon, so routerd writes no section
+/// and declares no unit for it (the shared dnsmasq still runs for what else declares it).
+fn unmanaged(out: &mut Out) {
+    out.warn(
+        "managed: false: routerd neither configures nor runs this server (set managed: true to \
+         serve with routerd's dnsmasq)",
+    );
+}
+
+/// Whether the scope's `server` names a server resource of the family with `managed: false`.
+/// A name no resource has is validation's error, not this.
+fn server_unmanaged(ctx: &RenderCtx<'_>, server: &str, v6: bool) -> bool {
+    ctx.resources().any(|r| {
+        r.name == server
+            && match &r.spec {
+                ResourceSpec::Ipv4DhcpServer(s) if !v6 => !s.managed,
+                ResourceSpec::Ipv6DhcpServer(s) if v6 => !s.managed,
+                _ => false,
+            }
+    })
+}
+
+/// A scope of an unmanaged server: nothing to write into another tool's daemon.
+fn scope_of_unmanaged(server: &str, out: &mut Out) {
+    out.warn(format!(
+        "server {server:?} has managed: false: routerd does not serve this scope (the daemon \
+         that runs the server must)"
+    ));
 }
 
 fn server_dep(section: &str, server: &str) -> IntentDep {

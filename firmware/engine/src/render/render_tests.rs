@@ -357,6 +357,48 @@ fn dhcp_scope_renders_a_tagged_range_with_its_lease_time() {
 }
 
 #[test]
+fn an_unmanaged_dhcp_server_and_its_scopes_declare_nothing_and_say_so() {
+    let servers = |managed: bool| {
+        router(&format!(
+            "{LAN0}    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4DHCPServer
+      metadata: {{name: dhcp}}
+      spec: {{managed: {managed}, listenInterfaces: [lan]}}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4DHCPScope
+      metadata: {{name: pool}}
+      spec: {{server: dhcp, interface: lan, rangeStart: 192.168.1.100, rangeEnd: 192.168.1.200}}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv6DHCPServer
+      metadata: {{name: ra}}
+      spec: {{managed: {managed}, listenInterfaces: [lan]}}
+"
+        ))
+    };
+    let keys = |managed: bool| -> Vec<String> {
+        render(&servers(managed)).intents.iter().map(|i| i.key().to_string()).collect()
+    };
+    let managed = keys(true);
+    for key in [
+        "systemd.service/routerd-dnsmasq.service",
+        "dnsmasq.config/dhcpv4-server/dhcp",
+        "dnsmasq.config/dhcpv4-range/pool",
+        "dnsmasq.config/dhcpv6-server/ra",
+    ] {
+        assert!(managed.iter().any(|k| k == key), "{key} missing from {managed:?}");
+    }
+    // managed: false: another tool runs the server; routerd runs no dnsmasq for it.
+    let unmanaged = keys(false);
+    assert!(!unmanaged.iter().any(|k| k.starts_with("dnsmasq.config/")), "{unmanaged:?}");
+    assert!(!unmanaged.iter().any(|k| k.contains("dnsmasq.service")), "{unmanaged:?}");
+    let warnings = render(&servers(false)).warnings;
+    for id in ["IPv4DHCPServer/dhcp", "IPv4DHCPScope/pool", "IPv6DHCPServer/ra"] {
+        let said = &warnings[&format!("net.routerd.net/v1alpha1/{id}")];
+        assert!(said.iter().any(|w| w.contains("managed: false")), "{id}: {said:?}");
+    }
+}
+
+#[test]
 fn a_health_checked_candidate_gets_a_gated_preferred_route_and_a_standby_route() {
     let yaml = "apiVersion: routerd.net/v1alpha1
 kind: Router

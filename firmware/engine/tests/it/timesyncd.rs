@@ -4,12 +4,13 @@
 //! (`SystemNTPServers`, read with busctl) is the proof.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use routerd_engine::result::ObservedArtifact;
 use routerd_engine::{Phase, ResultDocument};
 use routerd_host::testing::{FakeSystemd, Timesyncd};
 
-use crate::support::{LAB, Lab, lab_with_systemd, ops, run};
+use crate::support::{LAB, Lab, lab_with_systemd, ops, run, wait_for};
 
 const UNIT: &str = "systemd-timesyncd.service";
 
@@ -148,6 +149,9 @@ async fn a_later_drop_in_that_resets_the_servers_fails_the_change_and_leaves_no_
     let error = failed.error.clone().unwrap_or_default();
     assert!(error.contains("resets NTP="), "{error}\n{}", ts.log());
     assert!(!dropin(&lab).exists(), "a change timesyncd does not take is undone");
-    assert_eq!(system_servers(&systemd), Some(vec!["192.0.2.99".to_string()]));
+    // The undo restarts timesyncd without waiting for it to be on the bus again.
+    let back =
+        wait_for("timesyncd back on the bus", Duration::from_secs(10), || system_servers(&systemd));
+    assert_eq!(back, vec!["192.0.2.99".to_string()]);
     assert_eq!(phase(&doc), Phase::Blocked);
 }
