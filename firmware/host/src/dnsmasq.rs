@@ -13,9 +13,10 @@
 //! name order) after dnsmasq itself accepted the candidate (`dnsmasq --test`, the daemon's own
 //! check; it has no API for this), then restarts the unit. A rejected change leaves the file
 //! and the running dnsmasq as they were; so does a section dnsmasq fails to start with (the
-//! file is restored). A removal whose restart fails stays written: the unit may be gone. A restart keeps the leases: dnsmasq reads its lease
-//! file (`--dhcp-leasefile`, in the same directory) when it starts, and clients renew the
-//! leases they hold.
+//! file is restored). A removal try-restarts dnsmasq, which is done when the unit is gone too
+//! (a config without dnsmasq), and stays written when the restart fails. A restart keeps the
+//! leases: dnsmasq reads its lease file (`--dhcp-leasefile`, in the same directory) when it
+//! starts, and clients renew the leases they hold.
 
 use std::collections::BTreeMap;
 use std::io::ErrorKind;
@@ -88,8 +89,8 @@ impl DnsmasqBackend {
         // A removal needs no dnsmasq started for it (the unit may be on its way out too).
         let job = if lines.is_some() { Job::Restart } else { Job::TryRestart };
         let Err(e) = self.systemd.run(key, UNIT, job).await else { return Ok(()) };
-        // A removal stays written: the unit may be gone already (systemd then knows no unit to
-        // try-restart), and a section put back would be an orphan whose removal fails again.
+        // A removal stays written: a section put back would be an orphan whose removal fails
+        // again. (A unit already gone is no failure: `Job::TryRestart`.)
         if lines.is_none() {
             return Err(e);
         }

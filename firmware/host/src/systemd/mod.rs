@@ -46,6 +46,9 @@ pub fn is_routerd_unit(name: &str) -> bool {
 /// will end by itself, and the next reconcile sees the outcome.
 const JOB_DEADLINE: Duration = Duration::from_secs(100);
 
+/// The error systemd answers a job for a unit it has no file for (`bus-common-errors.h`).
+const NO_SUCH_UNIT: &str = "org.freedesktop.systemd1.NoSuchUnit";
+
 /// A job on a unit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Job {
@@ -55,7 +58,9 @@ pub enum Job {
     Stop,
     /// `RestartUnit` (starts a unit that is not running).
     Restart,
-    /// `TryRestartUnit` (leaves a unit that is not running alone).
+    /// `TryRestartUnit` (leaves a unit that is not running alone, and one systemd has no
+    /// unit file for: `NoSuchUnit` is `done` here, since nothing runs that could read a
+    /// changed configuration).
     TryRestart,
 }
 
@@ -130,7 +135,12 @@ impl Systemd {
             Job::Start => m.start_unit(unit, "replace").await,
             Job::Stop => m.stop_unit(unit, "replace").await,
             Job::Restart => m.restart_unit(unit, "replace").await,
-            Job::TryRestart => m.try_restart_unit(unit, "replace").await,
+            Job::TryRestart => match m.try_restart_unit(unit, "replace").await {
+                Err(zbus::Error::MethodError(name, _, _)) if name.as_str() == NO_SUCH_UNIT => {
+                    return Ok(());
+                }
+                other => other,
+            },
         }
         .map_err(|e| service(key, op, e))?;
         let wait = async {

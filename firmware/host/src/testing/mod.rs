@@ -9,7 +9,8 @@
 //!
 //! - `Reload` re-reads the unit files of the unit directory; `StartUnit`, `StopUnit`,
 //!   `RestartUnit`, `TryRestartUnit` act on the definitions of the last reload, return a job
-//!   object and emit `JobRemoved` with the job's result;
+//!   object and emit `JobRemoved` with the job's result; for a unit without a file they fail
+//!   with `org.freedesktop.systemd1.NoSuchUnit`, as systemd does;
 //! - `ConditionPathExists=`: a start whose condition fails ends `done` and leaves the unit
 //!   inactive;
 //! - `Type=forking`: `ExecStart=` is run and waited for; exit 0 is `done` and the unit is
@@ -89,6 +90,24 @@ mod server {
     pub(super) struct Manager {
         pub(super) unit_dir: PathBuf,
         pub(super) state: Arc<Mutex<State>>,
+    }
+
+    /// The manager's errors that routerd tells apart by name (systemd's `src/libsystemd/
+    /// sd-bus/bus-common-errors.h`); everything else is a `zbus` / `fdo` error.
+    #[derive(Debug, zbus::DBusError)]
+    #[zbus(prefix = "org.freedesktop.systemd1")]
+    pub(super) enum ManagerError {
+        #[zbus(error)]
+        ZBus(zbus::Error),
+        /// `org.freedesktop.systemd1.NoSuchUnit`: no unit file and not loaded, as systemd
+        /// answers a job for such a unit ("Unit NAME not found.").
+        NoSuchUnit(String),
+    }
+
+    impl From<fdo::Error> for ManagerError {
+        fn from(e: fdo::Error) -> Self {
+            Self::ZBus(zbus::Error::FDO(Box::new(e)))
+        }
     }
 
     struct UnitObject {
@@ -224,9 +243,13 @@ mod server {
             Ok(path)
         }
 
-        fn known(&self, name: &str) -> fdo::Result<()> {
+        fn known(&self, name: &str) -> Result<(), ManagerError> {
             let known = self.state.lock().map(|s| s.units.contains_key(name)).unwrap_or(false);
-            if known { Ok(()) } else { Err(fdo::Error::Failed(format!("Unit {name} not found."))) }
+            if known {
+                Ok(())
+            } else {
+                Err(ManagerError::NoSuchUnit(format!("Unit {name} not found.")))
+            }
         }
     }
 
@@ -282,11 +305,11 @@ mod server {
             name: String,
             _mode: String,
             #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
-        ) -> fdo::Result<OwnedObjectPath> {
+        ) -> Result<OwnedObjectPath, ManagerError> {
             self.log(format!("StartUnit {name}"));
             self.known(&name)?;
             let result = self.start(&name);
-            self.job(&emitter, &name, result).await
+            Ok(self.job(&emitter, &name, result).await?)
         }
 
         async fn stop_unit(
@@ -294,11 +317,11 @@ mod server {
             name: String,
             _mode: String,
             #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
-        ) -> fdo::Result<OwnedObjectPath> {
+        ) -> Result<OwnedObjectPath, ManagerError> {
             self.log(format!("StopUnit {name}"));
             self.known(&name)?;
             let result = self.stop(&name);
-            self.job(&emitter, &name, result).await
+            Ok(self.job(&emitter, &name, result).await?)
         }
 
         async fn restart_unit(
@@ -306,12 +329,12 @@ mod server {
             name: String,
             _mode: String,
             #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
-        ) -> fdo::Result<OwnedObjectPath> {
+        ) -> Result<OwnedObjectPath, ManagerError> {
             self.log(format!("RestartUnit {name}"));
             self.known(&name)?;
             self.stop(&name);
             let result = self.start(&name);
-            self.job(&emitter, &name, result).await
+            Ok(self.job(&emitter, &name, result).await?)
         }
 
         async fn reset_failed_unit(&self, name: String) -> fdo::Result<()> {
@@ -332,8 +355,10 @@ mod server {
             name: String,
             _mode: String,
             #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
-        ) -> fdo::Result<OwnedObjectPath> {
+        ) -> Result<OwnedObjectPath, ManagerError> {
             self.log(format!("TryRestartUnit {name}"));
+            // systemd loads the unit first: one it has no file for is an error, not a no-op.
+            self.known(&name)?;
             let running = self
                 .state
                 .lock()
@@ -345,7 +370,7 @@ mod server {
             } else {
                 "done"
             };
-            self.job(&emitter, &name, result).await
+            Ok(self.job(&emitter, &name, result).await?)
         }
 
         async fn enable_unit_files(

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use routerd_host::artifact::{DnsmasqSectionSpec, UnitSpec};
 use routerd_host::bus::SystemBus;
 use routerd_host::dnsmasq::{DnsmasqBackend, UNIT};
-use routerd_host::systemd::{Systemd, SystemdBackend};
+use routerd_host::systemd::{Job, Systemd, SystemdBackend};
 use routerd_host::testing::FakeSystemd;
 use routerd_host::{Artifact, ArtifactKind, ArtifactSpec, Backend, HostError, Target};
 
@@ -132,4 +132,16 @@ async fn a_section_dnsmasq_rejects_or_fails_to_start_with_leaves_the_file_and_th
     let listed = backend.observe(ArtifactKind::DnsmasqConfig, &[]).await.expect("observe");
     assert_eq!(listed.len(), 7, "{listed:#?}");
     assert!(listed.contains(&good) && !listed.contains(&late), "{listed:#?}");
+
+    // The unit is gone (a config without dnsmasq): systemd knows no such unit, and a restart
+    // says so by name. A section's removal still goes: no dnsmasq runs to read the file.
+    std::fs::remove_file(target.unit_dir().join(UNIT)).expect("unit file removed");
+    systemd.reload(&key).await.expect("reload");
+    let err = systemd.run(&key, UNIT, Job::Restart).await.expect_err("no such unit");
+    assert!(err.to_string().contains("org.freedesktop.systemd1.NoSuchUnit"), "{err}");
+    backend.delete(&good).await.expect("a removal with no unit to restart");
+    assert!(fake.calls().contains(&format!("TryRestartUnit {UNIT}")), "{:#?}", fake.calls());
+    let listed = backend.observe(ArtifactKind::DnsmasqConfig, &[]).await.expect("observe");
+    assert_eq!(listed.len(), 6, "{listed:#?}");
+    assert!(!listed.contains(&good), "{listed:#?}");
 }
