@@ -296,8 +296,33 @@ fn a_tunnel_built_from_a_delegated_address_waits_for_it_follows_it_and_goes_with
         waiting.ops.pending
     );
 
+    // The delegation's `Bound` condition: none yet, then the address derived from it (with
+    // several delegations networkd does not say which uplink a prefix came through).
+    let bound_condition = |p: &super::EnginePlan| {
+        let input = crate::report::ReportInput {
+            config: &config,
+            mode: "plan",
+            generation: 1,
+            timestamp: "2026-11-22T00:00:00Z".into(),
+            executed: None,
+            with_operations: false,
+            adopted: Vec::new(),
+            warnings: Vec::new(),
+        };
+        let doc = crate::report::build(p, input);
+        let pd = doc.resources.iter().find(|r| r.id.ends_with("/IPv6PrefixDelegation/wan-pd"));
+        let c = pd.expect("the delegation").conditions.iter().find(|c| c.type_ == "Bound");
+        let c = c.expect("a Bound condition");
+        (c.status.to_string(), c.reason.to_string(), c.message.clone())
+    };
+    let (status, reason, _) = bound_condition(&waiting);
+    assert_eq!((status.as_str(), reason.as_str()), ("False", "NoPrefix"));
+
     // The address is there: the tunnel is created with it as its local end.
     let bound = plan_of(&host(&["2001:db8:a0:2a::1/64"], None), &[]);
+    let (status, _, message) = bound_condition(&bound);
+    assert_eq!(status, "True", "{message}");
+    assert!(message.contains("2001:db8:a0:2a::1/64"), "{message}");
     let (op, after) = op_on(&bound).expect("tunnel planned");
     assert_eq!(op, routerd_graph::Operation::Create);
     let ArtifactSpec::Ip6Tunnel(created) = &after.expect("desired").artifact.spec else {

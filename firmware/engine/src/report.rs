@@ -113,6 +113,14 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
             if i.kind() == routerd_host::ArtifactKind::AddressSelection {
                 health.push(selected(i));
             }
+            if matches!(
+                i.kind(),
+                routerd_host::ArtifactKind::Dhcp4Client
+                    | routerd_host::ArtifactKind::Dhcp6Client
+                    | routerd_host::ArtifactKind::Dhcp6PrefixDelegation
+            ) {
+                health.push(bound(plan, i));
+            }
             if let Some((reason, msg)) = plan.desired.blocked.get(i.key()) {
                 conds.push(("Blocked", *reason, format!("{}: {msg}", i.key())));
             } else if let Some(o) = failed.get(&(i.kind().as_str(), i.key().name.as_str())) {
@@ -329,6 +337,53 @@ fn selected(i: &Intent) -> (&'static str, &'static str, &'static str, String) {
         ),
         Err(e) => ("Selected", "Unknown", "NotEvaluated", e.to_string()),
     }
+}
+
+/// The `Bound` condition of a DHCP client binding (`dhcp.ipv4.client`, `dhcp.ipv6.client`,
+/// `dhcp.ipv6.prefixDelegation`): `True` while networkd holds a lease for it, as the observed
+/// addresses (for a delegation: the delegated prefixes, or, when networkd does not say which
+/// uplink a prefix came through, an address derived from it on a downstream link). What
+/// `required` and `convergenceTimeout` act on (the supervisor's doctor, check U001).
+fn bound(plan: &EnginePlan, i: &Intent) -> (&'static str, &'static str, &'static str, String) {
+    let observed = |key: &ArtifactKey| match plan
+        .current
+        .get(&crate::item::graph_key(key))
+        .map(|c| &c.artifact.spec)
+    {
+        Some(ArtifactSpec::DhcpClient(d)) => Some(d.addresses.clone()),
+        _ => None,
+    };
+    let Some(addresses) = observed(i.key()) else {
+        return (
+            "Bound",
+            "Unknown",
+            "NotObserved",
+            format!("{} is not configured on the host yet", i.key()),
+        );
+    };
+    let pd = i.kind() == routerd_host::ArtifactKind::Dhcp6PrefixDelegation;
+    if !addresses.is_empty() {
+        let what = if pd { "delegated" } else { "leased" };
+        return ("Bound", "True", "LeaseBound", format!("{what} {}", addresses.join(", ")));
+    }
+    if pd {
+        // The downstream addresses derived from this delegation (their intents depend on it).
+        let derived: Vec<String> = plan
+            .desired
+            .intents
+            .iter()
+            .filter(|d| d.kind() == routerd_host::ArtifactKind::Dhcp6DelegatedAddress)
+            .filter(|d| d.dependencies.iter().any(|dep| dep.key == *i.key()))
+            .filter_map(|d| observed(d.key()))
+            .flatten()
+            .collect();
+        if !derived.is_empty() {
+            let message = format!("delegated; derived {}", derived.join(", "));
+            return ("Bound", "True", "LeaseBound", message);
+        }
+        return ("Bound", "False", "NoPrefix", "no prefix delegated yet".to_string());
+    }
+    ("Bound", "False", "NoLease", "no lease yet".to_string())
 }
 
 /// The `when.state` condition `i` waits on that does not hold now, described, if any. Only a

@@ -145,7 +145,7 @@ impl CheckStatus {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DoctorCheck {
-    /// `reconcile`, `ledger`, `routes`, `firewall`, `mgmt`, `disk`, `runtime`.
+    /// `reconcile`, `ledger`, `routes`, `firewall`, `mgmt`, `leases`, `disk`, `runtime`.
     pub area: String,
     /// Stable code (`R002`): area letter and number, never reused.
     pub code: String,

@@ -77,7 +77,7 @@ enum Command {
     Passwd,
     /// Run the daemon's checks; exits 2 when any fails.
     Doctor {
-        /// Only this area (reconcile, ledger, routes, firewall, mgmt, disk, runtime).
+        /// Only this area (reconcile, ledger, routes, firewall, mgmt, leases, disk, runtime).
         area: Option<String>,
     },
     /// Apply a config; unless confirmed within the window, the previous one comes back.

@@ -260,6 +260,9 @@ struct Daemon {
     auth: crate::auth::AuthStore,
     /// The last Result document and when its reconcile finished.
     last: Option<(Arc<ResultDocument>, SystemTime)>,
+    /// Since when each DHCP client binding has been without its lease, by resource ID (the
+    /// doctor's B001 and B002).
+    unbound_since: std::collections::BTreeMap<String, SystemTime>,
     resync: Duration,
     /// Confirm deadline as a monotonic instant, with the ledger's record of it.
     confirm: Option<(tokio::time::Instant, PendingConfirm)>,
@@ -401,6 +404,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         metrics,
         auth,
         last: None,
+        unbound_since: Default::default(),
         resync: opts.resync,
         confirm: pending.map(|p| (instant_of(p.deadline), p)),
         health,
@@ -539,6 +543,7 @@ impl Daemon {
                     ledger: self.session.ledger(),
                     resync: self.resync,
                     last_finished: self.last.as_ref().map(|(_, at)| *at),
+                    unbound_since: &self.unbound_since,
                 };
                 let _ = reply.send(crate::doctor::run(&input));
             }
@@ -630,7 +635,9 @@ impl Daemon {
                     );
                 }
                 let doc = Arc::new(doc);
-                self.last = Some((Arc::clone(&doc), SystemTime::now()));
+                let now = SystemTime::now();
+                crate::doctor::track_unbound(&mut self.unbound_since, &doc, now);
+                self.last = Some((Arc::clone(&doc), now));
                 self.publish(Some(Arc::clone(&doc)));
                 Some(doc)
             }

@@ -8,18 +8,20 @@
 //! | routes | the routes routerd owns are on the host as declared |
 //! | firewall | routerd's nft tables are on the host as declared, no orphaned ones kept |
 //! | mgmt | a management interface is protected, no apply waits for its confirm |
+//! | leases | the DHCP client bindings hold their leases (`required` ones within their time) |
 //! | disk | room for the ledger |
 //! | runtime | memory, the systemd watchdog |
 //!
 //! Checks read; none changes anything.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use routerd_engine::ResultDocument;
 use routerd_ledger::{EntryState, Ledger};
-use routerd_model::Config;
 use routerd_model::status::{CheckStatus, DaemonStatus, DoctorCheck};
+use routerd_model::{Config, ResourceSpec};
 
 /// Everything the checks read.
 pub struct DoctorInput<'a> {
@@ -35,6 +37,40 @@ pub struct DoctorInput<'a> {
     pub resync: Duration,
     /// When the last reconcile finished.
     pub last_finished: Option<SystemTime>,
+    /// Since when each DHCP client binding has been without its lease ([`track_unbound`]),
+    /// by resource ID.
+    pub unbound_since: &'a BTreeMap<String, SystemTime>,
+}
+
+/// How long a DHCPv4 or DHCPv6 address binding may take to get its lease before it counts as
+/// failed: a DHCP exchange takes seconds (RFC 2131 section 4.1 retransmits from 4 s, doubling);
+/// a minute covers a few lost packets and a slow upstream.
+pub const LEASE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long an `IPv6PrefixDelegation` without `convergenceTimeout` may take to get its
+/// prefix: longer than a lease, since the upstream (an ISP's or a home gateway's DHCPv6
+/// server) often answers only after its own uplink is up.
+pub const PREFIX_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Updates `since` from a Result document: a resource whose `Bound` condition is not `True`
+/// keeps the time it was first seen so (`now` when new); a bound one, and one the document no
+/// longer has, leaves. So the time counts from the daemon's start, from the config that
+/// declared the binding, or from the loss of the lease, whichever is latest.
+pub fn track_unbound(
+    since: &mut BTreeMap<String, SystemTime>,
+    doc: &ResultDocument,
+    now: SystemTime,
+) {
+    let unbound: Vec<&str> = doc
+        .resources
+        .iter()
+        .filter(|r| r.conditions.iter().any(|c| c.type_ == "Bound" && c.status != "True"))
+        .map(|r| r.id.as_str())
+        .collect();
+    since.retain(|id, _| unbound.contains(&id.as_str()));
+    for id in unbound {
+        since.entry(id.to_string()).or_insert(now);
+    }
 }
 
 /// Runs every check, in area order.
@@ -46,6 +82,7 @@ pub fn run(input: &DoctorInput<'_>) -> Vec<DoctorCheck> {
     owned_artifacts(input, "firewall", "F001", &["nft.table"], &mut out);
     firewall_orphans(input, &mut out);
     mgmt(input, &mut out);
+    leases(input.config, input.result, input.unbound_since, SystemTime::now(), &mut out);
     disk(input, &mut out);
     runtime(&mut out);
     out
@@ -328,6 +365,96 @@ fn mgmt(input: &DoctorInput<'_>, out: &mut Vec<DoctorCheck>) {
     });
 }
 
+/// A DHCP client binding of the config: its ID, whether it is `required`, its time to bind.
+fn bindings(config: &Config) -> Vec<(String, bool, Duration)> {
+    let timeout = |text: Option<&String>| {
+        // Validation rejects a bad duration; the default stands in for one anyway.
+        text.and_then(|t| routerd_model::duration::parse_duration(t).ok()).unwrap_or(PREFIX_TIMEOUT)
+    };
+    config
+        .spec
+        .resources
+        .iter()
+        .filter_map(|r| match &r.spec {
+            ResourceSpec::Ipv4DhcpAddress(s) => Some((r.id(), s.required, LEASE_TIMEOUT)),
+            ResourceSpec::Ipv6DhcpAddress(s) => Some((r.id(), s.required, LEASE_TIMEOUT)),
+            ResourceSpec::Ipv6PrefixDelegation(s) => {
+                Some((r.id(), s.required, timeout(s.convergence_timeout.as_ref())))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// B001: the `required` bindings hold their leases. While one waits within its time the check
+/// warns, and the health gate waits too ([`crate::ota::verdict`]); past its time it fails.
+/// B002: the other bindings, warned about once past their time.
+fn leases(
+    config: &Config,
+    result: Option<&ResultDocument>,
+    unbound_since: &BTreeMap<String, SystemTime>,
+    now: SystemTime,
+    out: &mut Vec<DoctorCheck>,
+) {
+    use CheckStatus::{Fail, Pass, Skip, Warn};
+    let area = "leases";
+    let all = bindings(config);
+    // `(id, why not bound, waited, timeout)` of each binding not bound.
+    let mut waiting = Vec::new();
+    let mut bound = Vec::new();
+    for (id, required, timeout) in &all {
+        let condition = result
+            .and_then(|d| d.resources.iter().find(|r| r.id == *id))
+            .and_then(|r| r.conditions.iter().find(|c| c.type_ == "Bound"));
+        match condition {
+            Some(c) if c.status == "True" => {
+                bound.push((*required, format!("{id}: {}", c.message)))
+            }
+            other => {
+                let why = other.map_or("no reconcile yet".to_string(), |c| c.message.clone());
+                let waited = unbound_since
+                    .get(id)
+                    .and_then(|t| now.duration_since(*t).ok())
+                    .unwrap_or_default();
+                waiting.push((*required, id.clone(), why, waited, *timeout));
+            }
+        }
+    }
+    let describe = |(_, id, why, waited, timeout): &(bool, String, String, Duration, Duration)| {
+        format!("{id}: {why}, for {}s of {}s", waited.as_secs(), timeout.as_secs())
+    };
+    let remedy = "check the uplink: the link is up, the upstream's DHCP server answers and \
+                  accepts this client (DUID, IAID, VLAN); routerctl resources shows the binding";
+    for (code, name, required) in
+        [("B001", "required leases bound", true), ("B002", "leases bound", false)]
+    {
+        let declared = all.iter().filter(|b| b.1 == required).count();
+        let late: Vec<String> =
+            waiting.iter().filter(|w| w.0 == required && w.3 >= w.4).map(describe).collect();
+        let early: Vec<String> =
+            waiting.iter().filter(|w| w.0 == required && w.3 < w.4).map(describe).collect();
+        let held: Vec<String> =
+            bound.iter().filter(|b| b.0 == required).map(|b| b.1.clone()).collect();
+        out.push(if declared == 0 {
+            let what = if required { "no binding has required: true" } else { "none declared" };
+            check(area, code, name, Skip, what, "")
+        } else if !late.is_empty() {
+            // An optional binding without its lease is worth a look, not a failed router.
+            let status = if required { Fail } else { Warn };
+            check(area, code, name, status, list(&late, 3), remedy)
+        } else if required && !early.is_empty() {
+            let detail = format!("waiting: {}", list(&early, 3));
+            check(area, code, name, Warn, detail, "wait; the check fails once the time is over")
+        } else {
+            let mut detail = list(&held, 3);
+            if !early.is_empty() {
+                detail = format!("{detail}; waiting: {}", list(&early, 3));
+            }
+            check(area, code, name, Pass, detail.trim_start_matches("; "), "")
+        });
+    }
+}
+
 fn disk(input: &DoctorInput<'_>, out: &mut Vec<DoctorCheck>) {
     let dir = input
         .ledger
@@ -444,6 +571,109 @@ mod tests {
 
     const MIB: u64 = 1 << 20;
     const GIB: u64 = 1 << 30;
+
+    /// A Result document whose resources have these `Bound` conditions.
+    fn bound_doc(bound: &[(&str, bool)]) -> ResultDocument {
+        use routerd_engine::result::{Condition, ResourceResult};
+        let resource = |(id, status): &(&str, bool)| ResourceResult {
+            id: id.to_string(),
+            generation: None,
+            observed_generation: None,
+            phase: routerd_engine::Phase::Healthy,
+            observed: Vec::new(),
+            plan: Vec::new(),
+            artifacts: Vec::new(),
+            warnings: Vec::new(),
+            conditions: vec![Condition {
+                type_: "Bound".into(),
+                status: if *status { "True" } else { "False" }.into(),
+                reason: "test".into(),
+                message: if *status { "leased 192.0.2.10/24" } else { "no lease yet" }.into(),
+                last_transition_time: "2026-11-22T00:00:00Z".into(),
+            }],
+        };
+        ResultDocument {
+            generation: 1,
+            timestamp: "2026-11-22T00:00:00Z".into(),
+            phase: routerd_engine::Phase::Healthy,
+            mode: "reconcile".into(),
+            resources: bound.iter().map(resource).collect(),
+            orphans: Vec::new(),
+            adoption_candidates: Vec::new(),
+            adopted_artifacts: Vec::new(),
+            operations: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_required_binding_holds_the_gate_while_it_waits_and_fails_past_its_time() {
+        let config = routerd_model::parse_config(
+            "apiVersion: routerd.net/v1alpha1
+kind: Router
+metadata: {name: r}
+spec:
+  resources:
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: Interface
+      metadata: {name: wan}
+      spec: {ifname: wan0, managed: true}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4DHCPAddress
+      metadata: {name: wan-v4}
+      spec: {interface: wan, required: true}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv6PrefixDelegation
+      metadata: {name: wan-pd}
+      spec: {interface: wan, convergenceTimeout: 5m}
+",
+            "router.yaml",
+        )
+        .expect("config");
+        let v4 = "net.routerd.net/v1alpha1/IPv4DHCPAddress/wan-v4";
+        let pd = "net.routerd.net/v1alpha1/IPv6PrefixDelegation/wan-pd";
+        let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let mut since = BTreeMap::new();
+        let checks = |doc: &ResultDocument, since: &BTreeMap<String, SystemTime>, at: u64| {
+            let mut out = Vec::new();
+            leases(&config, Some(doc), since, t0 + Duration::from_secs(at), &mut out);
+            let by_code = |code: &str| {
+                out.iter().find(|c| c.code == code).map(|c| (c.status, c.detail.clone()))
+            };
+            (by_code("B001").expect("B001"), by_code("B002").expect("B002"), out)
+        };
+
+        // Neither bound yet: the required one waits within its minute; the gate waits too.
+        let unbound = bound_doc(&[(v4, false), (pd, false)]);
+        track_unbound(&mut since, &unbound, t0);
+        let ((status, detail), (optional, _), out) = checks(&unbound, &since, 30);
+        assert_eq!(status, CheckStatus::Warn, "{detail}");
+        assert!(detail.contains("for 30s of 60s"), "{detail}");
+        assert_eq!(optional, CheckStatus::Pass);
+        // (R001 is not among these checks, so the verdict names it too.)
+        let held = crate::ota::verdict(&out).expect_err("a waiting required lease holds the gate");
+        assert!(held.contains("B001"), "{held}");
+
+        // Past the minute it fails; the delegation has five minutes (convergenceTimeout).
+        let ((status, _), (optional, _), _) = checks(&unbound, &since, 61);
+        assert_eq!((status, optional), (CheckStatus::Fail, CheckStatus::Pass));
+        let ((_, _), (optional, detail), _) = checks(&unbound, &since, 301);
+        assert_eq!(optional, CheckStatus::Warn, "an optional binding only warns: {detail}");
+
+        // Bound: the check passes and the time leaves the map; a lost lease counts anew.
+        let leased = bound_doc(&[(v4, true), (pd, false)]);
+        track_unbound(&mut since, &leased, t0 + Duration::from_secs(90));
+        assert!(!since.contains_key(v4) && since.contains_key(pd), "{since:?}");
+        let ((status, detail), _, out) = checks(&leased, &since, 90);
+        assert_eq!(status, CheckStatus::Pass, "{detail}");
+        assert!(detail.contains("192.0.2.10/24"), "{detail}");
+        let held = crate::ota::verdict(&out).expect_err("R001 is not among these checks");
+        assert!(!held.contains("B001"), "{held}");
+        track_unbound(&mut since, &unbound, t0 + Duration::from_secs(200));
+        let ((status, detail), _, _) = checks(&unbound, &since, 230);
+        assert_eq!(status, CheckStatus::Warn, "{detail}");
+        assert!(detail.contains("for 30s"), "{detail}");
+    }
 
     #[test]
     fn disk_space_is_judged_in_bytes_and_the_share_only_counts_on_small_disks() {

@@ -62,13 +62,16 @@ pub struct OtaOptions {
     pub staging_dir: PathBuf,
 }
 
-/// The doctor's verdict for the gate: `Ok` when a reconcile finished and nothing fails,
-/// otherwise the failing (or not yet passing R001) checks, `; `-joined.
+/// The doctor's verdict for the gate: `Ok` when a reconcile finished, nothing fails and no
+/// `required` DHCP binding is still waiting for its lease (B001 warns while it waits within its
+/// time, and fails after); otherwise those checks, `; `-joined.
 pub fn verdict(checks: &[DoctorCheck]) -> Result<(), String> {
     let mut problems: Vec<String> = checks
         .iter()
         .filter(|c| {
-            c.status == CheckStatus::Fail || (c.code == "R001" && c.status != CheckStatus::Pass)
+            c.status == CheckStatus::Fail
+                || (c.code == "R001" && c.status != CheckStatus::Pass)
+                || (c.code == "B001" && c.status == CheckStatus::Warn)
         })
         .map(|c| format!("{} {}: {}", c.code, c.name, c.detail))
         .collect();

@@ -308,6 +308,8 @@ fn prefix_delegation(guest: &mut Guest, base: &str) {
       spec:
         interface: pd-uplink
         prefixLength: 56
+        required: true
+        convergenceTimeout: 3m
     - apiVersion: net.routerd.net/v1alpha1
       kind: IPv6DelegatedAddress
       metadata:
@@ -389,6 +391,7 @@ fn prefix_delegation(guest: &mut Guest, base: &str) {
         name: wan-dhcp
       spec:
         interface: wan
+        required: true
     - apiVersion: net.routerd.net/v1alpha1
       kind: IPv4DefaultRoutePolicy
       metadata:
@@ -557,6 +560,16 @@ fn prefix_delegation(guest: &mut Guest, base: &str) {
         );
         std::thread::sleep(Duration::from_secs(1));
     }
+    // Both required bindings are bound (their `Bound` conditions, from networkd), so the
+    // doctor's B001 passes and names their lease and prefix.
+    let lease = condition(guest, "/IPv4DHCPAddress/wan-dhcp", "Bound");
+    assert_eq!(lease["status"], "True", "{lease}");
+    assert!(lease["message"].as_str().unwrap_or_default().contains("leased 10.0.2."), "{lease}");
+    let delegated = condition(guest, "/IPv6PrefixDelegation/isp-pd", "Bound");
+    assert_eq!(delegated["status"], "True", "{delegated}");
+    assert!(delegated["message"].as_str().unwrap_or_default().contains(&pool), "{delegated}");
+    let doctor = guest.must_run("routerctl doctor leases", COMMAND);
+    assert!(doctor.contains("pass  B001"), "{doctor}");
 
     // The resources removed: routerd deletes both bindings (their files go), networkd releases
     // the delegation and removes the LAN address.
