@@ -222,19 +222,24 @@ where
 /// The plan's operations as records (`planned`, or `blocked` for intents without a
 /// configurator and their dependents).
 pub fn planned_records(plan: &EnginePlan) -> Vec<Arc<OperationRecord>> {
-    // Looked up once per orphan delete: removing much of a config makes thousands of both.
-    let orphan_reasons: HashMap<&ArtifactKey, &'static str> = plan
-        .orphans
+    let orphan_reasons = orphan_reasons(plan);
+    plan.ops.ops.iter().map(|op| Arc::new(record(plan, op, &orphan_reasons))).collect()
+}
+
+/// The cleanup reason of each orphan the plan deletes, by key: looked up once per orphan
+/// delete, and removing much of a config makes thousands of both.
+pub(crate) fn orphan_reasons(plan: &EnginePlan) -> HashMap<&ArtifactKey, &'static str> {
+    plan.orphans
         .iter()
         .filter_map(|o| match &o.cleanup {
             Some(Cleanup::Delete { reason }) => Some((&o.key, *reason)),
             _ => None,
         })
-        .collect();
-    plan.ops.ops.iter().map(|op| Arc::new(record(plan, op, &orphan_reasons))).collect()
+        .collect()
 }
 
-fn record(
+/// The record of one planned operation (result `planned`, or `blocked`).
+pub(crate) fn record(
     plan: &EnginePlan,
     op: &PlannedOp<HostItem>,
     orphan_reasons: &HashMap<&ArtifactKey, &'static str>,

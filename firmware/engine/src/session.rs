@@ -315,7 +315,7 @@ impl Session {
         self.registry.begin_apply(strict);
         let (current, log) = timed!(self, "apply", self.apply(&mut plan).await?);
 
-        let mut changes = Vec::new();
+        let mut changes = Vec::with_capacity(prepared.len() + plan.orphans.len() + 1);
         for (key, put) in created_keys.iter().zip(&prepared) {
             let LedgerChange::Put(entry) = put else { continue };
             let (kind, name) = (entry.kind.clone(), entry.name.clone());
@@ -593,8 +593,11 @@ impl Session {
         let generation = self.generation(&input.digest)?;
         let by_key: HashMap<&ArtifactKey, &Intent> =
             plan.desired.intents.iter().map(|i| (i.key(), i)).collect();
-        let (mut keys, mut puts) = (Vec::new(), Vec::new());
-        let mut seen = HashSet::new();
+        // Sized once: a cold reconcile records thousands, and growth slack would be the
+        // reconcile's peak memory.
+        let creates = plan.ops.ops.iter().filter(|o| o.op == Operation::Create).count();
+        let (mut keys, mut puts) = (Vec::with_capacity(creates), Vec::with_capacity(creates));
+        let mut seen = HashSet::with_capacity(creates);
         for op in plan.ops.ops.iter().filter(|o| o.op == Operation::Create) {
             let key = artifact_key(&op.key);
             let Some(intent) = by_key.get(&key) else { continue };
@@ -705,10 +708,14 @@ fn executed_records(
     log: &[routerd_graph::OpLogEntry<HostItem>],
     registry: &BackendRegistry,
 ) -> Vec<Arc<OperationRecord>> {
-    let planned = crate::report::planned_records(plan);
+    // A planned record is built only where one is used (the reason of one that ran, and the
+    // ones that did not run), not for every operation: after a cold apply the records would
+    // double the peak of the reconcile's memory.
+    let orphan_reasons = crate::report::orphan_reasons(plan);
+    let planned = |i: usize| crate::report::record(plan, &plan.ops.ops[i], &orphan_reasons);
     let position: HashMap<(Operation, &routerd_graph::Key<ArtifactKind>), usize> =
         plan.ops.ops.iter().enumerate().map(|(i, op)| ((op.op, &op.key), i)).collect();
-    let mut ran = vec![false; planned.len()];
+    let mut ran = vec![false; plan.ops.ops.len()];
     let mut out = Vec::with_capacity(log.len());
     for e in log {
         let at = position.get(&(e.operation, &e.key)).copied();
@@ -729,7 +736,7 @@ fn executed_records(
         out.push(Arc::new(OperationRecord {
             operation: Cow::Borrowed(e.operation.as_str()),
             kind: Cow::Borrowed(key.kind.as_str()),
-            reason: at.map(|i| planned[i].reason.clone()).unwrap_or_default(),
+            reason: at.map(|i| planned(i).reason).unwrap_or_default(),
             name: key.name,
             owner: Arc::clone(&e.item.owner),
             diff: Vec::new(),
@@ -737,11 +744,14 @@ fn executed_records(
             error,
         }));
     }
-    for (p, ran) in planned.into_iter().zip(ran) {
-        if ran || p.result == "blocked" {
+    for (i, ran) in ran.into_iter().enumerate() {
+        if ran {
             continue;
         }
-        let p = Arc::unwrap_or_clone(p);
+        let p = planned(i);
+        if p.result == "blocked" {
+            continue;
+        }
         out.push(Arc::new(OperationRecord { result: Cow::Borrowed("skipped"), ..p }));
     }
     out

@@ -219,6 +219,8 @@ fn engine_plan<'a, I: Item>(
         ops.push(op);
         engine.complete(Outcome::Done);
     }
+    // The plan lives through the apply; without its growth slack (up to half the list).
+    ops.shrink_to_fit();
     let report = engine.finish();
     Ok(Plan {
         ops,
