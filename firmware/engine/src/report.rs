@@ -245,30 +245,46 @@ pub(crate) fn record(
     orphan_reasons: &HashMap<&ArtifactKey, &'static str>,
 ) -> OperationRecord {
     let key = artifact_key(&op.key);
-    let item = op.after.as_ref().or(op.before.as_ref());
-    let owner = item.map_or_else(|| Arc::from(""), |i| Arc::clone(&i.owner));
     let diff = match (&op.before, &op.after, op.op) {
         (Some(b), Some(a), Operation::Modify) => a.artifact.spec.drift(&b.artifact.spec),
         _ => Vec::new(),
     };
-    let reason = if owner.is_empty() && op.op == Operation::Delete {
-        orphan_reasons
-            .get(&key)
-            .map_or_else(|| "orphan".to_string(), |reason| format!("orphan: {reason}"))
-    } else {
-        op.reason.to_string()
-    };
-    let blocked = plan.desired.blocked.get(&key);
+    let blocked = plan.desired.blocked.contains_key(&key);
     OperationRecord {
         operation: Cow::Borrowed(op.op.as_str()),
         kind: Cow::Borrowed(key.kind.as_str()),
+        owner: owner(op),
+        reason: reason(plan, op, orphan_reasons),
         name: key.name,
-        owner,
-        reason: blocked.map(|(_, m)| m.clone()).unwrap_or(reason),
         diff,
-        result: Cow::Borrowed(if blocked.is_some() { "blocked" } else { "planned" }),
+        result: Cow::Borrowed(if blocked { "blocked" } else { "planned" }),
         error: None,
     }
+}
+
+/// The owner resource ID of a planned operation's item; empty for an orphan.
+fn owner(op: &PlannedOp<HostItem>) -> Arc<str> {
+    let item = op.after.as_ref().or(op.before.as_ref());
+    item.map_or_else(|| Arc::from(""), |i| Arc::clone(&i.owner))
+}
+
+/// Why a planned operation runs: the engine's reason, an orphan's cleanup reason, or what
+/// blocks it.
+pub(crate) fn reason(
+    plan: &EnginePlan,
+    op: &PlannedOp<HostItem>,
+    orphan_reasons: &HashMap<&ArtifactKey, &'static str>,
+) -> String {
+    let key = artifact_key(&op.key);
+    if let Some((_, message)) = plan.desired.blocked.get(&key) {
+        return message.clone();
+    }
+    if op.op == Operation::Delete && owner(op).is_empty() {
+        return orphan_reasons
+            .get(&key)
+            .map_or_else(|| "orphan".to_string(), |reason| format!("orphan: {reason}"));
+    }
+    op.reason.to_string()
 }
 
 /// The `Healthy` condition of a HealthCheck's verdict item: `(type, status, reason, message)`.
@@ -348,7 +364,7 @@ fn selected(i: &Intent) -> (&'static str, &'static str, &'static str, String) {
 /// `dhcp.ipv6.prefixDelegation`): `True` while networkd holds a lease for it, as the observed
 /// addresses (for a delegation: the delegated prefixes, or, when networkd does not say which
 /// uplink a prefix came through, an address derived from it on a downstream link). What
-/// `required` and `convergenceTimeout` act on (the supervisor's doctor, check U001).
+/// `required` and `convergenceTimeout` act on (the supervisor's doctor, checks B001 and B002).
 fn bound(plan: &EnginePlan, i: &Intent) -> (&'static str, &'static str, &'static str, String) {
     let observed = |key: &ArtifactKey| match plan
         .current

@@ -708,9 +708,8 @@ fn executed_records(
     log: &[routerd_graph::OpLogEntry<HostItem>],
     registry: &BackendRegistry,
 ) -> Vec<Arc<OperationRecord>> {
-    // A planned record is built only where one is used (the reason of one that ran, and the
-    // ones that did not run), not for every operation: after a cold apply the records would
-    // double the peak of the reconcile's memory.
+    // A planned record is built only for the operations that did not run, not for every
+    // one: after a cold apply the records would double the peak of the reconcile's memory.
     let orphan_reasons = crate::report::orphan_reasons(plan);
     let planned = |i: usize| crate::report::record(plan, &plan.ops.ops[i], &orphan_reasons);
     let position: HashMap<(Operation, &routerd_graph::Key<ArtifactKind>), usize> =
@@ -736,7 +735,9 @@ fn executed_records(
         out.push(Arc::new(OperationRecord {
             operation: Cow::Borrowed(e.operation.as_str()),
             kind: Cow::Borrowed(key.kind.as_str()),
-            reason: at.map(|i| planned(i).reason).unwrap_or_default(),
+            reason: at
+                .map(|i| crate::report::reason(plan, &plan.ops.ops[i], &orphan_reasons))
+                .unwrap_or_default(),
             name: key.name,
             owner: Arc::clone(&e.item.owner),
             diff: Vec::new(),

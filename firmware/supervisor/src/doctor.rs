@@ -398,44 +398,47 @@ fn leases(
 ) {
     use CheckStatus::{Fail, Pass, Skip, Warn};
     let area = "leases";
-    let all = bindings(config);
-    // `(id, why not bound, waited, timeout)` of each binding not bound.
-    let mut waiting = Vec::new();
-    let mut bound = Vec::new();
-    for (id, required, timeout) in &all {
-        let condition = result
-            .and_then(|d| d.resources.iter().find(|r| r.id == *id))
-            .and_then(|r| r.conditions.iter().find(|c| c.type_ == "Bound"));
-        match condition {
-            Some(c) if c.status == "True" => {
-                bound.push((*required, format!("{id}: {}", c.message)))
-            }
-            other => {
-                let why = other.map_or("no reconcile yet".to_string(), |c| c.message.clone());
-                let waited = unbound_since
-                    .get(id)
-                    .and_then(|t| now.duration_since(*t).ok())
-                    .unwrap_or_default();
-                waiting.push((*required, id.clone(), why, waited, *timeout));
-            }
-        }
+    /// Where one binding stands: bound, waiting within its time, or past it.
+    #[derive(PartialEq)]
+    enum Stand {
+        Bound,
+        Waiting,
+        Late,
     }
-    let describe = |(_, id, why, waited, timeout): &(bool, String, String, Duration, Duration)| {
-        format!("{id}: {why}, for {}s of {}s", waited.as_secs(), timeout.as_secs())
-    };
+    // `(required, stand, the line that describes it)` of each binding.
+    let found: Vec<(bool, Stand, String)> = bindings(config)
+        .into_iter()
+        .map(|(id, required, timeout)| {
+            let condition = result
+                .and_then(|d| d.resources.iter().find(|r| r.id == id))
+                .and_then(|r| r.conditions.iter().find(|c| c.type_ == "Bound"));
+            if let Some(c) = condition.filter(|c| c.status == "True") {
+                return (required, Stand::Bound, format!("{id}: {}", c.message));
+            }
+            let why = condition.map_or("no reconcile yet", |c| c.message.as_str());
+            let waited = unbound_since
+                .get(&id)
+                .and_then(|t| now.duration_since(*t).ok())
+                .unwrap_or_default();
+            let stand = if waited >= timeout { Stand::Late } else { Stand::Waiting };
+            let line = format!("{id}: {why}, for {}s of {}s", waited.as_secs(), timeout.as_secs());
+            (required, stand, line)
+        })
+        .collect();
     let remedy = "check the uplink: the link is up, the upstream's DHCP server answers and \
                   accepts this client (DUID, IAID, VLAN); routerctl resources shows the binding";
     for (code, name, required) in
         [("B001", "required leases bound", true), ("B002", "leases bound", false)]
     {
-        let declared = all.iter().filter(|b| b.1 == required).count();
-        let late: Vec<String> =
-            waiting.iter().filter(|w| w.0 == required && w.3 >= w.4).map(describe).collect();
-        let early: Vec<String> =
-            waiting.iter().filter(|w| w.0 == required && w.3 < w.4).map(describe).collect();
-        let held: Vec<String> =
-            bound.iter().filter(|b| b.0 == required).map(|b| b.1.clone()).collect();
-        out.push(if declared == 0 {
+        let lines = |stand: Stand| -> Vec<String> {
+            found
+                .iter()
+                .filter(|(r, s, _)| *r == required && *s == stand)
+                .map(|(_, _, line)| line.clone())
+                .collect()
+        };
+        let (held, early, late) = (lines(Stand::Bound), lines(Stand::Waiting), lines(Stand::Late));
+        out.push(if found.iter().all(|(r, _, _)| *r != required) {
             let what = if required { "no binding has required: true" } else { "none declared" };
             check(area, code, name, Skip, what, "")
         } else if !late.is_empty() {
