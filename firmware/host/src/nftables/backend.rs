@@ -1,5 +1,7 @@
 //! [`NftBackend`]: inventory and configurator for `nft.table`, one atomic batch per operation.
 
+use std::sync::{Arc, Mutex, PoisonError};
+
 use futures::future::BoxFuture;
 
 use super::encode::{self, EncodedBatch};
@@ -15,11 +17,15 @@ use crate::netns::Netns;
 /// The `nftnl` backend: lists, creates, replaces and deletes whole nftables tables in one
 /// network namespace.
 ///
-/// Every call opens a fresh `NETLINK_NETFILTER` socket inside the namespace ([`Netns::run`])
-/// and works synchronously: a table is one batch, which the kernel applies atomically.
+/// Works synchronously: a table is one batch, which the kernel applies atomically. Batches go
+/// through one `NETLINK_NETFILTER` socket opened inside the namespace on first use and kept
+/// (entering a namespace takes a thread, [`Netns::run`], and a router with hundreds of tables
+/// would pay that for each); a socket that failed is dropped and the next batch opens another.
+/// Listings open a fresh socket each time: a dump abandoned half-way leaves messages behind.
 #[derive(Clone, Debug)]
 pub struct NftBackend {
     netns: Netns,
+    batches: Arc<Mutex<Option<NfSocket>>>,
 }
 
 /// The kinds this backend serves.
@@ -31,8 +37,8 @@ impl NftBackend {
     /// Errors: [`HostError::Netns`] when the namespace cannot be entered, [`HostError::Socket`]
     /// when no netfilter netlink socket can be opened there (no nf_tables, not root).
     pub fn new(netns: &Netns) -> Result<Self, HostError> {
-        netns.run(|| NfSocket::open().map(drop))?.map_err(HostError::Socket)?;
-        Ok(Self { netns: netns.clone() })
+        let socket = netns.run(NfSocket::open)?.map_err(HostError::Socket)?;
+        Ok(Self { netns: netns.clone(), batches: Arc::new(Mutex::new(Some(socket))) })
     }
 
     /// The namespace this backend targets.
@@ -92,11 +98,17 @@ impl NftBackend {
         op: &'static str,
         batch: &EncodedBatch,
     ) -> Result<(), HostError> {
-        let acks = self.netns.run(|| {
-            let socket = NfSocket::open().map_err(HostError::Socket)?;
-            transport::send_batch(&socket, &batch.bytes, batch.labels.len())
-                .map_err(HostError::Socket)
-        })??;
+        // One batch at a time on the shared socket: their acknowledgements must not interleave.
+        let mut kept = self.batches.lock().unwrap_or_else(PoisonError::into_inner);
+        let socket = match kept.take() {
+            Some(socket) => socket,
+            None => self.netns.run(NfSocket::open)?.map_err(HostError::Socket)?,
+        };
+        let acks = transport::send_batch(&socket, &batch.bytes, batch.labels.len())
+            .map_err(HostError::Socket)?;
+        // Kept only after a clean exchange: a socket error drops it (closed) above.
+        *kept = Some(socket);
+        drop(kept);
         if let Some(failed) = acks.iter().filter(|a| a.errno != 0).min_by_key(|a| a.seq) {
             let reason = failed.message.clone().unwrap_or_else(|| errno_text(failed.errno));
             return Err(HostError::Rejected {

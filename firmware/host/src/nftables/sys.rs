@@ -38,9 +38,21 @@ const SO_RCVBUFFORCE: libc::c_int = 33;
 // ---------------------------------------------------------------------------------------------
 
 /// A `NETLINK_NETFILTER` socket with extended ACKs on. It lives in the network namespace of the
-/// thread that opened it.
+/// thread that opened it, also once moved to another thread.
 pub(crate) struct NfSocket {
     inner: mnl::Socket,
+}
+
+// SAFETY: `mnl::Socket` is `!Send` only because it holds a raw pointer to libmnl's
+// `struct mnl_socket` (a descriptor and its bound address, allocated by `mnl_socket_open`).
+// libmnl keeps no thread-local or global state for it, so using it from another thread is
+// sound; `NfSocket` is not `Sync`, so one thread uses it at a time.
+unsafe impl Send for NfSocket {}
+
+impl std::fmt::Debug for NfSocket {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NfSocket").field("fd", &self.inner.as_raw_fd()).finish()
+    }
 }
 
 impl NfSocket {

@@ -479,6 +479,14 @@ async fn a_rule_the_kernel_refuses_fails_the_whole_batch() {
     }
     assert!(!nft_ok(&ns, &["list", "table", "inet", "routerd_test"]), "nothing was applied");
     assert!(observe(&backend).await.is_empty());
+
+    // The backend keeps its batch socket across calls: the refused batch's replies must not
+    // be taken for the next batch's.
+    let good = test_table();
+    backend.create(&desired(&good)).await.unwrap_or_else(|e| panic!("create after a refusal: {e}"));
+    backend.clone().create(&desired(&ip_table())).await.unwrap_or_else(|e| panic!("clone: {e}"));
+    assert_listed_as_displayed(&ns, &good);
+    assert_listed_as_displayed(&ns, &ip_table());
 }
 
 #[tokio::test]
