@@ -315,15 +315,18 @@ impl Session {
         self.registry.begin_apply(strict);
         let (current, log) = timed!(self, "apply", self.apply(&mut plan).await?);
 
-        let mut changes = Vec::with_capacity(prepared.len() + plan.orphans.len() + 1);
+        // Prepare recorded the creates as the only pending entries (resolve_pending cleared any
+        // older ones): those that did not run or failed go, the rest are promoted at once.
+        let mut changes = Vec::new();
         for (key, put) in created_keys.iter().zip(&prepared) {
             let LedgerChange::Put(entry) = put else { continue };
-            let (kind, name) = (entry.kind.clone(), entry.name.clone());
-            changes.push(if current.contains(&graph_key(key)) {
-                LedgerChange::Promote { kind, name }
-            } else {
-                LedgerChange::Remove { kind, name }
-            });
+            if !current.contains(&graph_key(key)) {
+                let (kind, name) = (entry.kind.clone(), entry.name.clone());
+                changes.push(LedgerChange::Remove { kind, name });
+            }
+        }
+        if !prepared.is_empty() {
+            changes.push(LedgerChange::PromoteAll);
         }
         let deleted = |e: &&routerd_graph::OpLogEntry<HostItem>| {
             e.operation == Operation::Delete && e.error.is_none()
@@ -767,7 +770,29 @@ fn entries_after(
 ) -> Vec<EntryHead> {
     let mut by_key: BTreeMap<String, EntryHead> =
         before.into_iter().map(|e| (e.key(), e)).collect();
-    for change in prepared.iter().chain(committed) {
+    // As the store applies it: a promotion of everything concerns what was pending before the
+    // commit's other changes.
+    let promote_all = |by_key: &mut BTreeMap<String, EntryHead>| {
+        for e in by_key.values_mut().filter(|e| e.state == EntryState::Pending) {
+            e.state = EntryState::Owned;
+        }
+    };
+    if committed.contains(&LedgerChange::PromoteAll) {
+        apply_changes(&mut by_key, prepared);
+        promote_all(&mut by_key);
+        apply_changes(&mut by_key, committed);
+    } else {
+        apply_changes(&mut by_key, prepared.iter().chain(committed));
+    }
+    by_key.into_values().collect()
+}
+
+/// Applies ledger `changes` other than [`LedgerChange::PromoteAll`] to entry heads by key.
+fn apply_changes<'a>(
+    by_key: &mut BTreeMap<String, EntryHead>,
+    changes: impl IntoIterator<Item = &'a LedgerChange>,
+) {
+    for change in changes {
         match change {
             LedgerChange::Put(e) => {
                 by_key.insert(e.key(), EntryHead::from(e));
@@ -780,10 +805,9 @@ fn entries_after(
             LedgerChange::Remove { kind, name } => {
                 by_key.remove(&routerd_ledger::entry_key(kind, name));
             }
-            LedgerChange::SetGeneration { .. } => {}
+            LedgerChange::PromoteAll | LedgerChange::SetGeneration { .. } => {}
         }
     }
-    by_key.into_values().collect()
 }
 
 /// Kernel names of `spec.reconcile.protectedInterfaces` (interface resource names or kernel
@@ -833,6 +857,29 @@ mod tests {
     /// the store holds after the same two transactions.
     #[test]
     fn entries_after_matches_the_store() -> Result<(), routerd_ledger::LedgerError> {
+        let name = |n: &str| ("linux.ipv4.route".to_string(), n.to_string());
+        let one_by_one = vec![
+            LedgerChange::Promote { kind: name("b-created").0, name: name("b-created").1 },
+            LedgerChange::Remove { kind: name("a-failed").0, name: name("a-failed").1 },
+            LedgerChange::Promote { kind: name("c-created").0, name: name("c-created").1 },
+            LedgerChange::Remove { kind: name("forgotten").0, name: name("forgotten").1 },
+            LedgerChange::SetGeneration { generation: 2, digest: "d".into() },
+        ];
+        entries_after_matches_the_store_for(one_by_one)?;
+        // As reconcile commits: the failed create removed, then everything else promoted (the
+        // promotion listed after the removals, as the store ignores the order).
+        let at_once = vec![
+            LedgerChange::Remove { kind: name("a-failed").0, name: name("a-failed").1 },
+            LedgerChange::PromoteAll,
+            LedgerChange::Remove { kind: name("forgotten").0, name: name("forgotten").1 },
+            LedgerChange::SetGeneration { generation: 2, digest: "d".into() },
+        ];
+        entries_after_matches_the_store_for(at_once)
+    }
+
+    fn entries_after_matches_the_store_for(
+        committed: Vec<LedgerChange>,
+    ) -> Result<(), routerd_ledger::LedgerError> {
         let dir = tempfile::tempdir().expect("tempdir");
         let ledger = Ledger::open(&dir.path().join("l.redb"))?;
         let before = [entry("kept", EntryState::Owned), entry("forgotten", EntryState::Owned)];
@@ -841,14 +888,6 @@ mod tests {
             .into_iter()
             .map(|n| LedgerChange::Put(entry(n, EntryState::Pending)))
             .collect();
-        let name = |n: &str| ("linux.ipv4.route".to_string(), n.to_string());
-        let committed = vec![
-            LedgerChange::Promote { kind: name("b-created").0, name: name("b-created").1 },
-            LedgerChange::Remove { kind: name("a-failed").0, name: name("a-failed").1 },
-            LedgerChange::Promote { kind: name("c-created").0, name: name("c-created").1 },
-            LedgerChange::Remove { kind: name("forgotten").0, name: name("forgotten").1 },
-            LedgerChange::SetGeneration { generation: 2, digest: "d".into() },
-        ];
         let computed = entries_after(ledger.heads()?, &prepared, &committed);
         ledger.apply(&prepared)?;
         ledger.apply(&committed)?;

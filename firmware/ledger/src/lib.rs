@@ -6,9 +6,9 @@
 //! it depends on nothing of ours.
 //!
 //! Crash safety follows a write-ahead rule. Before apply, the engine records every artifact it is
-//! about to create as [`EntryState::Pending`] in one durable transaction; after apply it promotes
-//! the ones that succeeded to [`EntryState::Owned`] ([`LedgerChange::Promote`]) and drops the
-//! rest in a second one. A run
+//! about to create as [`EntryState::Pending`] in one durable transaction; after apply it drops
+//! the ones that failed and promotes the rest to [`EntryState::Owned`] ([`LedgerChange::Promote`],
+//! or [`LedgerChange::PromoteAll`]) in a second one. A run
 //! that finds `Pending` entries left by a crash resolves them against the host: present means we
 //! created it (nothing else was supposed to), absent means the create never happened. Either way
 //! no artifact we created is ever unrecorded. Two fsyncs per reconcile, not one per artifact.

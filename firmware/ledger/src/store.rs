@@ -37,6 +37,10 @@ pub enum LedgerChange {
         /// Artifact name.
         name: String,
     },
+    /// Mark every entry that was pending before this transaction owned, whatever else the
+    /// transaction holds: a commit removes its failed creates and promotes the rest in one
+    /// change instead of one per artifact.
+    PromoteAll,
     /// Remove the entry with this kind and name, if present.
     Remove {
         /// Artifact kind string.
@@ -247,16 +251,21 @@ impl Ledger {
         {
             let mut table = txn.open_table(ARTIFACTS).map_err(|e| self.storage("write", e))?;
             let mut meta = txn.open_table(META).map_err(|e| self.storage("write", e))?;
-            let mut pending: BTreeSet<String> = match meta.get(PENDING) {
-                Ok(Some(list)) => {
-                    serde_json::from_str(list.value()).map_err(|source| LedgerError::Decode {
-                        path: self.path.clone(),
-                        key: format!("meta/{PENDING}"),
-                        source,
-                    })?
+            // The stored pending list is read only if a change needs it: a commit that promotes
+            // everything replaces it without reading thousands of keys.
+            let mut pending: Option<BTreeSet<String>> = None;
+            let stored_pending = |meta: &redb::Table<&str, &str>| -> Result<_, LedgerError> {
+                match meta.get(PENDING) {
+                    Ok(Some(list)) => {
+                        serde_json::from_str(list.value()).map_err(|source| LedgerError::Decode {
+                            path: self.path.clone(),
+                            key: format!("meta/{PENDING}"),
+                            source,
+                        })
+                    }
+                    Ok(None) => Ok(BTreeSet::new()),
+                    Err(e) => Err(self.storage("write", e)),
                 }
-                Ok(None) => BTreeSet::new(),
-                Err(e) => return Err(self.storage("write", e)),
             };
             let mut pending_changed = false;
             // Entries go in in key order (B-tree friendly); changes to one key keep their order.
@@ -267,7 +276,9 @@ impl Ledger {
                         LedgerChange::Put(e) => e.key(),
                         LedgerChange::Promote { kind, name }
                         | LedgerChange::Remove { kind, name } => entry_key(kind, name),
-                        LedgerChange::SetGeneration { .. } => String::new(),
+                        LedgerChange::PromoteAll | LedgerChange::SetGeneration { .. } => {
+                            String::new()
+                        }
                     };
                     (key, c)
                 })
@@ -275,6 +286,19 @@ impl Ledger {
             ordered.sort_by(|a, b| a.0.cmp(&b.0));
             let mut json = Vec::new();
             for (key, change) in ordered {
+                if let LedgerChange::SetGeneration { generation, digest } = change {
+                    let generation = generation.to_string();
+                    meta.insert("generation", generation.as_str())
+                        .map_err(|e| self.storage("write", e))?;
+                    meta.insert("configDigest", digest.as_str())
+                        .map_err(|e| self.storage("write", e))?;
+                    continue;
+                }
+                let list = match &mut pending {
+                    Some(list) => list,
+                    None if *change == LedgerChange::PromoteAll => pending.insert(BTreeSet::new()),
+                    None => pending.insert(stored_pending(&meta)?),
+                };
                 match change {
                     LedgerChange::Put(entry) => {
                         json.clear();
@@ -284,27 +308,26 @@ impl Ledger {
                             .insert(key.as_str(), json.as_slice())
                             .map_err(|e| self.storage("write", e))?;
                         pending_changed |= if entry.state == EntryState::Pending {
-                            pending.insert(key)
+                            list.insert(key)
                         } else {
-                            pending.remove(&key)
+                            list.remove(&key)
                         };
                     }
                     LedgerChange::Promote { .. } => {
-                        pending_changed |= pending.remove(&key);
+                        pending_changed |= list.remove(&key);
+                    }
+                    LedgerChange::PromoteAll => {
+                        list.clear();
+                        pending_changed = true;
                     }
                     LedgerChange::Remove { .. } => {
                         table.remove(key.as_str()).map_err(|e| self.storage("write", e))?;
-                        pending_changed |= pending.remove(&key);
+                        pending_changed |= list.remove(&key);
                     }
-                    LedgerChange::SetGeneration { generation, digest } => {
-                        let generation = generation.to_string();
-                        meta.insert("generation", generation.as_str())
-                            .map_err(|e| self.storage("write", e))?;
-                        meta.insert("configDigest", digest.as_str())
-                            .map_err(|e| self.storage("write", e))?;
-                    }
+                    LedgerChange::SetGeneration { .. } => {}
                 }
             }
+            let pending = pending.unwrap_or_default();
             if pending_changed && pending.is_empty() {
                 meta.remove(PENDING).map_err(|e| self.storage("write", e))?;
             } else if pending_changed {
@@ -412,6 +435,35 @@ mod tests {
         assert_eq!(states(&ledger)?, [EntryState::Owned, EntryState::Pending]);
         ledger.apply(&[LedgerChange::Remove { kind: b.kind.clone(), name: b.name.clone() }])?;
         assert_eq!(states(&ledger)?, [EntryState::Owned]);
+        Ok(())
+    }
+
+    #[test]
+    fn promote_all_promotes_what_was_pending_before_the_transaction() -> Result<(), LedgerError> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("p.redb");
+        let ledger = Ledger::open(&path)?;
+        let [a, b, c] = ["0x100", "0x101", "0x102"]
+            .map(|n| entry("linux.ipv4.fwmarkRule", n, EntryState::Pending));
+        ledger.apply(&[LedgerChange::Put(a.clone()), LedgerChange::Put(b.clone())])?;
+        // Listed last, the promotion still leaves the put of the same transaction pending.
+        ledger.apply(&[
+            LedgerChange::Remove { kind: a.kind.clone(), name: a.name.clone() },
+            LedgerChange::Put(c.clone()),
+            LedgerChange::PromoteAll,
+            LedgerChange::SetGeneration { generation: 3, digest: "d".into() },
+        ])?;
+        drop(ledger);
+        let ledger = Ledger::open(&path)?;
+        let got: Vec<(String, EntryState)> =
+            ledger.heads()?.into_iter().map(|e| (e.name, e.state)).collect();
+        assert_eq!(
+            got,
+            [("0x101".to_string(), EntryState::Owned), ("0x102".to_string(), EntryState::Pending)]
+        );
+        assert_eq!(ledger.applied_generation()?.generation, 3);
+        ledger.apply(&[LedgerChange::PromoteAll])?;
+        assert!(ledger.heads()?.iter().all(|e| e.state == EntryState::Owned));
         Ok(())
     }
 
