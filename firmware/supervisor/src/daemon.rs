@@ -297,6 +297,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         read_only: false,
         root: opts.host_root.clone(),
         system_bus: opts.systemd_bus.clone(),
+        exit_after_command: false,
     })
     .await?;
     crate::service::forward_logs(session.log_sinks());

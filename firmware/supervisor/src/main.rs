@@ -279,6 +279,7 @@ async fn engine_command(args: EngineArgs, mode: Mode) -> anyhow::Result<u8> {
         read_only: !writes,
         root: args.target.host_root.clone(),
         system_bus: args.target.systemd_bus.clone(),
+        exit_after_command: true,
     };
     let opened = std::time::Instant::now();
     let mut session = Session::open(opts).await?;

@@ -123,6 +123,7 @@ impl Lab {
             read_only,
             root: Some(self.root()),
             system_bus: self.system_bus.clone(),
+            exit_after_command: false,
         })
         .await
         .expect("session opens")
