@@ -1,4 +1,4 @@
-//! The rtnetlink connection of one [`super::NetlinkBackend`]: opening it inside the target
+//! The rtnetlink socket of one [`super::NetlinkBackend`]: opening it inside the target
 //! namespace, and the two request shapes every artifact module uses (a dump, an acknowledged
 //! change).
 //!
@@ -7,13 +7,11 @@
 use std::io;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use futures::StreamExt;
 use rtnetlink::packet_core::{
-    NLM_F_ACK, NLM_F_DUMP, NLM_F_DUMP_INTR, NLM_F_REQUEST, NetlinkDeserializable, NetlinkMessage,
-    NetlinkPayload, NetlinkSerializable,
+    NLM_F_ACK, NLM_F_DUMP, NLM_F_DUMP_INTR, NLM_F_REQUEST, NetlinkMessage, NetlinkPayload,
 };
 use rtnetlink::packet_route::RouteNetlinkMessage;
-use rtnetlink::sys::{AsyncSocket, Socket, SocketAddr, protocols::NETLINK_ROUTE};
+use rtnetlink::sys::{Socket, SocketAddr, protocols::NETLINK_ROUTE};
 
 use super::convert;
 use crate::artifact::ArtifactKey;
@@ -34,43 +32,41 @@ pub(crate) enum NlError {
     /// A dump was marked `NLM_F_DUMP_INTR`: the table changed while it was read.
     #[error("dump interrupted by a concurrent change")]
     Interrupted,
-    /// The connection task is gone (socket closed).
-    #[error("rtnetlink connection closed")]
-    Closed,
-    /// The change socket failed to send or receive.
+    /// The socket failed to send or receive.
     #[error("rtnetlink socket: {0}")]
     Socket(io::Error),
-    /// The kernel answered with something the request does not expect (`NLMSG_OVERRUN`).
+    /// The kernel answered with something the request does not expect (`NLMSG_OVERRUN`, a
+    /// message that does not parse).
     #[error("unexpected netlink answer: {0}")]
     Unexpected(String),
 }
 
-/// The rtnetlink sockets of one namespace: dumps go through a socket driven by a task on the
-/// tokio runtime, changes through a blocking one.
+/// One rtnetlink socket bound to a namespace, used synchronously: a request is sent, then its
+/// answers are read until the acknowledgement or the end of the dump.
 ///
 /// The kernel handles an rtnetlink change inside the `sendmsg` that carries it and queues the
-/// acknowledgement before the call returns (`rtnetlink_rcv` runs in the sender's context), so a
-/// change is one send and one receive that never waits. Sent that way, without the connection
-/// task's channels and wake-ups, a change costs a third of what it costs through the task: it
-/// matters when a reconcile creates thousands of routes.
+/// acknowledgement before the call returns (`rtnetlink_rcv` runs in the sender's context), and
+/// fills each part of a dump inside the `recvmsg` that asks for it, so no read ever waits for
+/// the kernel. Used this way, without a connection task's channels and wake-ups, a request costs
+/// a fraction of what it costs through the async `rtnetlink` connection: it matters when a
+/// reconcile creates thousands of routes and reads them back.
 #[derive(Clone, Debug)]
 pub(crate) struct Conn {
-    handle: rtnetlink::Handle,
-    changes: Arc<Mutex<ChangeSocket>>,
+    socket: Arc<Mutex<Exchange>>,
 }
 
-/// The blocking socket changes go through, with its sequence counter and receive buffer.
+/// The socket with its sequence counter and buffers.
 #[derive(Debug)]
-struct ChangeSocket {
+struct Exchange {
     socket: Socket,
     sequence: u32,
     send: Vec<u8>,
     receive: Vec<u8>,
 }
 
-/// Receive buffer of the change socket: an acknowledgement is a header and an errno, plus with
-/// `NETLINK_EXT_ACK` a message string; `NETLINK_CAP_ACK` keeps the request out of it.
-const CHANGE_RECEIVE_BUFFER: usize = 16 * 1024;
+/// Receive buffer: the kernel sizes each part of a dump to the reader's buffer, at most
+/// 32 KiB (`netlink_recvmsg`); an acknowledgement is far smaller.
+const RECEIVE_BUFFER: usize = 64 * 1024;
 
 impl NlError {
     /// The errno, when the kernel gave one.
@@ -83,14 +79,13 @@ impl NlError {
 
     /// Attributes a failed change (`create`, `modify`, `delete`) to `key`.
     ///
-    /// Kernel errors become [`HostError::Rejected`] keeping errno and message; a closed
-    /// connection becomes [`HostError::Socket`].
+    /// Kernel errors become [`HostError::Rejected`] keeping errno and message; a socket failure
+    /// becomes [`HostError::Socket`].
     pub(crate) fn rejected(self, key: &ArtifactKey, op: &'static str) -> HostError {
         match self {
             Self::Kernel { errno, message } => {
                 HostError::Rejected { key: key.clone(), op, message, errno: Some(errno) }
             }
-            Self::Closed => HostError::Socket(io::Error::other(self.to_string())),
             Self::Socket(e) => HostError::Socket(e),
             Self::Interrupted | Self::Unexpected(_) => {
                 HostError::Rejected { key: key.clone(), op, message: self.to_string(), errno: None }
@@ -101,7 +96,6 @@ impl NlError {
     /// Attributes a failed listing of `what` (`routes`, `links`).
     pub(crate) fn dump(self, what: &str) -> HostError {
         match self {
-            Self::Closed => HostError::Socket(io::Error::other(self.to_string())),
             Self::Socket(e) => HostError::Socket(e),
             other => HostError::Dump { what: what.to_string(), message: other.to_string() },
         }
@@ -109,42 +103,24 @@ impl NlError {
 }
 
 impl Conn {
-    /// Opens an rtnetlink socket inside `netns` and spawns its connection task on the current
-    /// tokio runtime (current-thread or multi-thread).
+    /// Opens an rtnetlink socket inside `netns`.
     ///
     /// The socket has `NETLINK_EXT_ACK` (kernel error messages) and `NETLINK_CAP_ACK` (errors do
     /// not echo the request payload) set, see `netlink(7)`.
-    /// Errors: [`HostError::Socket`] outside a tokio runtime or when the socket cannot be
-    /// opened; [`HostError::Netns`] when the namespace cannot be entered.
+    /// Errors: [`HostError::Socket`] when the socket cannot be opened; [`HostError::Netns`] when
+    /// the namespace cannot be entered.
     pub(crate) fn open(netns: &Netns) -> Result<Self, HostError> {
-        let runtime = tokio::runtime::Handle::try_current().map_err(|e| {
-            HostError::Socket(io::Error::other(format!("no tokio runtime to drive netlink: {e}")))
-        })?;
         let opened = netns.run(|| {
-            // AsyncFd registers with the runtime's I/O driver: enter it on this thread.
-            let _entered = runtime.enter();
-            let (mut connection, handle, _unsolicited) = rtnetlink::new_connection()?;
-            // Forward NLMSG_DONE and acks so a request that ends without one is seen as lost.
-            connection.set_forward_done(true);
-            connection.set_forward_ack(true);
-            let socket = connection.socket_mut().socket_mut();
+            let mut socket = Socket::new(NETLINK_ROUTE)?;
+            socket.bind_auto()?;
             socket.set_ext_ack(true)?;
             socket.set_cap_ack(true)?;
-            let mut changes = Socket::new(NETLINK_ROUTE)?;
-            changes.bind_auto()?;
-            changes.set_ext_ack(true)?;
-            changes.set_cap_ack(true)?;
-            Ok::<_, io::Error>((connection, handle, changes))
+            Ok::<_, io::Error>(socket)
         })?;
-        let (connection, handle, changes) = opened.map_err(HostError::Socket)?;
-        runtime.spawn(connection);
-        let changes = ChangeSocket {
-            socket: changes,
-            sequence: 0,
-            send: Vec::new(),
-            receive: vec![0; CHANGE_RECEIVE_BUFFER],
-        };
-        Ok(Self { handle, changes: Arc::new(Mutex::new(changes)) })
+        let socket = opened.map_err(HostError::Socket)?;
+        let exchange =
+            Exchange { socket, sequence: 0, send: Vec::new(), receive: vec![0; RECEIVE_BUFFER] };
+        Ok(Self { socket: Arc::new(Mutex::new(exchange)) })
     }
 
     /// Dumps (`NLM_F_DUMP`) what `request` asks for.
@@ -158,33 +134,27 @@ impl Conn {
     ) -> Result<Vec<RouteNetlinkMessage>, NlError> {
         let mut message = NetlinkMessage::from(request);
         message.header.flags = NLM_F_REQUEST | NLM_F_DUMP;
-        let mut handle = self.handle.clone();
-        let mut answers = handle.request(message).map_err(|_| NlError::Closed)?;
         let mut out = Vec::new();
         let mut interrupted = false;
-        let mut done = false;
-        while let Some(answer) = answers.next().await {
+        self.lock().exchange(message, |answer| {
             interrupted |= answer.header.flags & NLM_F_DUMP_INTR != 0;
             match answer.payload {
                 NetlinkPayload::InnerMessage(inner) => out.push(inner),
                 NetlinkPayload::Error(e) if e.code.is_some() => {
-                    return Err(convert::error_from_nl(&e));
+                    return Some(Err(convert::error_from_nl(&e)));
                 }
                 NetlinkPayload::Done(d) if d.code != 0 => {
-                    return Err(convert::done_error_from_nl(&d));
+                    return Some(Err(convert::done_error_from_nl(&d)));
                 }
-                NetlinkPayload::Done(_) => done = true,
+                NetlinkPayload::Done(_) => return Some(Ok(())),
                 NetlinkPayload::Overrun(_) => {
-                    return Err(NlError::Unexpected("netlink overrun".to_string()));
+                    return Some(Err(NlError::Unexpected("netlink overrun".to_string())));
                 }
                 _ => {}
             }
-        }
-        match (done, interrupted) {
-            (false, _) => Err(NlError::Closed),
-            (true, true) => Err(NlError::Interrupted),
-            (true, false) => Ok(out),
-        }
+            None
+        })?;
+        if interrupted { Err(NlError::Interrupted) } else { Ok(out) }
     }
 
     /// Sends `request` with `NLM_F_REQUEST | NLM_F_ACK | flags` and waits for the ack.
@@ -199,21 +169,32 @@ impl Conn {
     ) -> Result<(), NlError> {
         let mut message = NetlinkMessage::from(request);
         message.header.flags = NLM_F_REQUEST | NLM_F_ACK | flags;
-        // One change at a time on the socket; nothing is awaited while it is held.
-        let mut changes = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
-        changes.exchange(message)
+        self.lock().exchange(message, |answer| match answer.payload {
+            NetlinkPayload::Error(e) => Some(match e.code {
+                Some(_) => Err(convert::error_from_nl(&e)),
+                None => Ok(()),
+            }),
+            _ => None,
+        })
+    }
+
+    /// The socket, for one exchange; nothing is awaited while it is held.
+    fn lock(&self) -> std::sync::MutexGuard<'_, Exchange> {
+        self.socket.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
-impl ChangeSocket {
-    /// Sends `message` and reads the acknowledgement of its sequence number.
+impl Exchange {
+    /// Sends `message` under a new sequence number and hands every answer carrying that number
+    /// to `answer` until it returns the outcome.
     ///
-    /// Errors: [`NlError::Kernel`] for an error acknowledgement, [`NlError::Socket`] when the
-    /// socket fails, [`NlError::Unexpected`] for an answer that does not parse.
-    fn exchange<T>(&mut self, mut message: NetlinkMessage<T>) -> Result<(), NlError>
-    where
-        T: NetlinkSerializable + NetlinkDeserializable,
-    {
+    /// Errors: the outcome's, [`NlError::Socket`] when the socket fails,
+    /// [`NlError::Unexpected`] for an answer that does not parse.
+    fn exchange(
+        &mut self,
+        mut message: NetlinkMessage<RouteNetlinkMessage>,
+        mut answer: impl FnMut(NetlinkMessage<RouteNetlinkMessage>) -> Option<Result<(), NlError>>,
+    ) -> Result<(), NlError> {
         self.sequence = self.sequence.wrapping_add(1);
         message.header.sequence_number = self.sequence;
         message.finalize();
@@ -228,23 +209,20 @@ impl ChangeSocket {
                 self.socket.recv(&mut received, libc::MSG_TRUNC)
             })?;
             if n > self.receive.len() {
-                return Err(NlError::Unexpected(format!("{n} byte answer to a change")));
+                return Err(NlError::Unexpected(format!("{n} byte datagram")));
             }
-            // An answer of an earlier exchange that failed half-way is skipped by its number.
             let mut datagram = &self.receive[..n];
             while !datagram.is_empty() {
-                let answer = NetlinkMessage::<T>::deserialize(datagram)
+                let parsed = NetlinkMessage::<RouteNetlinkMessage>::deserialize(datagram)
                     .map_err(|e| NlError::Unexpected(e.to_string()))?;
-                let length = (answer.header.length as usize).next_multiple_of(4);
-                datagram = datagram.get(length.max(1)..).unwrap_or_default();
-                if answer.header.sequence_number != self.sequence {
+                let length = (parsed.header.length as usize).next_multiple_of(4).max(1);
+                datagram = datagram.get(length..).unwrap_or_default();
+                // An answer to an earlier exchange that failed half-way is skipped by number.
+                if parsed.header.sequence_number != self.sequence {
                     continue;
                 }
-                if let NetlinkPayload::Error(e) = answer.payload {
-                    return match e.code {
-                        Some(_) => Err(convert::error_from_nl(&e)),
-                        None => Ok(()),
-                    };
+                if let Some(outcome) = answer(parsed) {
+                    return outcome;
                 }
             }
         }

@@ -81,12 +81,10 @@ pub struct NetlinkBackend {
 }
 
 impl NetlinkBackend {
-    /// Opens an rtnetlink socket inside `netns` and spawns its connection task on the current
-    /// tokio runtime (current-thread or multi-thread).
+    /// Opens an rtnetlink socket inside `netns`; it stays there for its life.
     ///
-    /// Must be called from within a tokio runtime; the socket stays in `netns` for its life.
     /// Errors: [`HostError::Netns`] when the namespace cannot be entered (not root, deleted);
-    /// [`HostError::Socket`] when there is no runtime or the socket cannot be opened.
+    /// [`HostError::Socket`] when the socket cannot be opened.
     pub fn new(netns: &Netns) -> Result<Self, HostError> {
         Ok(Self {
             conn: Conn::open(netns)?,
