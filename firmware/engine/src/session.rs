@@ -381,19 +381,13 @@ impl Session {
         timed!(self, "commit", self.ledger.apply(&changes)?);
 
         let executed = executed_records(&plan, &log, &self.registry);
+        let reconciled = |plan: &EnginePlan, snap: &Snapshot, executed| {
+            self.report(plan, snap, input, now, "reconcile", Some(executed), true, Vec::new())
+        };
         if log.is_empty() {
             // Nothing ran: the host is as observed, and the plan already is the verification.
             plan.current = current;
-            let doc = self.report(
-                &plan,
-                &snap,
-                input,
-                now,
-                "reconcile",
-                Some(executed),
-                true,
-                Vec::new(),
-            );
+            let doc = reconciled(&plan, &snap, executed);
             self.release((plan, snap, desired, prepared, changes, created_keys));
             return doc;
         }
@@ -405,16 +399,7 @@ impl Session {
         drop((prepared, changes, created_keys));
         let after = self.snapshot_with(&desired, entries).await?;
         let verified = self.plan_of(&desired, &after)?;
-        let doc = self.report(
-            &verified,
-            &after,
-            input,
-            now,
-            "reconcile",
-            Some(executed),
-            true,
-            Vec::new(),
-        );
+        let doc = reconciled(&verified, &after, executed);
         self.release((verified, after, desired, snap));
         doc
     }
