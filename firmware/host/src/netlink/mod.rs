@@ -63,8 +63,9 @@ const KINDS: &[ArtifactKind] = &[
 /// Links, ip6tnl tunnels, addresses, routes, route tables and fwmark rules of one network
 /// namespace, over rtnetlink.
 ///
-/// Cheap to share by reference: operations take `&self` and may run concurrently; the
-/// connection task multiplexes them on one socket.
+/// Cheap to share by reference: operations take `&self` and may be called concurrently; they
+/// take turns on one blocking socket, each request answered before the next is sent (the
+/// kernel answers inside the calls, so a turn never waits for it).
 #[derive(Debug)]
 pub struct NetlinkBackend {
     conn: Conn,
