@@ -18,7 +18,7 @@ use crate::netns::Netns;
 /// network namespace.
 ///
 /// Works synchronously: a table is one batch, which the kernel applies atomically. Batches go
-/// through one `NETLINK_NETFILTER` socket opened inside the namespace on first use and kept
+/// through one `NETLINK_NETFILTER` socket opened inside the namespace with the backend and kept
 /// (entering a namespace takes a thread, [`Netns::run`], and a router with hundreds of tables
 /// would pay that for each); a socket that failed is dropped and the next batch opens another.
 /// Listings open a fresh socket each time: a dump abandoned half-way leaves messages behind.
