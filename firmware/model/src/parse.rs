@@ -55,13 +55,7 @@ pub fn load(path: &Path) -> Result<Config, ConfigErrors> {
 /// each located at `file:line:column`, ordered by position.
 /// Side effects: none.
 pub fn parse_config(source: &str, file: &str) -> Result<Config, ConfigErrors> {
-    let mut declared = Declared::default();
-    let mut parsed: Vec<(usize, Result<Resource, ResourceError>)> = Vec::new();
-    let mut on_resource = |index: usize, value: Value| {
-        declared.add(&value);
-        parsed.push((index, parse_resource(index, value)));
-    };
-    let (root, map) = match yaml::parse(source, RESOURCES_PATH, &mut on_resource) {
+    let (root, map, halves) = match yaml::parse(source, RESOURCES_PATH, Typed::default) {
         Ok(parsed) => parsed,
         Err(problems) => {
             let mut errors = ConfigErrors(
@@ -85,8 +79,13 @@ pub fn parse_config(source: &str, file: &str) -> Result<Config, ConfigErrors> {
     let header = parse_header(&root, &mut diag);
     check_resource_list(&root, &mut diag);
     drop(root);
-    let mut resources: Vec<(usize, Resource)> = Vec::with_capacity(parsed.len());
-    for (i, result) in parsed {
+    let mut declared = Declared::default();
+    let count = halves.iter().map(|half| half.parsed.len()).sum();
+    let mut resources: Vec<(usize, Resource)> = Vec::with_capacity(count);
+    for (i, result) in halves.into_iter().flat_map(|half| {
+        declared.extend(half.declared);
+        half.parsed
+    }) {
         match result {
             Ok(mut resource) => {
                 resource.location = map.value(&child_index(RESOURCES_PATH, i));
@@ -112,6 +111,21 @@ pub fn parse_config(source: &str, file: &str) -> Result<Config, ConfigErrors> {
             },
         }),
         _ => Err(diag.into_errors()),
+    }
+}
+
+/// The resources of `spec.resources` (or of one half of the list, see [`crate::yaml`]), typed
+/// as the YAML front end hands them over.
+#[derive(Default)]
+struct Typed {
+    declared: Declared,
+    parsed: Vec<(usize, Result<Resource, ResourceError>)>,
+}
+
+impl yaml::ItemSink for Typed {
+    fn item(&mut self, index: usize, value: Value) {
+        self.declared.add(&value);
+        self.parsed.push((index, parse_resource(index, value)));
     }
 }
 

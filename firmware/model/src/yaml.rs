@@ -14,6 +14,9 @@
 //! `duplicate key "X"`. Duplicate keys that are collections are compared by their JSON value,
 //! an approximation of saphyr's comparison (such keys are always rejected anyway). This module
 //! does no I/O and knows nothing about routerd kinds.
+//!
+//! A long item list is parsed in two halves on two threads when the text can be cut between
+//! two items; see [`split`] for how the cut is found and why the result is the same.
 
 use std::borrow::Cow;
 use std::cell::OnceCell;
@@ -24,6 +27,8 @@ use saphyr_parser::{Event, Marker, Parser, Span, SpannedEventReceiver, Tag};
 use serde_json::{Map, Number, Value};
 
 use crate::error::Location;
+
+mod split;
 
 /// Where each node of the parsed document starts, keyed by JSON path.
 ///
@@ -89,7 +94,8 @@ impl SourceMap<'_> {
         }
         self.full.get_or_init(|| {
             // The source parsed once already; a second parse cannot fail differently.
-            build(self.source, true, None).map(|built| built.positions).unwrap_or_default()
+            let full = build(self.source, true, None, Base::default());
+            full.map(|built| built.positions).unwrap_or_default()
         })
     }
 }
@@ -131,15 +137,29 @@ fn parent(path: &str) -> Option<&str> {
 /// stream, more than one document, or nodes JSON cannot hold (non-string keys, custom tags, bad
 /// tagged scalars, non-finite floats); all such node problems are returned together.
 ///
-/// Each item of the sequence at `items_path` (in the first document) goes to `on_item` with
-/// its index as soon as it is built, and the returned value holds `null` in its place; on
-/// error, items handed over so far are meaningless.
-pub(crate) fn parse<'s>(
+/// Each item of the sequence at `items_path` (in the first document) goes to a sink made by
+/// `new_sink`, with its index, as soon as it is built, and the returned value holds `null` in
+/// its place. A long list is parsed in two halves on two threads ([`split`]): then there are
+/// two sinks, the first holding the items before the second's. The sinks come back in that
+/// order. On error, items handed over so far are meaningless.
+pub(crate) fn parse<'s, S: ItemSink>(
     source: &'s str,
     items_path: &str,
-    on_item: &mut dyn FnMut(usize, Value),
-) -> Result<(Value, SourceMap<'s>), Vec<YamlProblem>> {
-    let built = build(source, false, Some((items_path, on_item)))?;
+    mut new_sink: impl FnMut() -> S,
+) -> Result<(Value, SourceMap<'s>, Vec<S>), Vec<YamlProblem>> {
+    if let Some(cut) = split::find(source, items_path)
+        && let Some(parsed) = split::parse(source, items_path, &cut, &mut new_sink)
+    {
+        return Ok(parsed);
+    }
+    let mut sink = new_sink();
+    let built = build(source, false, Some((items_path, &mut sink)), Base::default())?;
+    let (value, positions) = whole(source, built)?;
+    Ok((value, SourceMap { source, shallow: positions, full: OnceCell::new() }, vec![sink]))
+}
+
+/// The document and positions of a [`build`] over all of `source`, or its problems.
+fn whole(source: &str, built: Built) -> Result<(Value, Positions), Vec<YamlProblem>> {
     let Some(value) = built.document else {
         return Err(vec![problem(Location::new(1, 1), "", "document is empty")]);
     };
@@ -148,21 +168,59 @@ pub(crate) fn parse<'s>(
     }
     if built.unlocated {
         // A problem below the recorded paths: build again with every path to locate it.
-        return Err(build(source, true, None).map(|full| full.problems).unwrap_or_default());
+        let full = build(source, true, None, Base::default());
+        return Err(full.map(|full| full.problems).unwrap_or_default());
     }
     if !built.problems.is_empty() {
         return Err(built.problems);
     }
-    Ok((value, SourceMap { source, shallow: built.positions, full: OnceCell::new() }))
+    Ok((value, built.positions))
 }
 
 /// Most nodes alias expansion may copy in one stream, as in saphyr's loader (guards against
 /// "billion laughs" documents).
 const ALIAS_BUDGET: usize = 100_000;
 
-/// A path whose sequence items go to the callback with their index rather than into the tree
-/// (see [`parse`]).
-type ItemSink<'f> = (&'f str, &'f mut dyn FnMut(usize, Value));
+/// Receives the items of the streamed sequence (see [`parse`]), each with its index.
+///
+/// `Send`: the items of the second half of a long list go to a second sink on another thread.
+pub(crate) trait ItemSink: Send {
+    /// Takes item `index` of the sequence.
+    fn item(&mut self, index: usize, value: Value);
+}
+
+impl<F: FnMut(usize, Value) + Send> ItemSink for F {
+    fn item(&mut self, index: usize, value: Value) {
+        self(index, value);
+    }
+}
+
+/// A path whose sequence items go to the sink with their index rather than into the tree.
+type Streamed<'f> = (&'f str, &'f mut dyn ItemSink);
+
+/// Where the text a [`Builder`] reads sits in the whole document: the index of its first
+/// streamed item and the `.` count of the path its root stands for (both 0 for a whole
+/// document; for the second half of a split list, the items before it and the list's path).
+#[derive(Clone, Copy, Default)]
+struct Base {
+    index: usize,
+    dots: usize,
+}
+
+/// Where the streamed sequence sat in the text, for the checks of a split parse.
+#[derive(Default)]
+struct Marks {
+    /// Start of the streamed sequence.
+    start: Option<Location>,
+    /// End of the last node event inside it (its content; the end event itself excluded).
+    content_end: Option<(usize, usize)>,
+    /// Start of its end event.
+    end: Option<(usize, usize)>,
+    /// Items it had.
+    items: usize,
+    /// An anchor or alias appeared anywhere: a split parse cannot share them.
+    anchored: bool,
+}
 
 /// What [`build`] makes of a stream.
 struct Built {
@@ -175,6 +233,7 @@ struct Built {
     problems: Vec<YamlProblem>,
     /// A problem was found where no path was built.
     unlocated: bool,
+    marks: Marks,
 }
 
 /// Runs the parser over `source` and builds the JSON value from its events.
@@ -184,11 +243,15 @@ struct Built {
 fn build<'f>(
     source: &str,
     record_all: bool,
-    items: Option<ItemSink<'f>>,
+    items: Option<Streamed<'f>>,
+    base: Base,
 ) -> Result<Built, Vec<YamlProblem>> {
     let mut builder = Builder {
         source,
         items,
+        base,
+        marks: Marks::default(),
+        last_content_end: None,
         record_all,
         positions: Positions::default(),
         sink: Sink::default(),
@@ -217,6 +280,7 @@ fn build<'f>(
         positions: builder.positions,
         problems: builder.sink.problems,
         unlocated: builder.sink.unlocated,
+        marks: builder.marks,
     })
 }
 
@@ -224,8 +288,12 @@ fn build<'f>(
 /// resolution, anchors, duplicate keys) and the checks JSON needs, without a YAML tree.
 struct Builder<'i, 'f> {
     source: &'i str,
-    /// Path whose sequence items go to the callback rather than into the tree (see [`parse`]).
-    items: Option<ItemSink<'f>>,
+    /// Path whose sequence items go to the sink rather than into the tree (see [`parse`]).
+    items: Option<Streamed<'f>>,
+    base: Base,
+    marks: Marks,
+    /// End (line, column) of the latest node event (scalar, alias, collection start).
+    last_content_end: Option<(usize, usize)>,
     /// Record every node (error path) rather than the shallow ones.
     record_all: bool,
     positions: Positions,
@@ -349,7 +417,11 @@ impl<'i> SpannedEventReceiver<'i> for Builder<'i, '_> {
 
 impl<'i> Builder<'i, '_> {
     fn event(&mut self, ev: Event<'i>, span: Span) {
+        if matches!(ev, Event::Scalar(..) | Event::SequenceStart(..) | Event::MappingStart(..)) {
+            self.last_content_end = Some((span.end.line(), span.end.col()));
+        }
         if let Event::Alias(id) = ev {
+            self.marks.anchored = true;
             self.alias(id, span);
             return;
         }
@@ -358,6 +430,7 @@ impl<'i> Builder<'i, '_> {
         | Event::MappingStart(anchor, _) = &ev
             && *anchor > 0
         {
+            self.marks.anchored = true;
             self.open_anchors.push((*anchor, self.recording.len()));
         }
         if !self.open_anchors.is_empty() {
@@ -388,6 +461,13 @@ impl<'i> Builder<'i, '_> {
             }
             Event::SequenceEnd | Event::MappingEnd => {
                 let Some(frame) = self.stack.pop() else { return };
+                if self.is_streamed(&frame) {
+                    self.marks.content_end = self.last_content_end;
+                    self.marks.end = Some((span.start.line(), span.start.col()));
+                    if let Items::Sequence(items) = &frame.items {
+                        self.marks.items = items.len();
+                    }
+                }
                 let value = match frame.items {
                     Items::Sequence(items) => Value::Array(items),
                     Items::Mapping { entries, .. } => Value::Object(entries),
@@ -410,7 +490,20 @@ impl<'i> Builder<'i, '_> {
     fn open(&mut self, items: Items, at: Location, anchor: usize, tag: Option<Cow<'i, Tag>>) {
         let ctx = self.child_ctx(at);
         let tag = tag.filter(|t| !t.is_yaml_core_schema()).map(Cow::into_owned);
-        self.stack.push(Frame { items, ctx, at, anchor, tag, count: 1 });
+        let frame = Frame { items, ctx, at, anchor, tag, count: 1 };
+        if self.is_streamed(&frame) {
+            self.marks.start = Some(at);
+        }
+        self.stack.push(frame);
+    }
+
+    /// Whether `frame` is the sequence whose items go to the sink.
+    fn is_streamed(&self, frame: &Frame) -> bool {
+        let Some((path, _)) = &self.items else { return false };
+        matches!(frame.items, Items::Sequence(_))
+            && !frame.ctx.quiet
+            && frame.tag.is_none()
+            && frame.ctx.path.as_deref() == Some(*path)
     }
 
     /// Expands an alias by replaying its anchor's events, the alias standing in for the
@@ -488,7 +581,7 @@ impl<'i> Builder<'i, '_> {
             return None;
         }
         let path = parent.ctx.path.as_deref()?;
-        (self.record_all || dots(path) + extra_dots <= 1).then(|| make(path))
+        (self.record_all || self.base.dots + dots(path) + extra_dots <= 1).then(|| make(path))
     }
 
     /// Places a finished node in its parent (or makes it a document root).
@@ -528,10 +621,10 @@ impl<'i> Builder<'i, '_> {
                 parent.count += count;
                 let value = to_value(data, &ctx, at, &mut self.sink);
                 match &mut self.items {
-                    Some((path, on_item))
+                    Some((path, sink))
                         if !parent_quiet && parent.ctx.path.as_deref() == Some(*path) =>
                     {
-                        on_item(items.len(), value);
+                        sink.item(self.base.index + items.len(), value);
                         items.push(Value::Null);
                     }
                     _ => items.push(value),
@@ -643,7 +736,7 @@ mod tests {
     use super::*;
 
     fn parse_all(source: &str) -> Result<(Value, SourceMap<'_>), Vec<YamlProblem>> {
-        parse(source, "", &mut |_, _| {})
+        parse(source, "", || |_, _| {}).map(|(value, map, _)| (value, map))
     }
 
     #[test]
@@ -776,10 +869,11 @@ mod tests {
 
     #[test]
     fn items_at_the_streamed_path_go_to_the_callback() {
-        let mut items = Vec::new();
+        let items = std::sync::Mutex::new(Vec::new());
         let source = "spec:\n  list:\n    - &i {n: 1}\n    - *i\nother: [3]\n";
-        let (value, map) =
-            parse(source, "spec.list", &mut |i, v| items.push((i, v))).expect("valid yaml");
+        let sink = || |i, v| items.lock().expect("not poisoned").push((i, v));
+        let (value, map, _) = parse(source, "spec.list", sink).expect("valid yaml");
+        let items = items.into_inner().expect("not poisoned");
         assert_eq!(value.to_string(), r#"{"other":[3],"spec":{"list":[null,null]}}"#);
         assert_eq!(items.len(), 2);
         assert_eq!((items[1].0, &items[1].1), (1, &items[0].1));

@@ -2,6 +2,7 @@
 
 mod errors;
 mod fixture;
+mod long;
 mod lookups;
 mod schema;
 mod support;
