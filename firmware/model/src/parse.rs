@@ -8,7 +8,9 @@
 //! Resources are typed while the YAML is read: the YAML front end hands over each item of
 //! `spec.resources` as soon as it is built and keeps only a `null` in its place, so the JSON
 //! of the whole resource list is never in memory at once. Their errors are recorded once the
-//! source map exists, after the envelope's, in the same order as before.
+//! source map exists, after the envelope's, in the same order as before. A long list is read
+//! in two halves on two threads ([`crate::yaml`]); each half is typed on its own thread into
+//! its own `Typed`, and the halves are joined in index order.
 
 use std::path::Path;
 
