@@ -126,6 +126,7 @@ struct Shared {
 }
 
 struct BackendConfigurator {
+    kind: ArtifactKind,
     backend: Arc<dyn Backend>,
     shared: Arc<Shared>,
 }
@@ -138,6 +139,7 @@ impl BackendRegistry {
         for b in &backends {
             for kind in b.kinds() {
                 by_kind.entry(*kind).or_insert_with(|| BackendConfigurator {
+                    kind: *kind,
                     backend: Arc::clone(b),
                     shared: Arc::clone(&shared),
                 });
@@ -232,6 +234,34 @@ impl Configurator<HostItem> for BackendConfigurator {
             self.gate()?;
             let r = self.backend.create(&item.artifact).await;
             self.record(&item.artifact.key, r)
+        })
+    }
+
+    /// One at a time in strict mode, so that the first failure stops every later operation.
+    fn create_batch_limit(&self) -> usize {
+        if self.shared.strict.load(Ordering::SeqCst) {
+            return 1;
+        }
+        self.backend.create_batch_limit(self.kind)
+    }
+
+    fn create_many<'a>(
+        &'a self,
+        _ctx: &'a OpContext,
+        items: &'a [&'a HostItem],
+    ) -> BoxFuture<'a, Vec<Result<(), OpError>>> {
+        Box::pin(async move {
+            if let Err(refused) = self.gate() {
+                let refused = refused.to_string();
+                return items.iter().map(|_| Err(refused.clone().into())).collect();
+            }
+            let artifacts: Vec<&Artifact> = items.iter().map(|item| &*item.artifact).collect();
+            let results = self.backend.create_many(&artifacts).await;
+            results
+                .into_iter()
+                .zip(items)
+                .map(|(r, item)| self.record(&item.artifact.key, r))
+                .collect()
         })
     }
 

@@ -41,6 +41,33 @@ pub trait Configurator<I: Item>: Send + Sync {
     /// Errors: any; the item stays in the current state, recorded as failed.
     fn delete<'a>(&'a self, ctx: &'a OpContext, item: &'a I) -> BoxFuture<'a, Result<(), OpError>>;
 
+    /// How many creates [`Configurator::create_many`] takes at once; 1 (the default): one at a
+    /// time through [`Configurator::create`].
+    fn create_batch_limit(&self) -> usize {
+        1
+    }
+
+    /// Creates `items`, none of which depends on another, in any order or at the same time;
+    /// one result per item, in the order of `items`.
+    ///
+    /// Called instead of [`Configurator::create`] for two or more items when
+    /// [`Configurator::create_batch_limit`] allows it. The items cannot continue in the
+    /// background (`ctx` is shared by the batch; a background id set on it is ignored).
+    /// Default: [`Configurator::create`] for each item, one after another.
+    fn create_many<'a>(
+        &'a self,
+        ctx: &'a OpContext,
+        items: &'a [&'a I],
+    ) -> BoxFuture<'a, Vec<Result<(), OpError>>> {
+        Box::pin(async move {
+            let mut results = Vec::with_capacity(items.len());
+            for item in items {
+                results.push(self.create(ctx, item).await);
+            }
+            results
+        })
+    }
+
     /// Whether going from `current` to `intended` needs delete + create instead of modify.
     ///
     /// Called only when `intended` does not match `current`. A recreate also deletes every item

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::background::{CancelHandle, OpContext, ResumeSignal, Tracker};
-use crate::configurator::Registry;
+use crate::configurator::{Configurator, Registry};
 use crate::engine::{Current, Engine, Index, Outcome};
 use crate::error::{GraphError, OperationError, ReconcileError, error_chain};
 use crate::graph::Graph;
@@ -122,7 +122,9 @@ impl<'r, I: Item> Reconciler<'r, I> {
     ///
     /// Shape: first reads results of finished background operations (whatever the selection),
     /// then runs deletes and modifies (dependents first), then creates (dependencies first). A
-    /// failed operation blocks only what depends on it. Operations that continue in the
+    /// failed operation blocks only what depends on it. Creates of a configurator that takes
+    /// batches ([`Configurator::create_batch_limit`]) go to it together when none depends on
+    /// another (ADR 0009); the outcome is the same as one at a time. Operations that continue in the
     /// background leave their item in progress; call again once [`Status::ready_to_resume`]
     /// fires.
     /// Errors: [`GraphError::Cycle`] when `intended` has a dependency cycle; nothing is run.
@@ -149,6 +151,10 @@ impl<'r, I: Item> Reconciler<'r, I> {
             failed,
         );
         while let Some(op) = engine.next_op() {
+            if let Some(batch) = self.batch(&mut engine, &op) {
+                self.execute_batch(&tracker, &mut engine, op, batch, &mut op_log).await;
+                continue;
+            }
             let previous_error = engine.current().state(&op.key).and_then(|s| s.last_error.clone());
             let (outcome, entry) = self.execute(&tracker, op, previous_error).await;
             op_log.push(entry);
@@ -172,6 +178,76 @@ impl<'r, I: Item> Reconciler<'r, I> {
             ready_to_resume: in_progress.then(|| ResumeSignal::new(&tracker, seen)),
             cancel: in_progress.then(|| CancelHandle::new(Arc::clone(&tracker))),
         })
+    }
+
+    /// When `first` is a create whose configurator takes batches
+    /// ([`Configurator::create_batch_limit`]), the creates that may run with it: the next
+    /// ones in the run's order, of the same configurator, depending on none of the batch.
+    /// `None` for anything else (run one at a time).
+    fn batch<F: Fn(&I, &I) -> bool>(
+        &self,
+        engine: &mut Engine<'_, I, F>,
+        first: &PlannedOp<I>,
+    ) -> Option<(&'r dyn Configurator<I>, Vec<PlannedOp<I>>)> {
+        if first.op != Operation::Create {
+            return None;
+        }
+        let configurator = self.registry.configurator(first.after.as_ref()?)?;
+        let limit = configurator.create_batch_limit();
+        let same = |item: &I| {
+            self.registry.configurator(item).is_some_and(|c| std::ptr::addr_eq(c, configurator))
+        };
+        let mut joined = Vec::new();
+        while joined.len() + 1 < limit {
+            let Some(op) = engine.next_joining(same) else { break };
+            joined.push(op);
+        }
+        (!joined.is_empty()).then_some((configurator, joined))
+    }
+
+    /// Runs `first` and the creates `joined` to it with one
+    /// [`Configurator::create_many`], then completes them in order.
+    ///
+    /// Shape: every log entry of the batch carries the batch's start and end.
+    async fn execute_batch<F: Fn(&I, &I) -> bool>(
+        &self,
+        tracker: &Arc<Tracker>,
+        engine: &mut Engine<'_, I, F>,
+        first: PlannedOp<I>,
+        (configurator, joined): (&'r dyn Configurator<I>, Vec<PlannedOp<I>>),
+        op_log: &mut Vec<OpLogEntry<I>>,
+    ) {
+        let ops: Vec<PlannedOp<I>> = std::iter::once(first).chain(joined).collect();
+        let items: Vec<&I> = ops.iter().filter_map(|op| op.after.as_ref()).collect();
+        let ctx = OpContext::new(Arc::clone(tracker));
+        let start = SystemTime::now();
+        let results = configurator.create_many(&ctx, &items).await;
+        let end = SystemTime::now();
+        let mut results = results.into_iter();
+        for op in ops {
+            let previous_error = engine.current().state(&op.key).and_then(|s| s.last_error.clone());
+            let result = match results.next() {
+                Some(result) => result.map_err(|error| error_chain(error.as_ref())),
+                None => Err("the configurator returned no result for this create".to_string()),
+            };
+            let outcome = match &result {
+                Err(error) => Outcome::Failed(error.clone()),
+                Ok(()) => Outcome::Done,
+            };
+            let item = op.after.clone().expect("invariant: a create carries its intended item");
+            op_log.push(OpLogEntry {
+                key: op.key,
+                operation: Operation::Create,
+                item,
+                start,
+                end: Some(end),
+                in_progress: false,
+                error: result.err(),
+                previous_error,
+                cancelled: false,
+            });
+            engine.complete(outcome);
+        }
     }
 
     fn needs_recreate(&self, current: &I, intended: &I) -> bool {

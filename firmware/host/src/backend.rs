@@ -42,6 +42,30 @@ pub trait Backend: Send + Sync {
     /// Creates `desired` on the host.
     fn create<'a>(&'a self, desired: &'a Artifact) -> BoxFuture<'a, Result<(), HostError>>;
 
+    /// How many creates of `kind` [`Backend::create_many`] takes at once; 1 (the default):
+    /// one at a time through [`Backend::create`].
+    fn create_batch_limit(&self, _kind: ArtifactKind) -> usize {
+        1
+    }
+
+    /// Creates `desired` (artifacts of one kind, none depending on another), in any order or
+    /// at the same time.
+    ///
+    /// Shape: one result per artifact, in the order of `desired`. Default: [`Backend::create`]
+    /// for each, one after another.
+    fn create_many<'a>(
+        &'a self,
+        desired: &'a [&'a Artifact],
+    ) -> BoxFuture<'a, Vec<Result<(), HostError>>> {
+        Box::pin(async move {
+            let mut results = Vec::with_capacity(desired.len());
+            for artifact in desired {
+                results.push(self.create(artifact).await);
+            }
+            results
+        })
+    }
+
     /// Changes `observed` in place into `desired` (same key).
     fn modify<'a>(
         &'a self,

@@ -8,7 +8,8 @@
 //! ```text
 //! new: actions (fixed point) ─▶ stage 1 order (post-order: dependents first)
 //!      intended topological order ─▶ stage 2 (creates: dependencies first)
-//! loop: next_op ─▶ driver runs it ─▶ complete(outcome) ─▶ graph updated, blocks recorded
+//! loop: next_op [─▶ next_joining …] ─▶ driver runs them ─▶ complete(outcome) per op, in order
+//!       ─▶ graph updated, blocks recorded
 //! finish: pending / deferred / auto-deleted report
 //! ```
 
@@ -17,7 +18,7 @@ mod index;
 pub(crate) mod order;
 mod steps;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 
@@ -171,7 +172,11 @@ pub(crate) struct Engine<'a, I: Item, F> {
     deleted: BTreeMap<Key<I::Kind>, Reason>,
     /// Items outside the selection deleted by a cascade: created again when possible.
     restorable: BTreeSet<Key<I::Kind>>,
-    running: Option<PlannedOp<I>>,
+    /// Operations handed out and not completed yet, in hand-out order, with the id of a
+    /// stage-2 create (more than one only through [`Engine::next_joining`]).
+    running: VecDeque<(PlannedOp<I>, Option<usize>)>,
+    /// By id: a create handed out and not completed yet.
+    in_flight: Vec<bool>,
     report: Report<I::Kind>,
 }
 
@@ -254,7 +259,8 @@ impl<'a, I: Item, F: Fn(&I, &I) -> bool> Engine<'a, I, F> {
             held,
             deleted: BTreeMap::new(),
             restorable: BTreeSet::new(),
-            running: None,
+            running: VecDeque::new(),
+            in_flight: vec![false; count],
             report: Report { pending: Vec::new(), deferred: Vec::new(), auto_deleted: Vec::new() },
         };
         engine.compute_actions();
@@ -274,28 +280,70 @@ impl<'a, I: Item, F: Fn(&I, &I) -> bool> Engine<'a, I, F> {
 
     /// The next operation to run, or `None` when the run is over.
     ///
-    /// Shape: call [`Engine::complete`] with its outcome before asking for the next one.
+    /// Shape: call [`Engine::complete`] with its outcome before asking for the next one (or
+    /// extend it to a batch with [`Engine::next_joining`]).
     pub(crate) fn next_op(&mut self) -> Option<PlannedOp<I>> {
-        debug_assert!(self.running.is_none(), "next_op called before complete");
+        debug_assert!(self.running.is_empty(), "next_op called before complete");
         while let Some(&step) = self.steps.get(self.position) {
             self.position += 1;
-            let op = match step {
-                Step::Stage1(id) => self.stage1_step(id),
-                Step::Stage2(id) => self.stage2_step(id),
+            let (op, create) = match step {
+                Step::Stage1(id) => (self.stage1_step(id), None),
+                Step::Stage2(id) => (self.stage2_step(id), Some(id)),
             };
             if let Some(op) = op {
-                self.running = Some(op.clone());
-                return Some(op);
+                return Some(self.hand_out(op, create));
             }
         }
         None
     }
 
-    /// Records the outcome of the operation last handed out by [`Engine::next_op`].
+    /// The next operation, if it is a create that may run at the same time as every operation
+    /// handed out and not completed yet, and `joins` accepts its intended item.
+    ///
+    /// Shape: `None` (nothing consumed) when the operations running are not all creates, when
+    /// the next step is not a create, when the next create depends on one that is running, or
+    /// when `joins` refuses it; complete the running operations first, then go on with
+    /// [`Engine::next_op`]. Steps that yield no operation are consumed on the way.
+    ///
+    /// Why this is the same run as one operation at a time: a create is decided by its own key
+    /// and its dependencies only (see `stage2_step`), and none of its dependencies is running,
+    /// so the outcomes still to come cannot change the decision.
+    pub(crate) fn next_joining(&mut self, joins: impl Fn(&I) -> bool) -> Option<PlannedOp<I>> {
+        if self.running.is_empty() || self.running.iter().any(|(_, create)| create.is_none()) {
+            return None;
+        }
+        while let Some(&Step::Stage2(id)) = self.steps.get(self.position) {
+            if self.index.int_deps[id].iter().any(|edge| self.in_flight[edge.to]) {
+                return None;
+            }
+            if self.index.int_items[id].is_some_and(|item| !joins(item)) {
+                return None;
+            }
+            self.position += 1;
+            if let Some(op) = self.stage2_step(id) {
+                return Some(self.hand_out(op, Some(id)));
+            }
+        }
+        None
+    }
+
+    fn hand_out(&mut self, op: PlannedOp<I>, create: Option<usize>) -> PlannedOp<I> {
+        if let Some(id) = create {
+            self.in_flight[id] = true;
+        }
+        self.running.push_back((op.clone(), create));
+        op
+    }
+
+    /// Records the outcome of the earliest operation handed out and not completed yet.
     ///
     /// Side effects: updates the item and its state in the current graph.
     pub(crate) fn complete(&mut self, outcome: Outcome) {
-        let op = self.running.take().expect("invariant: complete() follows next_op()");
+        let (op, create) =
+            self.running.pop_front().expect("invariant: complete() follows next_op()");
+        if let Some(id) = create {
+            self.in_flight[id] = false;
+        }
         match outcome {
             Outcome::Done => self.apply_success(op),
             Outcome::Failed(error) => self.apply_failure(op, error),

@@ -2,6 +2,7 @@
 
 mod async_ops;
 mod basic;
+mod batches;
 mod dependencies;
 mod dot;
 mod external;

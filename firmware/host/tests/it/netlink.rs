@@ -299,6 +299,77 @@ async fn route_with_unreachable_gateway_is_rejected_with_enetunreach() {
     assert_eq!(err.reason(), "KernelRejected");
 }
 
+/// A batch of route creates large enough to go in two lanes (the machines this runs on have
+/// two CPUs): every route lands, one result per route in order, and a route the kernel refuses
+/// fails alone with its own errno.
+#[tokio::test]
+async fn a_batch_of_routes_is_created_in_two_lanes_with_one_result_each() {
+    let ns = TestNetns::new();
+    ns.add_veth_with_address("ve0", "ve1", "10.0.0.1/24");
+    let backend = backend(&ns);
+    let limit = backend.create_batch_limit(ArtifactKind::Ipv4Route);
+    let two_cpus = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+    assert_eq!(limit > 1, two_cpus, "routes are batched exactly when there are two CPUs");
+    assert_eq!(backend.create_batch_limit(ArtifactKind::Ipv4Address), 1);
+    let mut routes: Vec<Artifact> = (0..200u32)
+        .map(|i| route(100, &format!("172.16.{i}.0/24"), Some("10.0.0.2"), Some("ve0"), 0))
+        .collect();
+    // In the second half: unreachable gateway.
+    routes[150] = route(100, "198.51.100.0/24", Some("203.0.113.1"), None, 0);
+    let batch: Vec<&Artifact> = routes.iter().collect();
+
+    let results = backend.create_many(&batch).await;
+
+    assert_eq!(results.len(), routes.len());
+    for (i, result) in results.iter().enumerate() {
+        if i == 150 {
+            let Err(HostError::Rejected { errno, .. }) = result else {
+                panic!("route 150 must be rejected, got {result:?}")
+            };
+            assert_eq!(*errno, Some(libc::ENETUNREACH));
+        } else {
+            assert!(result.is_ok(), "route {i}: {result:?}");
+        }
+    }
+    let installed = routes_in(&ns, "-4", "100");
+    assert_eq!(installed.len(), 199, "every route but the refused one is in table 100");
+    for i in [0u32, 99, 100, 199] {
+        let dst = format!("172.16.{i}.0/24");
+        assert!(installed.iter().any(|r| r["dst"] == dst.as_str()), "{dst} missing");
+    }
+}
+
+/// A route whose gateway is reachable only through another route of the same batch (a
+/// dependency the config does not name) lands even when the two go in different lanes and the
+/// dependent one is sent first: it is sent again once the batch's other routes are in.
+#[tokio::test]
+async fn a_route_refused_in_a_lane_is_sent_again_after_the_rest_of_the_batch() {
+    let ns = TestNetns::new();
+    ns.add_veth_with_address("ve0", "ve1", "10.0.0.1/24");
+    let backend = backend(&ns);
+    // First half: routes via 192.0.2.1, reachable only once the on-link route of the second
+    // half (the batch's last route) is in. Index 0 is sent before the other lane starts.
+    let mut routes: Vec<Artifact> = (0..64u32)
+        .map(|i| route(254, &format!("172.17.{i}.0/24"), Some("192.0.2.1"), Some("ve0"), 0))
+        .collect();
+    routes.extend(
+        (0..63u32)
+            .map(|i| route(254, &format!("172.18.{i}.0/24"), Some("10.0.0.2"), Some("ve0"), 0)),
+    );
+    routes.push(route(254, "192.0.2.0/24", None, Some("ve0"), 0));
+    let batch: Vec<&Artifact> = routes.iter().collect();
+
+    let results = backend.create_many(&batch).await;
+
+    for (i, result) in results.iter().enumerate() {
+        assert!(result.is_ok(), "route {i}: {result:?}");
+    }
+    let installed = routes_in(&ns, "-4", "main");
+    for dst in ["172.17.0.0/24", "172.17.63.0/24", "172.18.0.0/24", "192.0.2.0/24"] {
+        assert!(installed.iter().any(|r| r["dst"] == dst), "{dst} missing from table main");
+    }
+}
+
 #[tokio::test]
 async fn route_table_is_observed_only_while_it_holds_our_routes_and_delete_flushes_only_ours() {
     let ns = TestNetns::new();
