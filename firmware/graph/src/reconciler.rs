@@ -28,9 +28,10 @@ pub struct OpLogEntry<I: Item> {
     pub operation: Operation,
     /// The value passed to the configurator: intended for Create and Modify, current for Delete.
     pub item: I,
-    /// When the operation started.
+    /// When the operation started (for a batch of creates, when the batch started).
     pub start: SystemTime,
-    /// When it ended; `None` while it continues in the background.
+    /// When it ended (for a batch, when the batch ended); `None` while it continues in the
+    /// background.
     pub end: Option<SystemTime>,
     /// Whether the operation continues in the background (a later reconcile logs its end).
     pub in_progress: bool,

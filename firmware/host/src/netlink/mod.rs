@@ -206,6 +206,8 @@ impl NetlinkBackend {
             return results;
         };
         let (first, second) = desired.split_at(desired.len() / 2);
+        // `block_on` returns at once: this module's futures never wait (a blocking socket,
+        // answered inside the call; see `conn`), so no runtime is needed on either thread.
         let run = |conn: &Conn, half: &[&Artifact]| -> Vec<Result<(), HostError>> {
             half.iter().map(|a| futures::executor::block_on(self.create_on(conn, a))).collect()
         };
