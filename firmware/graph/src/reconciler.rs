@@ -219,14 +219,17 @@ impl<'r, I: Item> Reconciler<'r, I> {
         op_log: &mut Vec<OpLogEntry<I>>,
     ) {
         let ops: Vec<PlannedOp<I>> = std::iter::once(first).chain(joined).collect();
-        let items: Vec<&I> = ops.iter().filter_map(|op| op.after.as_ref()).collect();
+        let items: Vec<&I> = ops
+            .iter()
+            .map(|op| op.after.as_ref().expect("invariant: a create carries its intended item"))
+            .collect();
         let ctx = OpContext::new(Arc::clone(tracker));
         let start = SystemTime::now();
         let results = configurator.create_many(&ctx, &items).await;
         let end = SystemTime::now();
         let mut results = results.into_iter();
-        for op in ops {
-            let previous_error = engine.current().state(&op.key).and_then(|s| s.last_error.clone());
+        for PlannedOp { key, after, .. } in ops {
+            let previous_error = engine.current().state(&key).and_then(|s| s.last_error.clone());
             let result = match results.next() {
                 Some(result) => result.map_err(|error| error_chain(error.as_ref())),
                 None => Err("the configurator returned no result for this create".to_string()),
@@ -235,9 +238,9 @@ impl<'r, I: Item> Reconciler<'r, I> {
                 Err(error) => Outcome::Failed(error.clone()),
                 Ok(()) => Outcome::Done,
             };
-            let item = op.after.clone().expect("invariant: a create carries its intended item");
+            let item = after.expect("invariant: a create carries its intended item");
             op_log.push(OpLogEntry {
-                key: op.key,
+                key,
                 operation: Operation::Create,
                 item,
                 start,
