@@ -368,3 +368,64 @@ fn an_intent_no_configurator_applies_is_blocked_naming_its_apply_with_and_so_are
     let link = ArtifactKey::new(ArtifactKind::Link, "eth0");
     assert!(!desired.blocked.contains_key(&link), "{:#?}", desired.blocked);
 }
+
+/// A report large enough to take chunks on helper threads puts every resource's status in
+/// its own slot, in config order, each naming its own artifacts and operations.
+#[test]
+fn a_large_report_keeps_each_resource_in_its_slot() {
+    let mut yaml = String::from(crate::fixtures::WAN0);
+    for i in 0..2500 {
+        yaml.push_str(&format!(
+            "    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4StaticRoute
+      metadata:
+        name: r{i}
+      spec:
+        interface: wan
+        destination: 100.{}.{}.0/24
+        table: 1000
+",
+            64 + i / 256,
+            i % 256,
+        ));
+    }
+    let config = crate::fixtures::router(&yaml);
+    let support = |_: &Intent| crate::item::Support::Applied;
+    let desired = Arc::new(Desired::new(render(&config), &BTreeSet::new(), &support));
+    let observed = BTreeMap::new();
+    let input = PlanInput {
+        observed: &observed,
+        ledger: &[],
+        observes: &|_| true,
+        needs_recreate: &|_: &HostItem, _: &HostItem| false,
+    };
+    let p = plan(&desired, &input).expect("no cycle");
+    let doc = crate::report::build(
+        &p,
+        crate::report::ReportInput {
+            config: &config,
+            mode: "plan",
+            generation: 1,
+            timestamp: "2026-11-22T00:00:00Z".into(),
+            executed: None,
+            with_operations: true,
+            adopted: Vec::new(),
+            warnings: Vec::new(),
+        },
+    );
+    assert_eq!(doc.resources.len(), config.spec.resources.len());
+    for (res, status) in config.spec.resources.iter().zip(&doc.resources) {
+        assert_eq!(status.id, res.id());
+        assert!(!status.conditions.is_empty(), "{}: no conditions", status.id);
+        let id = res.id();
+        let Some(route) = id.strip_prefix("net.routerd.net/v1alpha1/IPv4StaticRoute/r") else {
+            continue;
+        };
+        let i: usize = route.parse().expect("route number");
+        let name = format!("1000:100.{}.{}.0/24:0", 64 + i / 256, i % 256);
+        assert_eq!(status.artifacts.len(), 1, "{}", status.id);
+        assert_eq!(status.artifacts[0].name, name, "{}", status.id);
+        assert!(status.plan.iter().all(|o| o.name == name && *o.owner == *status.id));
+        assert_eq!(status.phase, crate::Phase::Drifted, "{}: the route is to create", status.id);
+    }
+}

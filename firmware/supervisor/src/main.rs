@@ -340,7 +340,7 @@ fn print_doc(doc: &ResultDocument, output: Output) -> anyhow::Result<()> {
         Output::Json => {
             // Streamed: the document of a large config is megabytes of JSON.
             let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-            serde_json::to_writer_pretty(&mut out, doc).context("writing JSON")?;
+            doc.write_json_pretty(&mut out).context("writing JSON")?;
             std::io::Write::write_all(&mut out, b"\n").context("writing JSON")?;
             std::io::Write::flush(&mut out).context("writing JSON")?;
         }
