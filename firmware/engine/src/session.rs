@@ -52,6 +52,10 @@ use crate::state::StateStore;
 /// How long apply waits for operations that continue in the background.
 const ASYNC_DEADLINE: Duration = Duration::from_secs(120);
 
+/// The fewest creates a chunk of prepare's ledger entries takes: below this a helper thread
+/// costs more than it saves (an entry takes about a microsecond).
+const PREPARE_CHUNK_MIN: usize = 512;
+
 /// Where a session acts.
 #[derive(Clone, Debug)]
 pub struct SessionOptions {
@@ -621,7 +625,7 @@ impl Session {
         // Sized once: a cold reconcile records thousands, and growth slack would be the
         // reconcile's peak memory.
         let creates = plan.ops.ops.iter().filter(|o| o.op == Operation::Create).count();
-        let (mut keys, mut puts) = (Vec::with_capacity(creates), Vec::with_capacity(creates));
+        let (mut keys, mut intents) = (Vec::with_capacity(creates), Vec::with_capacity(creates));
         let mut seen = HashSet::with_capacity(creates);
         for op in plan.ops.ops.iter().filter(|o| o.op == Operation::Create) {
             let key = artifact_key(&op.key);
@@ -633,18 +637,27 @@ impl Session {
             {
                 continue;
             }
-            keys.push(key.clone());
-            puts.push(LedgerChange::Put(LedgerEntry {
+            keys.push(key);
+            intents.push(*intent);
+        }
+        // The entries (each with its attributes as JSON) are built in parallel: thousands in
+        // a cold reconcile, each independent of the others.
+        let recorded_at = unix_secs(now);
+        let mut puts: Vec<LedgerChange> =
+            intents.iter().map(|_| LedgerChange::PromoteAll).collect();
+        crate::par::fill(&intents, &mut puts, PREPARE_CHUNK_MIN, |intent| {
+            let key = intent.key();
+            LedgerChange::Put(LedgerEntry {
                 kind: key.kind.as_str().into(),
                 name: key.name.clone(),
                 owner: intent.owner.to_string(),
                 origin: Origin::Created,
                 state: EntryState::Pending,
                 generation,
-                recorded_at: unix_secs(now),
+                recorded_at,
                 attributes: Attributes::of(&intent.artifact.spec),
-            }));
-        }
+            })
+        });
         self.ledger.apply(&puts)?;
         Ok((keys, puts))
     }

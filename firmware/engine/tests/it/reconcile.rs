@@ -701,3 +701,52 @@ async fn allow_local_source_nat_routes_what_the_router_sends_by_the_policy_too()
     assert!(table.contains("type route hook output"), "{table}");
     assert!(ping(&lab), "the router's own ping is marked and routed by table 101\n{table}");
 }
+
+/// A config large enough that render, prepare and the report take chunks on helper threads
+/// (1,500 routes) reconciles exactly: every route is created and recorded in the ledger under
+/// its own key, every resource reports its own route, and the second apply is a no-op.
+#[tokio::test]
+async fn a_large_config_is_reconciled_recorded_and_reported_route_by_route() {
+    let lab = Lab::new();
+    let mut yaml = LAB.trim_end().to_string();
+    let route = |i: usize| format!("1000:10.{}.{}.0/24:0", 100 + i / 256, i % 256);
+    for i in 0..1500 {
+        yaml.push_str(&format!(
+            "
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4StaticRoute
+      metadata:
+        name: bulk{i}
+      spec:
+        interface: lan
+        destination: 10.{}.{}.0/24
+        via: 192.168.50.2
+        table: 1000",
+            100 + i / 256,
+            i % 256,
+        ));
+    }
+    yaml.push('\n');
+    let doc = lab.reconcile(&yaml).await;
+    assert!(ops(&doc, "failed").is_empty(), "{:#?}", ops(&doc, "failed"));
+    let done = ops(&doc, "done");
+    let ledger = lab.ledger_keys();
+    // The statuses of the routes, in config order.
+    let bulk: Vec<&ResourceResult> =
+        doc.resources.iter().filter(|r| r.id.contains("/IPv4StaticRoute/bulk")).collect();
+    assert_eq!(bulk.len(), 1500);
+    for (i, status) in bulk.iter().enumerate() {
+        let key = format!("linux.ipv4.route/{}", route(i));
+        assert!(done.contains(&format!("create {key}")), "{key} was not created");
+        assert!(ledger.contains(&key), "{key} is not in the ledger");
+        assert!(status.id.ends_with(&format!("/bulk{i}")), "{} is out of order at {i}", status.id);
+        let names: Vec<&str> = status.artifacts.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, [route(i).as_str()], "bulk{i} reports another route");
+        assert_eq!(status.phase, Phase::Healthy, "bulk{i}");
+    }
+    let table = lab.ip(&["-4", "route", "show", "table", "1000"]);
+    assert_eq!(table.lines().filter(|l| l.contains("via 192.168.50.2")).count(), 1500);
+
+    let again = lab.reconcile(&yaml).await;
+    assert!(again.operations.is_empty(), "second apply did {} operations", again.operations.len());
+}
