@@ -62,3 +62,28 @@ pub(crate) fn intent<'a>(
         .find(|i| i.key().to_string() == key)
         .unwrap_or_else(|| panic!("no intent {key}"))
 }
+
+/// `count` `IPv4StaticRoute` list items `r0`, `r1`, … on interface `wan`: route `i` to
+/// `100.(64 + i / 256).(i % 256).0/24` in table `1000 + i % tables`, through `via` if given.
+/// The routes of the tests of large configs (chunks on helper threads).
+pub(crate) fn static_routes(count: usize, tables: usize, via: Option<&str>) -> String {
+    let via = via.map(|v| format!("        via: {v}\n")).unwrap_or_default();
+    (0..count)
+        .map(|i| {
+            format!(
+                "    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4StaticRoute
+      metadata:
+        name: r{i}
+      spec:
+        interface: wan
+        destination: 100.{}.{}.0/24
+{via}        table: {}
+",
+                64 + i / 256,
+                i % 256,
+                1000 + i % tables.max(1),
+            )
+        })
+        .collect()
+}

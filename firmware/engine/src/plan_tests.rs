@@ -373,22 +373,8 @@ fn an_intent_no_configurator_applies_is_blocked_naming_its_apply_with_and_so_are
 /// its own slot, in config order, each naming its own artifacts and operations.
 #[test]
 fn a_large_report_keeps_each_resource_in_its_slot() {
-    let mut yaml = String::from(crate::fixtures::WAN0);
-    for i in 0..2500 {
-        yaml.push_str(&format!(
-            "    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv4StaticRoute
-      metadata:
-        name: r{i}
-      spec:
-        interface: wan
-        destination: 100.{}.{}.0/24
-        table: 1000
-",
-            64 + i / 256,
-            i % 256,
-        ));
-    }
+    let yaml =
+        format!("{}{}", crate::fixtures::WAN0, crate::fixtures::static_routes(2500, 1, None));
     let config = crate::fixtures::router(&yaml);
     let support = |_: &Intent| crate::item::Support::Applied;
     let desired = Arc::new(Desired::new(render(&config), &BTreeSet::new(), &support));

@@ -864,23 +864,7 @@ fn a_large_config_renders_in_chunks_as_it_does_one_resource_at_a_time() {
         address: 10.0.0.1/24
 ",
     );
-    for i in 0..3000 {
-        yaml.push_str(&format!(
-            "    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv4StaticRoute
-      metadata:
-        name: r{i}
-      spec:
-        interface: wan
-        destination: 100.{}.{}.0/24
-        via: 10.0.0.2
-        table: {}
-",
-            64 + i / 256,
-            i % 256,
-            1000 + i % 7,
-        ));
-    }
+    yaml.push_str(&crate::fixtures::static_routes(3000, 7, Some("10.0.0.2")));
     let config = router(&yaml);
     let (target, runtime) = (Target::default(), RuntimeValues::default());
     let rendered = render_with(&config, &target, &runtime);
