@@ -323,6 +323,39 @@ mod tests {
     use super::*;
     use crate::artifact::VlanProtocol;
 
+    /// The link dump of this process's own namespace (`lo` at least; no privilege needed)
+    /// carries no per-link IPv6 counters: the kernel honours the request's
+    /// `RTEXT_FILTER_SKIP_STATS`.
+    #[test]
+    fn the_link_dump_leaves_the_ipv6_counters_out() {
+        use rtnetlink::packet_route::RouteNetlinkMessage;
+        use rtnetlink::packet_route::link::{AfSpecInet6, AfSpecUnspec, LinkAttribute};
+
+        let conn = Conn::open(&crate::netns::Netns::current()).expect("a netlink socket");
+        let messages = futures::executor::block_on(conn.dump(convert::link_dump_request()))
+            .expect("the link dump");
+        let mut inet6 = 0;
+        for m in &messages {
+            let RouteNetlinkMessage::NewLink(link) = m else { continue };
+            for attr in &link.attributes {
+                let LinkAttribute::AfSpecUnspec(specs) = attr else { continue };
+                for spec in specs {
+                    let AfSpecUnspec::Inet6(attrs) = spec else { continue };
+                    inet6 += 1;
+                    let counters = attrs
+                        .iter()
+                        .filter(|a| matches!(a, AfSpecInet6::Stats(_) | AfSpecInet6::Icmp6Stats(_)))
+                        .count();
+                    assert_eq!(counters, 0, "link {} carries its IPv6 counters", link.header.index);
+                }
+            }
+        }
+        // Without IPv6 on this machine there is nothing to leave out, and nothing to check.
+        if std::path::Path::new("/proc/net/if_inet6").exists() {
+            assert!(inet6 > 0, "no link carries IPv6 attributes at all");
+        }
+    }
+
     fn listed(index: u32, ifname: &str, info: NlLinkInfo) -> NlLink {
         NlLink { index, ifname: ifname.into(), admin_up: false, mtu: Some(1500), info }
     }
