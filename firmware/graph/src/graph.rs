@@ -10,6 +10,7 @@ use std::iter::Peekable;
 use std::sync::Arc;
 
 use crate::background::Tracker;
+use crate::engine::Index;
 use crate::item::{Item, Key};
 use crate::state::{ItemState, ItemStatus, Selection};
 
@@ -148,8 +149,16 @@ impl<I: Item> Graph<I> {
     }
 
     /// Items with their keys, in key order.
-    fn entries(&self) -> impl Iterator<Item = (&Key<I::Kind>, &Entry<I>)> + '_ {
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (&Key<I::Kind>, &Entry<I>)> + '_ {
         self.slots.iter().filter_map(|(key, slot)| Some((key, slot.entry.as_ref()?)))
+    }
+
+    /// Whether an item is stored under `key`, and the key's state: one search for both.
+    pub(crate) fn slot(&self, key: &Key<I::Kind>) -> (bool, Option<&ItemState>) {
+        match self.slots.get(key) {
+            Some(slot) => (slot.entry.is_some(), slot.state.as_ref()),
+            None => (false, None),
+        }
     }
 
     pub(crate) fn entry(&self, key: &Key<I::Kind>) -> Option<&Entry<I>> {
@@ -233,25 +242,43 @@ impl<I: Item> Graph<I> {
     /// state other than a plain `Created` (nothing failed, running, pending or externally
     /// modified). Nothing then needs an operation.
     ///
-    /// Shape: one walk over both maps in key order, plus a lookup per dependency.
-    pub(crate) fn is_converged_to(&self, intended: &Graph<I>) -> bool {
+    /// `index` is [`Index::new`] of `intended`: once the keys are known to be the same, the
+    /// item a dependency names is found by its id, without searching the map.
+    /// Shape: one walk over both maps in key order, then one pass over the dependencies.
+    pub(crate) fn is_converged_to(&self, intended: &Graph<I>, index: &Index<'_, I>) -> bool {
         if self.len != intended.len || self.slots.len() != self.len {
             return false;
         }
-        let satisfied = |item: &I| {
-            item.deps().iter().all(|dep| self.get(&dep.key).is_some_and(|r| dep.is_satisfied_by(r)))
+        // The current items by id: ids 0..len are the intended keys in key order.
+        let mut have_items: Vec<&I> = Vec::with_capacity(self.len);
+        let same =
+            self.slots.iter().zip(intended.entries()).all(|((key, slot), (int_key, want))| {
+                let (Some(have), Some(state)) = (&slot.entry, &slot.state) else { return false };
+                have_items.push(&have.item);
+                key == int_key
+                    && state.state == ItemStatus::Created
+                    && !state.externally_modified
+                    && have.next.is_none()
+                    && have.item.is_external() == want.item.is_external()
+                    && want.item.matches(&have.item)
+            });
+        if !same {
+            return false;
+        }
+        let count = have_items.len();
+        // A dependency on a key outside the graph is missing; one without a predicate is
+        // satisfied by any item.
+        let satisfied = |to: Option<usize>, dep: &crate::item::Dependency<I>| {
+            to.is_some_and(|to| {
+                to < count && (dep.must_satisfy.is_none() || dep.is_satisfied_by(have_items[to]))
+            })
         };
-        self.slots.iter().zip(intended.entries()).all(|((key, slot), (int_key, want))| {
-            let (Some(have), Some(state)) = (&slot.entry, &slot.state) else { return false };
-            key == int_key
-                && state.state == ItemStatus::Created
-                && !state.externally_modified
-                && have.next.is_none()
-                && have.item.is_external() == want.item.is_external()
-                && want.item.matches(&have.item)
-                && satisfied(&want.item)
+        have_items.iter().enumerate().all(|(id, have)| {
+            let want_deps = &index.int_deps[id];
+            want_deps.iter().all(|edge| satisfied(Some(edge.to), &edge.dep))
                 // Items built from one declaration share their list: checked once.
-                && (std::ptr::eq(want.item.deps(), have.item.deps()) || satisfied(&have.item))
+                && (index.int_items[id].is_some_and(|want| std::ptr::eq(want.deps(), have.deps()))
+                    || have.deps().iter().all(|dep| satisfied(index.get(&dep.key), dep)))
         })
     }
 

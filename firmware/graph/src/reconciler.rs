@@ -156,7 +156,7 @@ impl<'r, I: Item> Reconciler<'r, I> {
                 self.execute_batch(&tracker, &mut engine, op, batch, &mut op_log).await;
                 continue;
             }
-            let previous_error = engine.current().state(&op.key).and_then(|s| s.last_error.clone());
+            let previous_error = engine.last_error(&op.key);
             let (outcome, entry) = self.execute(&tracker, op, previous_error).await;
             op_log.push(entry);
             engine.complete(outcome);
@@ -229,7 +229,7 @@ impl<'r, I: Item> Reconciler<'r, I> {
         let end = SystemTime::now();
         let mut results = results.into_iter();
         for PlannedOp { key, after, .. } in ops {
-            let previous_error = engine.current().state(&key).and_then(|s| s.last_error.clone());
+            let previous_error = engine.last_error(&key);
             let result = match results.next() {
                 Some(result) => result.map_err(|error| error_chain(error.as_ref())),
                 None => Err("the configurator returned no result for this create".to_string()),

@@ -29,6 +29,8 @@ pub(crate) struct Index<'a, I: Item> {
     ids: HashMap<Key<I::Kind>, usize, BuildHasherDefault<FxHasher>>,
     /// The intended item of each id, if any.
     pub(crate) int_items: Vec<Option<&'a I>>,
+    /// The subgraph of the intended item of each id, if any.
+    pub(crate) int_subgraphs: Vec<Option<&'a str>>,
     /// Intended dependencies of each id, in declaration order (empty without an item).
     pub(crate) int_deps: Vec<Vec<Edge<I>>>,
     /// Intended ids, every item after the items it depends on (dependencies first).
@@ -47,13 +49,15 @@ impl<'a, I: Item> Index<'a, I> {
             keys: Vec::with_capacity(count),
             ids: HashMap::with_capacity_and_hasher(count, BuildHasherDefault::default()),
             int_items: Vec::with_capacity(count),
+            int_subgraphs: Vec::with_capacity(count),
             int_deps: Vec::with_capacity(count),
             order: Vec::new(),
         };
-        for (key, item) in intended.keys().zip(intended.items()) {
+        for (key, entry) in intended.entries() {
             index.ids.insert(key.clone(), index.keys.len());
             index.keys.push(key.clone());
-            index.int_items.push(Some(item));
+            index.int_items.push(Some(&entry.item));
+            index.int_subgraphs.push(entry.subgraph.as_deref());
         }
         for item in intended.items() {
             let edges = index.edges(item);
@@ -110,6 +114,7 @@ impl<'a, I: Item> Index<'a, I> {
     pub(crate) fn grow(&mut self) {
         let len = self.keys.len();
         self.int_items.resize(len, None);
+        self.int_subgraphs.resize(len, None);
         self.int_deps.resize_with(len, Vec::new);
     }
 }

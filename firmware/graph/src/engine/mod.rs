@@ -18,6 +18,7 @@ mod index;
 pub(crate) mod order;
 mod steps;
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 use std::ops::{Deref, DerefMut};
@@ -27,7 +28,7 @@ pub(crate) use self::index::Index;
 use crate::graph::Graph;
 use crate::item::{Item, Key};
 use crate::plan::{PlannedOp, Reason};
-use crate::state::{Operation, Selection};
+use crate::state::{ItemState, Operation, Selection};
 
 /// Result of one operation handed out by [`Engine::next_op`].
 #[derive(Debug)]
@@ -108,6 +109,25 @@ struct CurFact {
     externally_modified: bool,
 }
 
+/// What the current graph holds under an id, as the run last read it.
+#[derive(Clone, Copy, Debug)]
+struct Seen {
+    /// An item is stored under the key.
+    present: bool,
+    /// The key has a state: whether it is usable, and the operation running in the background.
+    state: Option<(bool, Option<Operation>)>,
+}
+
+impl Seen {
+    fn of(present: bool, state: Option<&ItemState>) -> Self {
+        Seen { present, state: state.map(|s| (s.is_usable(), s.in_progress())) }
+    }
+
+    fn in_progress(&self) -> Option<Operation> {
+        self.state.and_then(|(_, running)| running)
+    }
+}
+
 /// Why an item must not be touched again, or used as a dependency, in this run.
 #[derive(Clone, Debug)]
 pub(crate) enum Hold {
@@ -177,6 +197,10 @@ pub(crate) struct Engine<'a, I: Item, F> {
     running: VecDeque<(PlannedOp<I>, Option<usize>)>,
     /// By id: a create handed out and not completed yet.
     in_flight: Vec<bool>,
+    /// By id: the current graph's slot as last read, `None` until read and after the run
+    /// changed the key. A dependency is asked about by every item that needs it (a link by
+    /// each of its routes), and each question would otherwise search the graph's map.
+    seen: Vec<Cell<Option<Seen>>>,
     report: Report<I::Kind>,
 }
 
@@ -261,6 +285,7 @@ impl<'a, I: Item, F: Fn(&I, &I) -> bool> Engine<'a, I, F> {
             restorable: BTreeSet::new(),
             running: VecDeque::new(),
             in_flight: vec![false; count],
+            seen: vec![Cell::new(None); count],
             report: Report { pending: Vec::new(), deferred: Vec::new(), auto_deleted: Vec::new() },
         };
         engine.compute_actions();
@@ -273,9 +298,13 @@ impl<'a, I: Item, F: Fn(&I, &I) -> bool> Engine<'a, I, F> {
         engine
     }
 
-    /// The current graph as updated so far.
-    pub(crate) fn current(&self) -> &Graph<I> {
-        &self.cur
+    /// The error of the last operation on `key`, kept in its state until one succeeds.
+    pub(crate) fn last_error(&self, key: &Key<I::Kind>) -> Option<String> {
+        // Most keys a run touches have no state at all: the slot read once says so.
+        if self.index.get(key).is_some_and(|id| self.seen(id).state.is_none()) {
+            return None;
+        }
+        self.cur.state(key).and_then(|s| s.last_error.clone())
     }
 
     /// The next operation to run, or `None` when the run is over.
@@ -376,8 +405,30 @@ impl<'a, I: Item, F: Fn(&I, &I) -> bool> Engine<'a, I, F> {
         }
     }
 
+    /// The subgraph of the intended item under `key`, if any.
     fn intended_subgraph(&self, key: &Key<I::Kind>) -> Option<String> {
-        self.int.subgraph_of(key).map(str::to_string)
+        match self.index.get(key) {
+            Some(id) => self.index.int_subgraphs[id].map(str::to_string),
+            None => self.int.subgraph_of(key).map(str::to_string),
+        }
+    }
+
+    /// The current graph's slot of `id`: read once, then from `seen` until the run changes it.
+    fn seen(&self, id: usize) -> Seen {
+        if let Some(seen) = self.seen[id].get() {
+            return seen;
+        }
+        let (present, state) = self.cur.slot(&self.index.keys[id]);
+        let seen = Seen::of(present, state);
+        self.seen[id].set(Some(seen));
+        seen
+    }
+
+    /// Forgets what was read of `key`'s slot: the run is about to change it.
+    fn forget(&self, key: &Key<I::Kind>) {
+        if let Some(id) = self.index.get(key) {
+            self.seen[id].set(None);
+        }
     }
 }
 

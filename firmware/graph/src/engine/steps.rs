@@ -7,7 +7,7 @@
 //! and satisfies its predicate.
 
 use super::actions::detail;
-use super::{Action, Edge, Engine, Hold};
+use super::{Action, Edge, Engine, Hold, Seen};
 use crate::item::{Item, Key};
 use crate::plan::{PlannedOp, Reason};
 use crate::state::{ItemState, ItemStatus, Operation};
@@ -62,9 +62,9 @@ impl<I: Item, F: Fn(&I, &I) -> bool> Engine<'_, I, F> {
         if intended.is_external() || !(self.in_scope(key) || self.restorable.contains(key)) {
             return None;
         }
-        if self.cur.contains(key) {
-            let running = self.cur.state(key).and_then(ItemState::in_progress);
-            if running == Some(Operation::Delete) {
+        let seen = self.seen(id);
+        if seen.present {
+            if seen.in_progress() == Some(Operation::Delete) {
                 let why = "waits for the delete of its previous instance".to_string();
                 self.report.pending.push((key.clone(), why));
             }
@@ -95,6 +95,7 @@ impl<I: Item, F: Fn(&I, &I) -> bool> Engine<'_, I, F> {
         let key = op.key;
         match op.op {
             Operation::Delete => {
+                self.forget(&key);
                 self.cur.take_entry(&key);
                 self.cur.drop_state(&key);
                 if !self.in_scope(&key) {
@@ -105,15 +106,27 @@ impl<I: Item, F: Fn(&I, &I) -> bool> Engine<'_, I, F> {
             operation => {
                 let after =
                     op.after.expect("invariant: create and modify carry the intended value");
-                let mut state = self.cur.state(&key).cloned().unwrap_or_default();
+                let id = self.index.get(&key);
+                // A create asked about its own slot just before (stage2_step): no search when
+                // the key had no state.
+                let stateless = id.is_some_and(|id| self.seen(id).state.is_none());
+                let mut state = match stateless {
+                    true => ItemState::default(),
+                    false => self.cur.state(&key).cloned().unwrap_or_default(),
+                };
                 state.record(operation, Ok(()));
                 let subgraph = self.intended_subgraph(&key);
+                let seen = Seen::of(true, Some(&state));
                 self.cur.store(after, subgraph, state);
+                if let Some(id) = id {
+                    self.seen[id].set(Some(seen));
+                }
             }
         }
     }
 
     pub(super) fn apply_failure(&mut self, op: PlannedOp<I>, error: String) {
+        self.forget(&op.key);
         if let Some(entry) = self.cur.entry_mut(&op.key) {
             entry.next = None;
         }
@@ -123,6 +136,7 @@ impl<I: Item, F: Fn(&I, &I) -> bool> Engine<'_, I, F> {
 
     pub(super) fn apply_background(&mut self, op: PlannedOp<I>, id: u64) {
         let key = op.key;
+        self.forget(&key);
         let mut state = self.cur.state(&key).cloned().unwrap_or_default();
         state.state = ItemStatus::InProgress { op: op.op };
         state.async_op = Some(id);
@@ -183,23 +197,28 @@ impl<I: Item, F: Fn(&I, &I) -> bool> Engine<'_, I, F> {
         if let Some(hold) = self.held.get(&dep.key) {
             return unsatisfied(hold.to_string());
         }
-        let Some(required) = self.cur.get(&dep.key) else {
+        let seen = self.seen(edge.to);
+        if !seen.present {
             return unsatisfied("is missing".to_string());
-        };
-        if self.cur.state(&dep.key).is_some_and(|state| !state.is_usable()) {
+        }
+        if seen.state.is_some_and(|(usable, _)| !usable) {
             return unsatisfied("is not created".to_string());
         }
         let delete_planned = matches!(self.actions[edge.to], Some(Action::Delete { .. }));
         if delete_planned && !self.deleted.contains_key(&dep.key) {
             return unsatisfied("is being deleted".to_string());
         }
-        if !dep.is_satisfied_by(required) {
+        // Without a predicate every item satisfies the dependency: no need to look it up.
+        let fails = dep.must_satisfy.is_some()
+            && self.cur.get(&dep.key).is_none_or(|required| !dep.is_satisfied_by(required));
+        if fails {
             return unsatisfied("does not satisfy the requirement".to_string());
         }
         None
     }
 
     fn remove_auto_deleted(&mut self, key: &Key<I::Kind>, reason: Reason) {
+        self.forget(key);
         self.cur.take_entry(key);
         self.cur.drop_state(key);
         if !self.in_scope(key) {
@@ -215,6 +234,7 @@ impl<I: Item, F: Fn(&I, &I) -> bool> Engine<'_, I, F> {
     }
 
     fn set_pending(&mut self, key: &Key<I::Kind>, reason: String) {
+        self.forget(key);
         let state = self.cur.state_mut(key);
         state.state = ItemStatus::Pending { reason: reason.clone() };
         state.async_op = None;
