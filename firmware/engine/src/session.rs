@@ -384,12 +384,12 @@ impl Session {
         changes.push(LedgerChange::SetGeneration { generation, digest: input.digest.clone() });
         timed!(self, "commit", self.ledger.apply(&changes)?);
 
-        let executed = executed_records(&plan, &log, &self.registry);
         let reconciled = |plan: &EnginePlan, snap: &Snapshot, executed| {
             self.report(plan, snap, input, now, "reconcile", Some(executed), true, Vec::new())
         };
         if log.is_empty() {
             // Nothing ran: the host is as observed, and the plan already is the verification.
+            let executed = executed_records(&plan, &log, &self.registry);
             plan.current = current;
             let doc = reconciled(&plan, &snap, executed);
             self.release((plan, snap, desired, prepared, changes, created_keys));
@@ -397,10 +397,17 @@ impl Session {
         }
         // Only the desired state, the executed records and the ledger carry over to the
         // verification: the plan, the operation log and the graph are large.
-        drop((plan, log, current));
+        // (Built on two threads at once, the records and the ledger view took longer than one
+        // after the other: both allocate and free thousands of small blocks.)
+        let executed = timed!(self, "records", executed_records(&plan, &log, &self.registry));
+        drop((plan, log, current, created_keys));
         // The ledger as just committed, without reading it back (apply is all or nothing).
-        let entries = entries_after(std::mem::take(&mut snap.entries), &prepared, &changes);
-        drop((prepared, changes, created_keys));
+        let entries = timed!(
+            self,
+            "ledger-view",
+            entries_after(std::mem::take(&mut snap.entries), prepared, &changes)
+        );
+        drop(changes);
         let after = self.snapshot_with(&desired, entries).await?;
         let verified = self.plan_of(&desired, &after)?;
         let doc = reconciled(&verified, &after, executed);
@@ -798,9 +805,11 @@ fn executed_records(
 
 /// The ledger entries after `prepared` and then `committed` were applied to `before` (sorted
 /// by key, as the store lists them), computed as the store computes them.
+///
+/// `prepared` is consumed: its entries' names move into the heads instead of being copied.
 fn entries_after(
     before: Vec<EntryHead>,
-    prepared: &[LedgerChange],
+    prepared: Vec<LedgerChange>,
     committed: &[LedgerChange],
 ) -> Vec<EntryHead> {
     let mut by_key: BTreeMap<String, EntryHead> =
@@ -812,14 +821,41 @@ fn entries_after(
             e.state = EntryState::Owned;
         }
     };
+    put_all(&mut by_key, prepared);
     if committed.contains(&LedgerChange::PromoteAll) {
-        apply_changes(&mut by_key, prepared);
         promote_all(&mut by_key);
-        apply_changes(&mut by_key, committed);
-    } else {
-        apply_changes(&mut by_key, prepared.iter().chain(committed));
     }
+    apply_changes(&mut by_key, committed);
     by_key.into_values().collect()
+}
+
+/// Applies `changes` in order, as [`apply_changes`] does, taking each put entry's strings.
+///
+/// Shape: a run of puts is gathered and goes in at once; into an empty map (the ledger
+/// before a first reconcile) as one sorted build, which keeps the last put of a key as the
+/// one-by-one inserts would.
+fn put_all(by_key: &mut BTreeMap<String, EntryHead>, changes: Vec<LedgerChange>) {
+    let mut puts: Vec<(String, EntryHead)> = Vec::new();
+    let flush = |by_key: &mut BTreeMap<String, EntryHead>, puts: &mut Vec<(String, EntryHead)>| {
+        if by_key.is_empty() {
+            *by_key = std::mem::take(puts).into_iter().collect();
+        } else {
+            by_key.extend(puts.drain(..));
+        }
+    };
+    for change in changes {
+        match change {
+            LedgerChange::Put(e) => {
+                let head = EntryHead::from(e);
+                puts.push((head.key(), head));
+            }
+            other => {
+                flush(by_key, &mut puts);
+                apply_changes(by_key, [&other]);
+            }
+        }
+    }
+    flush(by_key, &mut puts);
 }
 
 /// Applies ledger `changes` other than [`LedgerChange::PromoteAll`] to entry heads by key.
@@ -915,22 +951,64 @@ mod tests {
     fn entries_after_matches_the_store_for(
         committed: Vec<LedgerChange>,
     ) -> Result<(), routerd_ledger::LedgerError> {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let ledger = Ledger::open(&dir.path().join("l.redb"))?;
         let before = [entry("kept", EntryState::Owned), entry("forgotten", EntryState::Owned)];
-        ledger.apply(&before.iter().cloned().map(LedgerChange::Put).collect::<Vec<_>>())?;
         let prepared: Vec<LedgerChange> = ["b-created", "a-failed", "c-created"]
             .into_iter()
             .map(|n| LedgerChange::Put(entry(n, EntryState::Pending)))
             .collect();
-        let computed = entries_after(ledger.heads()?, &prepared, &committed);
-        ledger.apply(&prepared)?;
-        ledger.apply(&committed)?;
-        let stored = ledger.heads()?;
-        assert_eq!(computed, stored);
+        let stored = computed_equals_stored(&before, prepared, committed)?;
         let names: Vec<&str> = stored.iter().map(|e| e.name.as_str()).collect();
         assert_eq!(names, ["b-created", "c-created", "kept"]);
         assert!(stored.iter().all(|e| e.state == EntryState::Owned));
         Ok(())
+    }
+
+    /// A first reconcile starts from an empty ledger, where the view is built in one go from
+    /// the puts: a key put twice keeps its last entry, and a change between puts still
+    /// applies in its place.
+    #[test]
+    fn entries_after_a_first_reconcile_matches_the_store() -> Result<(), routerd_ledger::LedgerError>
+    {
+        let owned_by = |name: &str, owner: &str| {
+            LedgerChange::Put(LedgerEntry {
+                owner: owner.into(),
+                ..entry(name, EntryState::Pending)
+            })
+        };
+        let prepared = vec![
+            owned_by("b", "first"),
+            owned_by("a", "o"),
+            LedgerChange::Remove { kind: "linux.ipv4.route".into(), name: "a".into() },
+            owned_by("c", "o"),
+            owned_by("b", "last"),
+        ];
+        let committed = vec![
+            LedgerChange::PromoteAll,
+            LedgerChange::SetGeneration { generation: 1, digest: "d".into() },
+        ];
+        let stored = computed_equals_stored(&[], prepared, committed)?;
+        let heads: Vec<(&str, &str)> =
+            stored.iter().map(|e| (e.name.as_str(), e.owner.as_str())).collect();
+        assert_eq!(heads, [("b", "last"), ("c", "o")]);
+        assert!(stored.iter().all(|e| e.state == EntryState::Owned));
+        Ok(())
+    }
+
+    /// Writes `before`, computes the view after `prepared` and `committed`, applies both to
+    /// the store and asserts that the two agree; returns what the store lists.
+    fn computed_equals_stored(
+        before: &[LedgerEntry],
+        prepared: Vec<LedgerChange>,
+        committed: Vec<LedgerChange>,
+    ) -> Result<Vec<routerd_ledger::EntryHead>, routerd_ledger::LedgerError> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ledger = Ledger::open(&dir.path().join("l.redb"))?;
+        ledger.apply(&before.iter().cloned().map(LedgerChange::Put).collect::<Vec<_>>())?;
+        let computed = entries_after(ledger.heads()?, prepared.clone(), &committed);
+        ledger.apply(&prepared)?;
+        ledger.apply(&committed)?;
+        let stored = ledger.heads()?;
+        assert_eq!(computed, stored);
+        Ok(stored)
     }
 }

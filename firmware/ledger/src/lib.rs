@@ -107,6 +107,20 @@ impl EntryHead {
     }
 }
 
+impl From<LedgerEntry> for EntryHead {
+    /// The head of `e`, taking its strings; the attributes are dropped.
+    fn from(e: LedgerEntry) -> Self {
+        Self {
+            kind: e.kind,
+            name: e.name,
+            owner: e.owner,
+            origin: e.origin,
+            state: e.state,
+            generation: e.generation,
+        }
+    }
+}
+
 impl From<&LedgerEntry> for EntryHead {
     fn from(e: &LedgerEntry) -> Self {
         Self {
