@@ -410,8 +410,8 @@ fn a_large_report_keeps_each_resource_in_its_slot() {
         let i: usize = route.parse().expect("route number");
         let name = format!("1000:100.{}.{}.0/24:0", 64 + i / 256, i % 256);
         assert_eq!(status.artifacts.len(), 1, "{}", status.id);
-        assert_eq!(status.artifacts[0].name, name, "{}", status.id);
-        assert!(status.plan.iter().all(|o| o.name == name && *o.owner == *status.id));
+        assert_eq!(*status.artifacts[0].name, *name, "{}", status.id);
+        assert!(status.plan.iter().all(|o| *o.name == *name && *o.owner == *status.id));
         assert_eq!(status.phase, crate::Phase::Drifted, "{}: the route is to create", status.id);
     }
 }

@@ -51,7 +51,7 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
         operations
             .iter()
             .filter(|o| o.result == result)
-            .map(|o| ((&*o.kind, o.name.as_str()), &**o))
+            .map(|o| ((&*o.kind, &*o.name), &**o))
             .collect()
     };
     let failed = by_result("failed");
@@ -84,11 +84,11 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
             phase: Phase::Healthy,
             observed: here.iter().map(|(i, item)| observed(plan, i, item)).collect(),
             plan: planned_here.iter().map(|o| Arc::clone(o)).collect(),
-            artifacts: intents
+            artifacts: here
                 .iter()
-                .map(|i| ArtifactIntentRef {
+                .map(|(i, item)| ArtifactIntentRef {
                     kind: Cow::Borrowed(i.kind().as_str()),
-                    name: i.key().name.clone(),
+                    name: Arc::clone(&item.key.name),
                     action: i.action,
                     apply_with: i.apply_with,
                 })
@@ -264,7 +264,7 @@ pub(crate) fn record(
         kind: Cow::Borrowed(key.kind.as_str()),
         owner: owner(op),
         reason: reason(plan, op, orphan_reasons),
-        name: key.name,
+        name: Arc::clone(&op.key.name),
         diff,
         result: Cow::Borrowed(if blocked { "blocked" } else { "planned" }),
         error: None,
@@ -455,7 +455,7 @@ fn observed(plan: &EnginePlan, i: &Intent, item: &HostItem) -> ObservedArtifact 
     let current = plan.current.get(&item.key);
     ObservedArtifact {
         kind: i.kind().as_str().into(),
-        name: i.key().name.clone(),
+        name: Arc::clone(&item.key.name),
         present: current.is_some(),
         owned: plan.owned.contains(i.key()),
         drift: current.map(|c| i.artifact.spec.drift(&c.artifact.spec)).unwrap_or_default(),

@@ -101,7 +101,7 @@ pub struct ArtifactIntentRef {
     /// Artifact kind.
     pub kind: Cow<'static, str>,
     /// Artifact name.
-    pub name: String,
+    pub name: Arc<str>,
     /// ensure / observe / delete.
     pub action: Action,
     /// Configurator family.
@@ -115,7 +115,7 @@ pub struct ObservedArtifact {
     /// Artifact kind.
     pub kind: Cow<'static, str>,
     /// Artifact name.
-    pub name: String,
+    pub name: Arc<str>,
     /// Present on the host.
     pub present: bool,
     /// Recorded as owned in the ledger.
@@ -139,7 +139,7 @@ pub struct OperationRecord {
     /// Artifact kind.
     pub kind: Cow<'static, str>,
     /// Artifact name.
-    pub name: String,
+    pub name: Arc<str>,
     /// Owning resource ID (empty for orphans no resource emits).
     pub owner: Arc<str>,
     /// Why (`not on the host`, `attributes differ`, `orphan: ...`).
@@ -469,7 +469,7 @@ mod tests {
         Arc::new(OperationRecord {
             operation: Cow::Borrowed(if i.is_multiple_of(3) { "modify" } else { "create" }),
             kind: Cow::Borrowed("linux.ipv4.route"),
-            name: format!("1000:10.{}.{}.0/24:0", i / 256, i % 256),
+            name: Arc::from(format!("1000:10.{}.{}.0/24:0", i / 256, i % 256)),
             owner: Arc::from(format!("net.routerd.net/v1alpha1/IPv4StaticRoute/r{i}")),
             reason: "new item".into(),
             diff: if i.is_multiple_of(3) {

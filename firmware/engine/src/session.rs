@@ -783,7 +783,7 @@ fn executed_records(
             reason: at
                 .map(|i| crate::report::reason(plan, &plan.ops.ops[i], &orphan_reasons))
                 .unwrap_or_default(),
-            name: key.name,
+            name: Arc::clone(&e.key.name),
             owner: Arc::clone(&e.item.owner),
             diff: Vec::new(),
             result: Cow::Borrowed(result),

@@ -200,7 +200,7 @@ mod tests {
             operations: vec![std::sync::Arc::new(OperationRecord {
                 operation: "create".into(),
                 kind: "linux.ipv4.route".into(),
-                name: long.clone(),
+                name: long.as_str().into(),
                 owner: "".into(),
                 reason: "not on the host".into(),
                 diff: vec![],

@@ -413,9 +413,9 @@ fn artifact_rows(doc: &routerd_engine::ResultDocument) -> Vec<ArtifactRow> {
     let mut rows = Vec::new();
     for resource in &doc.resources {
         let observed: HashMap<(&str, &str), &routerd_engine::result::ObservedArtifact> =
-            resource.observed.iter().map(|o| ((o.kind.as_ref(), o.name.as_str()), o)).collect();
+            resource.observed.iter().map(|o| ((o.kind.as_ref(), &*o.name), o)).collect();
         for intent in &resource.artifacts {
-            let seen = observed.get(&(intent.kind.as_ref(), intent.name.as_str()));
+            let seen = observed.get(&(intent.kind.as_ref(), &*intent.name));
             let (status, detail) = match seen {
                 None => (ArtifactStatus::Unobserved, String::new()),
                 Some(o) if !o.present => (ArtifactStatus::Missing, String::new()),
@@ -425,7 +425,7 @@ fn artifact_rows(doc: &routerd_engine::ResultDocument) -> Vec<ArtifactRow> {
             };
             rows.push(ArtifactRow {
                 kind: intent.kind.to_string(),
-                name: intent.name.clone(),
+                name: intent.name.to_string(),
                 owner: resource.id.clone(),
                 status,
                 apply_with: intent.apply_with.as_str().to_string(),

@@ -197,7 +197,7 @@ async fn matching_pre_existing_artifacts_are_adoption_candidates_and_adopt_recor
     }
     // Reconcile leaves the adopted table alone (nothing to do for it).
     let doc = lab.reconcile(LAB).await;
-    assert!(!doc.operations.iter().any(|o| o.name == "ip/routerd_snat_lan_masquerade"));
+    assert!(!doc.operations.iter().any(|o| &*o.name == "ip/routerd_snat_lan_masquerade"));
 }
 
 #[tokio::test]
@@ -740,7 +740,7 @@ async fn a_large_config_is_reconciled_recorded_and_reported_route_by_route() {
         assert!(done.contains(&format!("create {key}")), "{key} was not created");
         assert!(ledger.contains(&key), "{key} is not in the ledger");
         assert!(status.id.ends_with(&format!("/bulk{i}")), "{} is out of order at {i}", status.id);
-        let names: Vec<&str> = status.artifacts.iter().map(|a| a.name.as_str()).collect();
+        let names: Vec<&str> = status.artifacts.iter().map(|a| &*a.name).collect();
         assert_eq!(names, [route(i).as_str()], "bulk{i} reports another route");
         assert_eq!(status.phase, Phase::Healthy, "bulk{i}");
     }

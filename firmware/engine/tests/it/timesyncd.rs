@@ -145,7 +145,7 @@ async fn a_later_drop_in_that_resets_the_servers_fails_the_change_and_leaves_no_
 
     let doc = lab.reconcile(&config(&["192.0.2.123"], true)).await;
     let failed = doc.operations.iter().find(|o| o.result == "failed").expect("a failed op");
-    assert_eq!(failed.name, "ntp");
+    assert_eq!(&*failed.name, "ntp");
     let error = failed.error.clone().unwrap_or_default();
     assert!(error.contains("resets NTP="), "{error}\n{}", ts.log());
     assert!(!dropin(&lab).exists(), "a change timesyncd does not take is undone");
