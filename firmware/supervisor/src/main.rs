@@ -10,6 +10,7 @@ mod daemon;
 mod doctor;
 mod health;
 mod lockout;
+mod malloc;
 mod metrics;
 mod ota;
 mod service;
@@ -165,6 +166,8 @@ enum Output {
 }
 
 fn main() -> ExitCode {
+    // Cannot fail with the constants it passes; a refusal would only cost memory.
+    let _ = malloc::fix_mmap_threshold();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
