@@ -13,6 +13,7 @@ mod fixtures;
 pub mod health;
 pub mod intent;
 pub mod item;
+mod listing;
 mod par;
 pub mod plan;
 pub mod policy;

@@ -42,6 +42,7 @@ use crate::error::EngineError;
 use crate::health::HealthStore;
 use crate::intent::{Action, Intent, is_inventory_backed};
 use crate::item::{BackendRegistry, HostItem, artifact_key, graph_key};
+use crate::listing::Listing;
 use crate::plan::{Desired, EnginePlan, PlanInput};
 use crate::render::render_with;
 use crate::report::{ReportInput, build};
@@ -265,8 +266,8 @@ impl Session {
         input: &ConfigInput,
         now: SystemTime,
     ) -> Result<ResultDocument, EngineError> {
-        let desired = self.desired(&input.config);
-        let snap = self.snapshot(&desired).await?;
+        let (desired, listing) = self.desired_listing(&input.config);
+        let snap = self.snapshot(&desired, listing).await?;
         let desired = self.bound(&input.config, &desired, &snap);
         let plan = self.plan_of(&desired, &snap)?;
         let doc = self.report(&plan, &snap, input, now, "observe", None, false, Vec::new());
@@ -283,8 +284,8 @@ impl Session {
         now: SystemTime,
         dry_run: bool,
     ) -> Result<ResultDocument, EngineError> {
-        let desired = self.desired(&input.config);
-        let snap = self.snapshot(&desired).await?;
+        let (desired, listing) = self.desired_listing(&input.config);
+        let snap = self.snapshot(&desired, listing).await?;
         let desired = self.bound(&input.config, &desired, &snap);
         let plan = self.plan_of(&desired, &snap)?;
         let mode = if dry_run { "dry-run" } else { "plan" };
@@ -298,8 +299,8 @@ impl Session {
     ///
     /// Errors: inventory and ledger failures, dependency cycles.
     pub async fn dot(&self, input: &ConfigInput) -> Result<String, EngineError> {
-        let desired = self.desired(&input.config);
-        let snap = self.snapshot(&desired).await?;
+        let (desired, listing) = self.desired_listing(&input.config);
+        let snap = self.snapshot(&desired, listing).await?;
         let desired = self.bound(&input.config, &desired, &snap);
         let plan = self.plan_of(&desired, &snap)?;
         Ok(plan.ops.to_dot(&plan.current, &desired.intended, &input.config.metadata.name))
@@ -314,8 +315,8 @@ impl Session {
         input: &ConfigInput,
         now: SystemTime,
     ) -> Result<ResultDocument, EngineError> {
-        let desired = self.desired(&input.config);
-        let doc = self.reconcile_with(input, &desired, now).await;
+        let (desired, listing) = self.desired_listing(&input.config);
+        let doc = self.reconcile_listed(input, &desired, now, listing).await;
         self.release(desired);
         doc
     }
@@ -331,7 +332,18 @@ impl Session {
         desired: &Arc<Desired>,
         now: SystemTime,
     ) -> Result<ResultDocument, EngineError> {
-        let mut snap = self.snapshot(desired).await?;
+        self.reconcile_listed(input, desired, now, None).await
+    }
+
+    /// [`Session::reconcile_with`], with the host's listing already started.
+    async fn reconcile_listed(
+        &mut self,
+        input: &ConfigInput,
+        desired: &Arc<Desired>,
+        now: SystemTime,
+        listing: Option<Listing>,
+    ) -> Result<ResultDocument, EngineError> {
+        let mut snap = self.snapshot(desired, listing).await?;
         let desired = self.bound(&input.config, desired, &snap);
         if self.resolve_pending(&snap)? {
             snap.entries = self.ledger.heads()?;
@@ -342,6 +354,9 @@ impl Session {
         let strict = input.config.spec.reconcile.mode == routerd_model::ReconcileMode::Strict;
         self.registry.begin_apply(strict);
         let (current, log) = timed!(self, "apply", self.apply(&mut plan).await?);
+        // The verification's listing of the kernel starts now, on a helper thread, while the
+        // ledger is committed and the records are built (none of that touches the host).
+        let listing = if log.is_empty() { None } else { Listing::start(self.registry.backends()) };
 
         // Prepare recorded the creates as the only pending entries (resolve_pending cleared any
         // older ones): those that did not run or failed go, the rest are promoted at once.
@@ -408,7 +423,7 @@ impl Session {
             entries_after(std::mem::take(&mut snap.entries), prepared, &changes)
         );
         drop(changes);
-        let after = self.snapshot_with(&desired, entries).await?;
+        let after = self.snapshot_with(&desired, entries, listing).await?;
         let verified = self.plan_of(&desired, &after)?;
         let doc = reconciled(&verified, &after, executed);
         self.release((verified, after, desired, snap));
@@ -439,8 +454,8 @@ impl Session {
         apply: bool,
         only: Option<&BTreeSet<String>>,
     ) -> Result<ResultDocument, EngineError> {
-        let desired = self.desired(&input.config);
-        let snap = self.snapshot(&desired).await?;
+        let (desired, listing) = self.desired_listing(&input.config);
+        let snap = self.snapshot(&desired, listing).await?;
         let desired = self.bound(&input.config, &desired, &snap);
         let plan = self.plan_of(&desired, &snap)?;
         if !apply {
@@ -474,7 +489,7 @@ impl Session {
         }
         self.ledger.apply(&changes)?;
         drop(plan);
-        let snap = self.snapshot(&desired).await?;
+        let snap = self.snapshot(&desired, None).await?;
         let plan = self.plan_of(&desired, &snap)?;
         self.report(&plan, &snap, input, now, "adopt", None, false, adopted)
     }
@@ -490,9 +505,31 @@ impl Session {
         self.desired_with(config, RuntimeValues::default())
     }
 
+    /// Renders `config` from the config alone and builds its desired state, with the kernel's
+    /// listing for the snapshot started in between: render keeps both CPUs busy, building the
+    /// desired state one, and neither reads the host.
+    fn desired_listing(&self, config: &Config) -> (Arc<Desired>, Option<Listing>) {
+        let mut listing = None;
+        let desired = self.desired_then(config, RuntimeValues::default(), || {
+            listing = Listing::start(self.registry.backends());
+        });
+        (desired, listing)
+    }
+
     /// Renders `config` with `runtime` values and builds its desired state.
     fn desired_with(&self, config: &Config, runtime: RuntimeValues) -> Arc<Desired> {
+        self.desired_then(config, runtime, || ())
+    }
+
+    /// [`Session::desired_with`], calling `after_render` between the render and the desired state.
+    fn desired_then(
+        &self,
+        config: &Config,
+        runtime: RuntimeValues,
+        after_render: impl FnOnce(),
+    ) -> Arc<Desired> {
         let rendered = timed!(self, "render", render_with(config, &self.target, &runtime));
+        after_render();
         let protected = protected_ifnames(config);
         let registry = &self.registry;
         let support = |i: &Intent| registry.support(&i.artifact, i.apply_with);
@@ -512,16 +549,22 @@ impl Session {
         self.desired_with(config, runtime)
     }
 
-    async fn snapshot(&self, desired: &Desired) -> Result<Snapshot, EngineError> {
+    async fn snapshot(
+        &self,
+        desired: &Desired,
+        listing: Option<Listing>,
+    ) -> Result<Snapshot, EngineError> {
         let entries = timed!(self, "ledger-read", self.ledger.heads()?);
-        self.snapshot_with(desired, entries).await
+        self.snapshot_with(desired, entries, listing).await
     }
 
-    /// Observes the host for `desired` and the ledger `entries`.
+    /// Observes the host for `desired` and the ledger `entries`; the backends `listing` covers
+    /// come from it (started earlier, [`Listing::start`]), the others are observed here first.
     async fn snapshot_with(
         &self,
         desired: &Desired,
         entries: Vec<EntryHead>,
+        listing: Option<Listing>,
     ) -> Result<Snapshot, EngineError> {
         let start = std::time::Instant::now();
         // Only backends that cannot list their kinds read the wanted keys (sysctls).
@@ -541,14 +584,34 @@ impl Session {
                 wanted.entry(kind).or_default().insert(ArtifactKey::new(kind, e.name.clone()));
             }
         }
-        let mut listed = Vec::new();
-        for backend in self.registry.backends() {
-            for kind in backend.kinds() {
-                let keys: Vec<ArtifactKey> =
-                    wanted.get(kind).map(|k| k.iter().cloned().collect()).unwrap_or_default();
-                listed.extend(backend.observe(*kind, &keys).await?.into_iter().map(Arc::new));
+        let backends = self.registry.backends();
+        let elsewhere = listing.as_ref().map(|l| l.backends.clone()).unwrap_or_default();
+        let mut lists: Vec<Vec<Artifact>> = Vec::with_capacity(backends.len());
+        for (i, backend) in backends.iter().enumerate() {
+            let mut list = Vec::new();
+            if !elsewhere.contains(&i) {
+                self.observe_backend(backend.as_ref(), &wanted, &mut list).await?;
+            }
+            lists.push(list);
+        }
+        if let Some(listing) = listing {
+            match listing.finish().await? {
+                Some(found) => {
+                    for (i, list) in elsewhere.iter().zip(found) {
+                        lists[*i] = list;
+                    }
+                }
+                // The thread died: list its backends here.
+                None => {
+                    for i in &elsewhere {
+                        self.observe_backend(backends[*i].as_ref(), &wanted, &mut lists[*i])
+                            .await?;
+                    }
+                }
             }
         }
+        let mut listed: Vec<Arc<Artifact>> = Vec::with_capacity(lists.iter().map(Vec::len).sum());
+        listed.extend(lists.into_iter().flatten().map(Arc::new));
         // Sorted once and built in one pass (the map would otherwise be searched per insert);
         // the stable sort keeps the first of duplicate keys first.
         listed.sort_by(|a, b| a.key.cmp(&b.key));
@@ -571,6 +634,22 @@ impl Session {
             ));
         }
         Ok(Snapshot { entries, observed, warnings })
+    }
+
+    /// Appends what `backend` lists of each of its kinds to `list`, asking about the `wanted`
+    /// keys of each kind.
+    async fn observe_backend(
+        &self,
+        backend: &dyn Backend,
+        wanted: &BTreeMap<ArtifactKind, BTreeSet<ArtifactKey>>,
+        list: &mut Vec<Artifact>,
+    ) -> Result<(), EngineError> {
+        for kind in backend.kinds() {
+            let keys: Vec<ArtifactKey> =
+                wanted.get(kind).map(|k| k.iter().cloned().collect()).unwrap_or_default();
+            list.extend(backend.observe(*kind, &keys).await?);
+        }
+        Ok(())
     }
 
     fn plan_of(&self, desired: &Arc<Desired>, snap: &Snapshot) -> Result<EnginePlan, EngineError> {

@@ -39,6 +39,13 @@ pub trait Backend: Send + Sync {
         false
     }
 
+    /// Whether the futures of [`Backend::observe`] finish when first polled, without an async
+    /// runtime: they block on a socket the kernel answers inside the call. The engine may then
+    /// drive them on a plain thread while it does other work. Default `false`.
+    fn observe_is_synchronous(&self) -> bool {
+        false
+    }
+
     /// Creates `desired` on the host.
     fn create<'a>(&'a self, desired: &'a Artifact) -> BoxFuture<'a, Result<(), HostError>>;
 

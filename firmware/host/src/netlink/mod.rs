@@ -333,6 +333,11 @@ impl Backend for NetlinkBackend {
         self.observe_kind(kind).boxed()
     }
 
+    /// Every request is answered inside its `sendmsg`/`recvmsg` (see `conn`).
+    fn observe_is_synchronous(&self) -> bool {
+        true
+    }
+
     fn create<'a>(&'a self, desired: &'a Artifact) -> BoxFuture<'a, Result<(), HostError>> {
         self.create_artifact(desired).boxed()
     }

@@ -168,6 +168,11 @@ impl Backend for NftBackend {
         })
     }
 
+    /// The listing is a blocking dump on the backend's nfnetlink socket.
+    fn observe_is_synchronous(&self) -> bool {
+        true
+    }
+
     fn create<'a>(&'a self, desired: &'a Artifact) -> BoxFuture<'a, Result<(), HostError>> {
         Box::pin(async move {
             self.check_kind(&desired.key)?;
