@@ -24,9 +24,10 @@ pub(crate) async fn observe(
     links: &LinkCache,
     family: IpFamily,
 ) -> Result<Vec<Artifact>, HostError> {
-    let messages =
-        conn.dump(convert::address_dump_request(family)).await.map_err(|e| e.dump("addresses"))?;
-    let listed: Vec<NlAddress> = messages.iter().filter_map(convert::address_from_nl).collect();
+    let listed: Vec<NlAddress> = conn
+        .dump(convert::address_dump_request(family), convert::address_from_nl)
+        .await
+        .map_err(|e| e.dump("addresses"))?;
     let names =
         links.names_of(conn, listed.iter().map(|a| a.index)).await.map_err(|e| e.dump("links"))?;
     let artifacts = listed
@@ -48,10 +49,11 @@ pub(crate) async fn usable(
     links: &LinkCache,
     family: IpFamily,
 ) -> Result<Vec<AddressSpec>, HostError> {
-    let messages =
-        conn.dump(convert::address_dump_request(family)).await.map_err(|e| e.dump("addresses"))?;
-    let listed: Vec<NlAddress> =
-        messages.iter().filter_map(convert::address_from_nl).filter(|a| a.usable).collect();
+    let usable = |m: &_| convert::address_from_nl(m).filter(|a| a.usable);
+    let listed: Vec<NlAddress> = conn
+        .dump(convert::address_dump_request(family), usable)
+        .await
+        .map_err(|e| e.dump("addresses"))?;
     let names =
         links.names_of(conn, listed.iter().map(|a| a.index)).await.map_err(|e| e.dump("links"))?;
     Ok(listed

@@ -123,15 +123,18 @@ impl Conn {
         Ok(Self { socket: Arc::new(Mutex::new(exchange)) })
     }
 
-    /// Dumps (`NLM_F_DUMP`) what `request` asks for.
+    /// Dumps (`NLM_F_DUMP`) what `request` asks for, keeping what `keep` makes of each inner
+    /// message as it is read (a parsed message is several times the size of what a listing
+    /// keeps of it, and a dump of 10,000 routes would otherwise hold all of them at once).
     ///
-    /// Shape: the inner messages in kernel order.
+    /// Shape: the kept values in kernel order.
     /// Errors: [`NlError::Kernel`] on `NLMSG_ERROR` or an errno in `NLMSG_DONE`;
     /// [`NlError::Interrupted`] when any part carries `NLM_F_DUMP_INTR`.
-    pub(crate) async fn dump(
+    pub(crate) async fn dump<T>(
         &self,
         request: RouteNetlinkMessage,
-    ) -> Result<Vec<RouteNetlinkMessage>, NlError> {
+        mut keep: impl FnMut(&RouteNetlinkMessage) -> Option<T>,
+    ) -> Result<Vec<T>, NlError> {
         let mut message = NetlinkMessage::from(request);
         message.header.flags = NLM_F_REQUEST | NLM_F_DUMP;
         let mut out = Vec::new();
@@ -139,7 +142,7 @@ impl Conn {
         self.lock().exchange(message, |answer| {
             interrupted |= answer.header.flags & NLM_F_DUMP_INTR != 0;
             match answer.payload {
-                NetlinkPayload::InnerMessage(inner) => out.push(inner),
+                NetlinkPayload::InnerMessage(inner) => out.extend(keep(&inner)),
                 NetlinkPayload::Error(e) if e.code.is_some() => {
                     return Some(Err(convert::error_from_nl(&e)));
                 }

@@ -36,8 +36,8 @@ struct LinkTable {
 impl LinkCache {
     /// Lists every link with one `RTM_GETLINK` dump and replaces the cache with the result.
     pub(crate) async fn refresh(&self, conn: &Conn) -> Result<Vec<NlLink>, NlError> {
-        let messages = conn.dump(convert::link_dump_request()).await?;
-        let links: Vec<NlLink> = messages.iter().filter_map(convert::link_from_nl).collect();
+        let links: Vec<NlLink> =
+            conn.dump(convert::link_dump_request(), convert::link_from_nl).await?;
         let mut table = self.lock();
         table.by_name = links.iter().map(|l| (l.ifname.clone(), l.index)).collect();
         table.by_index = links.iter().map(|l| (l.index, l.ifname.clone())).collect();
@@ -332,8 +332,10 @@ mod tests {
         use rtnetlink::packet_route::link::{AfSpecInet6, AfSpecUnspec, LinkAttribute};
 
         let conn = Conn::open(&crate::netns::Netns::current()).expect("a netlink socket");
-        let messages = futures::executor::block_on(conn.dump(convert::link_dump_request()))
-            .expect("the link dump");
+        let messages = futures::executor::block_on(
+            conn.dump(convert::link_dump_request(), |m| Some(m.clone())),
+        )
+        .expect("the link dump");
         let mut inet6 = 0;
         for m in &messages {
             let RouteNetlinkMessage::NewLink(link) = m else { continue };

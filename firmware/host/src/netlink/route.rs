@@ -20,16 +20,14 @@ use crate::error::HostError;
 /// Shape: kernel order; kernel-made IPv6 routes (`fe80::/64`, `ff00::/8`) left out
 /// ([`convert::route_from_nl`]).
 pub(crate) async fn list(conn: &Conn, family: IpFamily) -> Result<Vec<NlRoute>, NlError> {
-    let messages = conn.dump(convert::route_dump_request(family)).await?;
-    Ok(messages.iter().filter_map(convert::route_from_nl).collect())
+    conn.dump(convert::route_dump_request(family), convert::route_from_nl).await
 }
 
 /// The IPv6 prefixes delegated to this router, as the DHCPv6 client marks them: one
 /// unreachable route of protocol `dhcp` in table `main` per prefix
 /// ([`convert::delegated_prefix_from_nl`]), in kernel order.
 pub(crate) async fn delegated_prefixes(conn: &Conn) -> Result<Vec<Ipv6Net>, NlError> {
-    let messages = conn.dump(convert::route_dump_request(IpFamily::V6)).await?;
-    Ok(messages.iter().filter_map(convert::delegated_prefix_from_nl).collect())
+    conn.dump(convert::route_dump_request(IpFamily::V6), convert::delegated_prefix_from_nl).await
 }
 
 /// Lists the unicast routes of `family` in all tables except `local` (255): one route dump and

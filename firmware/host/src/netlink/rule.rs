@@ -16,12 +16,8 @@ use crate::error::HostError;
 /// Shape: one [`FwmarkRuleSpec`] per rule, mask `0xffffffff` when `FRA_FWMASK` is absent.
 /// Errors: [`HostError::Dump`] when the dump fails.
 pub(crate) async fn observe(conn: &Conn) -> Result<Vec<Artifact>, HostError> {
-    let messages = conn.dump(convert::rule_dump_request()).await.map_err(|e| e.dump("rules"))?;
-    Ok(messages
-        .iter()
-        .filter_map(convert::rule_from_nl)
-        .map(|r| Artifact::new(ArtifactSpec::FwmarkRule(r)))
-        .collect())
+    let rule = |m: &_| convert::rule_from_nl(m).map(|r| Artifact::new(ArtifactSpec::FwmarkRule(r)));
+    conn.dump(convert::rule_dump_request(), rule).await.map_err(|e| e.dump("rules"))
 }
 
 /// Adds `ip rule add fwmark MARK/MASK lookup TABLE priority PRIORITY`
