@@ -214,8 +214,7 @@ fn engine_plan<'a, I: Item>(
     let current = Current::Shared(current);
     let mut engine =
         Engine::new(current, intended, needs_recreate, selection, index, BTreeMap::new());
-    // Room for a create per intended item, the cold run's plan, without regrowing.
-    let mut ops = Vec::with_capacity(intended.len());
+    let mut ops = Vec::new();
     while let Some(op) = engine.next_op() {
         ops.push(op);
         engine.complete(Outcome::Done);
