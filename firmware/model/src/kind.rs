@@ -44,8 +44,15 @@ pub trait KindSpec: Sized + 'static {
     fn from_spec(spec: &ResourceSpec) -> Option<&Self>;
 }
 
+/// The type a [`ResourceSpec`] variant stores: the spec itself, or the spec boxed when the
+/// kind is marked `boxed` in the table below.
+macro_rules! stored {
+    ($spec:ident) => { $spec };
+    ($spec:ident boxed) => { Box<$spec> };
+}
+
 macro_rules! kinds {
-    ($count:literal; $($variant:ident => $name:literal, $api:ident, $spec:ident;)*) => {
+    ($count:literal; $($variant:ident => $name:literal, $api:ident, $spec:ident $($boxed:ident)?;)*) => {
         /// A resource kind, as written in a resource's `kind` field.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
         pub enum ResourceKind {
@@ -77,14 +84,17 @@ macro_rules! kinds {
         }
 
         /// The typed `spec` of a resource; one variant per [`ResourceKind`].
+        ///
+        /// A spec larger than a static route's (80 bytes) is boxed (marked `boxed` in the kind
+        /// table): the enum is as large as its largest variant, and a config of thousands of
+        /// routes would otherwise pay the largest spec (312 bytes) for each of them, 2.4 MB of
+        /// the cold reconcile's peak memory in the benchmark (`docs/benchmarks.md`).
         #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
         #[serde(untagged)]
-        // Configs are parsed once and hold tens of resources; boxing would only add noise.
-        #[allow(clippy::large_enum_variant)]
         pub enum ResourceSpec {
             $(
                 #[doc = concat!("Spec of a `", $name, "`.")]
-                $variant($spec),
+                $variant(stored!($spec $($boxed)?)),
             )*
         }
 
@@ -102,7 +112,9 @@ macro_rules! kinds {
             pub fn from_value(kind: ResourceKind, value: &Value) -> Result<Self, serde_json::Error> {
                 use serde::Deserialize;
                 match kind {
-                    $(ResourceKind::$variant => <$spec>::deserialize(value).map(Self::$variant),)*
+                    $(ResourceKind::$variant => {
+                        <stored!($spec $($boxed)?)>::deserialize(value).map(Self::$variant)
+                    })*
                 }
             }
         }
@@ -126,7 +138,7 @@ macro_rules! kinds {
 
                 fn from_spec(spec: &ResourceSpec) -> Option<&Self> {
                     match spec {
-                        ResourceSpec::$variant(s) => Some(s),
+                        ResourceSpec::$variant(s) => Some(std::borrow::Borrow::borrow(s)),
                         #[allow(unreachable_patterns)]
                         _ => None,
                     }
@@ -137,39 +149,39 @@ macro_rules! kinds {
 }
 
 kinds! { 33;
-    LogSink => "LogSink", SYSTEM_API_VERSION, LogSinkSpec;
+    LogSink => "LogSink", SYSTEM_API_VERSION, LogSinkSpec boxed;
     Sysctl => "Sysctl", SYSTEM_API_VERSION, SysctlSpec;
     NtpClient => "NTPClient", SYSTEM_API_VERSION, NtpClientSpec;
-    NixOsHost => "NixOSHost", SYSTEM_API_VERSION, NixOsHostSpec;
+    NixOsHost => "NixOSHost", SYSTEM_API_VERSION, NixOsHostSpec boxed;
     Interface => "Interface", NET_API_VERSION, InterfaceSpec;
-    PppoeInterface => "PPPoEInterface", NET_API_VERSION, PppoeInterfaceSpec;
+    PppoeInterface => "PPPoEInterface", NET_API_VERSION, PppoeInterfaceSpec boxed;
     VlanInterface => "VLANInterface", NET_API_VERSION, VlanInterfaceSpec;
     Ipv4StaticAddress => "IPv4StaticAddress", NET_API_VERSION, Ipv4StaticAddressSpec;
     Ipv4DhcpAddress => "IPv4DHCPAddress", NET_API_VERSION, Ipv4DhcpAddressSpec;
-    Ipv4DhcpServer => "IPv4DHCPServer", NET_API_VERSION, Ipv4DhcpServerSpec;
-    Ipv4DhcpScope => "IPv4DHCPScope", NET_API_VERSION, Ipv4DhcpScopeSpec;
+    Ipv4DhcpServer => "IPv4DHCPServer", NET_API_VERSION, Ipv4DhcpServerSpec boxed;
+    Ipv4DhcpScope => "IPv4DHCPScope", NET_API_VERSION, Ipv4DhcpScopeSpec boxed;
     Ipv6DhcpAddress => "IPv6DHCPAddress", NET_API_VERSION, Ipv6DhcpAddressSpec;
-    Ipv6PrefixDelegation => "IPv6PrefixDelegation", NET_API_VERSION, Ipv6PrefixDelegationSpec;
-    Ipv6DelegatedAddress => "IPv6DelegatedAddress", NET_API_VERSION, Ipv6DelegatedAddressSpec;
+    Ipv6PrefixDelegation => "IPv6PrefixDelegation", NET_API_VERSION, Ipv6PrefixDelegationSpec boxed;
+    Ipv6DelegatedAddress => "IPv6DelegatedAddress", NET_API_VERSION, Ipv6DelegatedAddressSpec boxed;
     Ipv6DhcpServer => "IPv6DHCPServer", NET_API_VERSION, Ipv6DhcpServerSpec;
-    Ipv6DhcpScope => "IPv6DHCPScope", NET_API_VERSION, Ipv6DhcpScopeSpec;
+    Ipv6DhcpScope => "IPv6DHCPScope", NET_API_VERSION, Ipv6DhcpScopeSpec boxed;
     SelfAddressPolicy => "SelfAddressPolicy", NET_API_VERSION, SelfAddressPolicySpec;
     DnsConditionalForwarder => "DNSConditionalForwarder", NET_API_VERSION,
         DnsConditionalForwarderSpec;
-    DsLiteTunnel => "DSLiteTunnel", NET_API_VERSION, DsLiteTunnelSpec;
+    DsLiteTunnel => "DSLiteTunnel", NET_API_VERSION, DsLiteTunnelSpec boxed;
     StatePolicy => "StatePolicy", NET_API_VERSION, StatePolicySpec;
-    HealthCheck => "HealthCheck", NET_API_VERSION, HealthCheckSpec;
+    HealthCheck => "HealthCheck", NET_API_VERSION, HealthCheckSpec boxed;
     Ipv4DefaultRoutePolicy => "IPv4DefaultRoutePolicy", NET_API_VERSION,
         Ipv4DefaultRoutePolicySpec;
-    Ipv4SourceNat => "IPv4SourceNAT", NET_API_VERSION, Ipv4SourceNatSpec;
-    Ipv4PolicyRoute => "IPv4PolicyRoute", NET_API_VERSION, Ipv4PolicyRouteSpec;
-    Ipv4PolicyRouteSet => "IPv4PolicyRouteSet", NET_API_VERSION, Ipv4PolicyRouteSetSpec;
+    Ipv4SourceNat => "IPv4SourceNAT", NET_API_VERSION, Ipv4SourceNatSpec boxed;
+    Ipv4PolicyRoute => "IPv4PolicyRoute", NET_API_VERSION, Ipv4PolicyRouteSpec boxed;
+    Ipv4PolicyRouteSet => "IPv4PolicyRouteSet", NET_API_VERSION, Ipv4PolicyRouteSetSpec boxed;
     Ipv4ReversePathFilter => "IPv4ReversePathFilter", NET_API_VERSION,
         Ipv4ReversePathFilterSpec;
-    PathMtuPolicy => "PathMTUPolicy", NET_API_VERSION, PathMtuPolicySpec;
+    PathMtuPolicy => "PathMTUPolicy", NET_API_VERSION, PathMtuPolicySpec boxed;
     Zone => "Zone", FIREWALL_API_VERSION, ZoneSpec;
-    FirewallPolicy => "FirewallPolicy", FIREWALL_API_VERSION, FirewallPolicySpec;
-    ExposeService => "ExposeService", FIREWALL_API_VERSION, ExposeServiceSpec;
+    FirewallPolicy => "FirewallPolicy", FIREWALL_API_VERSION, FirewallPolicySpec boxed;
+    ExposeService => "ExposeService", FIREWALL_API_VERSION, ExposeServiceSpec boxed;
     Hostname => "Hostname", NET_API_VERSION, HostnameSpec;
     Ipv4StaticRoute => "IPv4StaticRoute", NET_API_VERSION, Ipv4StaticRouteSpec;
     Ipv6StaticRoute => "IPv6StaticRoute", NET_API_VERSION, Ipv6StaticRouteSpec;
