@@ -52,7 +52,10 @@ macro_rules! stored {
 }
 
 macro_rules! kinds {
-    ($count:literal; $($variant:ident => $name:literal, $api:ident, $spec:ident $($boxed:ident)?;)*) => {
+    (
+        $count:literal;
+        $($variant:ident => $name:literal, $api:ident, $spec:ident $($boxed:ident)?;)*
+    ) => {
         /// A resource kind, as written in a resource's `kind` field.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
         pub enum ResourceKind {
@@ -222,6 +225,15 @@ mod tests {
         for kind in ResourceKind::ALL {
             assert_eq!(kind.as_str().parse::<ResourceKind>(), Ok(kind));
         }
+    }
+
+    #[test]
+    fn a_resource_spec_is_no_larger_than_a_static_routes() {
+        // A config of thousands of routes pays the enum's size for each; a larger spec must be
+        // marked `boxed` in the kind table.
+        let route = std::mem::size_of::<crate::spec::net::Ipv4StaticRouteSpec>();
+        let spec = std::mem::size_of::<ResourceSpec>();
+        assert!(spec <= route + 8, "ResourceSpec is {spec} bytes, a static route's spec {route}");
     }
 
     #[test]
