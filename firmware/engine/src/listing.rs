@@ -7,9 +7,10 @@
 //! apply, while it commits the ledger and builds the operation records: the IPv4 route dump of
 //! 10,200 routes alone takes about 10 ms (`docs/benchmarks.md`).
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use routerd_host::{Artifact, Backend, HostError};
+use routerd_host::{Artifact, ArtifactKey, ArtifactKind, Backend, HostError};
 use tokio::sync::oneshot;
 
 /// What a helper thread lists: the artifacts of some backends, in registry order.
@@ -64,10 +65,25 @@ impl Listing {
 /// Every artifact of every kind of `backend`, driven without a runtime.
 fn list_all(backend: &dyn Backend) -> Result<Vec<Artifact>, HostError> {
     let mut all = Vec::new();
-    for kind in backend.kinds() {
-        all.extend(futures::executor::block_on(backend.observe(*kind, &[]))?);
-    }
+    futures::executor::block_on(observe_kinds(backend, &BTreeMap::new(), &mut all))?;
     Ok(all)
+}
+
+/// Appends what `backend` lists of each of its kinds, in [`Backend::kinds`] order, to `list`,
+/// asking about the `wanted` keys of each kind (none for a kind missing from `wanted`).
+///
+/// Errors: the first [`HostError`] of an observe.
+pub(crate) async fn observe_kinds(
+    backend: &dyn Backend,
+    wanted: &BTreeMap<ArtifactKind, BTreeSet<ArtifactKey>>,
+    list: &mut Vec<Artifact>,
+) -> Result<(), HostError> {
+    for kind in backend.kinds() {
+        let keys: Vec<ArtifactKey> =
+            wanted.get(kind).map(|k| k.iter().cloned().collect()).unwrap_or_default();
+        list.extend(backend.observe(*kind, &keys).await?);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -42,7 +42,7 @@ use crate::error::EngineError;
 use crate::health::HealthStore;
 use crate::intent::{Action, Intent, is_inventory_backed};
 use crate::item::{BackendRegistry, HostItem, artifact_key, graph_key};
-use crate::listing::Listing;
+use crate::listing::{Listing, observe_kinds};
 use crate::plan::{Desired, EnginePlan, PlanInput};
 use crate::render::render_with;
 use crate::report::{ReportInput, build};
@@ -590,7 +590,7 @@ impl Session {
         for (i, backend) in backends.iter().enumerate() {
             let mut list = Vec::new();
             if !elsewhere.contains(&i) {
-                self.observe_backend(backend.as_ref(), &wanted, &mut list).await?;
+                observe_kinds(backend.as_ref(), &wanted, &mut list).await?;
             }
             lists.push(list);
         }
@@ -604,8 +604,7 @@ impl Session {
                 // The thread died: list its backends here.
                 None => {
                     for i in &elsewhere {
-                        self.observe_backend(backends[*i].as_ref(), &wanted, &mut lists[*i])
-                            .await?;
+                        observe_kinds(backends[*i].as_ref(), &wanted, &mut lists[*i]).await?;
                     }
                 }
             }
@@ -634,22 +633,6 @@ impl Session {
             ));
         }
         Ok(Snapshot { entries, observed, warnings })
-    }
-
-    /// Appends what `backend` lists of each of its kinds to `list`, asking about the `wanted`
-    /// keys of each kind.
-    async fn observe_backend(
-        &self,
-        backend: &dyn Backend,
-        wanted: &BTreeMap<ArtifactKind, BTreeSet<ArtifactKey>>,
-        list: &mut Vec<Artifact>,
-    ) -> Result<(), EngineError> {
-        for kind in backend.kinds() {
-            let keys: Vec<ArtifactKey> =
-                wanted.get(kind).map(|k| k.iter().cloned().collect()).unwrap_or_default();
-            list.extend(backend.observe(*kind, &keys).await?);
-        }
-        Ok(())
     }
 
     fn plan_of(&self, desired: &Arc<Desired>, snap: &Snapshot) -> Result<EnginePlan, EngineError> {

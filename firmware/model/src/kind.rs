@@ -142,6 +142,7 @@ macro_rules! kinds {
 
                 fn from_spec(spec: &ResourceSpec) -> Option<&Self> {
                     match spec {
+                        // `Borrow` reaches the spec whether the variant boxes it or not.
                         ResourceSpec::$variant(s) => Some(std::borrow::Borrow::borrow(s)),
                         #[allow(unreachable_patterns)]
                         _ => None,
