@@ -89,10 +89,7 @@ pub fn parse_config(source: &str, file: &str) -> Result<Config, ConfigErrors> {
         half.parsed
     }) {
         match result {
-            Ok(mut resource) => {
-                resource.location = map.value(&child_index(RESOURCES_PATH, i));
-                resources.push((i, resource));
-            }
+            Ok(resource) => resources.push((i, resource)),
             Err(ResourceError::Serde { id, prefix, err }) => {
                 diag.serde(id.as_deref(), &prefix, &err)
             }
@@ -125,9 +122,11 @@ struct Typed {
 }
 
 impl yaml::ItemSink for Typed {
-    fn item(&mut self, index: usize, value: Value) {
+    fn item(&mut self, index: usize, at: Location, value: Value) {
         self.declared.add(&value);
-        self.parsed.push((index, parse_resource(index, value)));
+        let parsed =
+            parse_resource(index, value).map(|resource| Resource { location: at, ..resource });
+        self.parsed.push((index, parsed));
     }
 }
 

@@ -34,10 +34,10 @@ mod split;
 ///
 /// Shape: paths look like `spec.resources[3].spec.address`; the root is the empty string.
 /// Locations are needed only for errors, and recording every node of a 10,000-resource config
-/// costs more than parsing it, so the first parse records only shallow paths (at most one `.`:
-/// the document envelope and each `spec.resources[i]`). The first lookup of a deeper path parses
-/// the source again, recording everything ([`Positions`]); a config without errors never pays
-/// for that.
+/// costs more than parsing it, so the first parse records only the document envelope (paths
+/// with at most one `.`, outside the streamed items: each streamed item's start goes to the
+/// [`ItemSink`] with the item instead). The first lookup of another path parses the source
+/// again, recording everything ([`Positions`]); a config without errors never pays for that.
 #[derive(Debug, Clone)]
 pub(crate) struct SourceMap<'s> {
     source: &'s str,
@@ -181,17 +181,18 @@ fn whole(source: &str, built: Built) -> Result<(Value, Positions), Vec<YamlProbl
 /// "billion laughs" documents).
 const ALIAS_BUDGET: usize = 100_000;
 
-/// Receives the items of the streamed sequence (see [`parse`]), each with its index.
+/// Receives the items of the streamed sequence (see [`parse`]), each with its index and the
+/// location of its start in the whole text.
 ///
 /// `Send`: the items of the second half of a long list go to a second sink on another thread.
 pub(crate) trait ItemSink: Send {
-    /// Takes item `index` of the sequence.
-    fn item(&mut self, index: usize, value: Value);
+    /// Takes item `index` of the sequence, which starts at `at`.
+    fn item(&mut self, index: usize, at: Location, value: Value);
 }
 
-impl<F: FnMut(usize, Value) + Send> ItemSink for F {
-    fn item(&mut self, index: usize, value: Value) {
-        self(index, value);
+impl<F: FnMut(usize, Location, Value) + Send> ItemSink for F {
+    fn item(&mut self, index: usize, at: Location, value: Value) {
+        self(index, at, value);
     }
 }
 
@@ -199,12 +200,14 @@ impl<F: FnMut(usize, Value) + Send> ItemSink for F {
 type Streamed<'f> = (&'f str, &'f mut dyn ItemSink);
 
 /// Where the text a [`Builder`] reads sits in the whole document: the index of its first
-/// streamed item and the `.` count of the path its root stands for (both 0 for a whole
-/// document; for the second half of a split list, the items before it and the list's path).
+/// streamed item, the `.` count of the path its root stands for and the lines before its first
+/// line (all 0 for a whole document; for the second half of a split list, the items before it,
+/// the list's path and the lines before the cut).
 #[derive(Clone, Copy, Default)]
 struct Base {
     index: usize,
     dots: usize,
+    line: u32,
 }
 
 /// Where the streamed sequence sat in the text, for the checks of a split parse.
@@ -544,6 +547,9 @@ impl<'i> Builder<'i, '_> {
             Some(parent) => {
                 let quiet = parent.ctx.quiet || parent.tag.is_some();
                 match &parent.items {
+                    // A streamed item's start goes to the sink with the item (see `finish`):
+                    // neither a path string nor a recorded position for each of them.
+                    Items::Sequence(_) if self.is_streamed(parent) => Ctx { path: None, quiet },
                     Items::Sequence(items) => {
                         let path = self.child_path(parent, 0, |p| child_index(p, items.len()));
                         Ctx { path, quiet }
@@ -624,7 +630,9 @@ impl<'i> Builder<'i, '_> {
                     Some((path, sink))
                         if !parent_quiet && parent.ctx.path.as_deref() == Some(*path) =>
                     {
-                        sink.item(self.base.index + items.len(), value);
+                        let whole =
+                            Location::new(at.line.saturating_add(self.base.line), at.column);
+                        sink.item(self.base.index + items.len(), whole, value);
                         items.push(Value::Null);
                     }
                     _ => items.push(value),
@@ -736,7 +744,7 @@ mod tests {
     use super::*;
 
     fn parse_all(source: &str) -> Result<(Value, SourceMap<'_>), Vec<YamlProblem>> {
-        parse(source, "", || |_, _| {}).map(|(value, map, _)| (value, map))
+        parse(source, "", || |_, _, _| {}).map(|(value, map, _)| (value, map))
     }
 
     #[test]
@@ -871,12 +879,14 @@ mod tests {
     fn items_at_the_streamed_path_go_to_the_callback() {
         let items = std::sync::Mutex::new(Vec::new());
         let source = "spec:\n  list:\n    - &i {n: 1}\n    - *i\nother: [3]\n";
-        let sink = || |i, v| items.lock().expect("not poisoned").push((i, v));
+        let sink = || |i, at, v| items.lock().expect("not poisoned").push((i, at, v));
         let (value, map, _) = parse(source, "spec.list", sink).expect("valid yaml");
         let items = items.into_inner().expect("not poisoned");
         assert_eq!(value.to_string(), r#"{"other":[3],"spec":{"list":[null,null]}}"#);
         assert_eq!(items.len(), 2);
-        assert_eq!((items[1].0, &items[1].1), (1, &items[0].1));
+        assert_eq!((items[1].0, &items[1].2), (1, &items[0].2));
+        // Each item comes with its start; the source map finds it too (by parsing again).
+        assert_eq!((items[0].1, items[1].1), (Location::new(3, 7), Location::new(4, 7)));
         assert_eq!(map.value("spec.list[1]"), Location::new(4, 7));
         assert_eq!(map.value("spec.list[0].n"), Location::new(3, 14));
     }

@@ -66,8 +66,7 @@ pub(crate) fn run(
         protected_zones(reconcile, &index, diag);
     }
     for (i, resource) in resources {
-        let base = format!("spec.resources[{i}].spec");
-        let mut check = Check::new(diag, &index, resource.id(), base);
+        let mut check = Check::new(diag, &index, resource, *i);
         kinds::check(&mut check, &resource.spec);
         policy::check(&mut check, &resource.spec);
     }
@@ -88,17 +87,19 @@ fn name_path(index: usize) -> String {
 
 /// Resource IDs (`apiVersion/kind/name`) must be unique.
 fn unique_ids(resources: &[(usize, Resource)], diag: &mut Diagnostics<'_>) {
-    let mut seen: HashMap<String, &Resource> = HashMap::new();
+    // The ID's three parts, borrowed: the ID string is built only for a duplicate.
+    let mut seen: HashMap<(&str, ResourceKind, &str), &Resource> = HashMap::new();
     for (i, resource) in resources {
-        let id = resource.id();
-        if let Some(first) = seen.get(&id) {
+        let parts = (resource.api_version.as_str(), resource.kind, resource.name.as_str());
+        if let Some(first) = seen.get(&parts) {
+            let id = resource.id();
             let msg = format!(
                 "duplicate resource id {id}, first declared at line {}",
                 first.location.line
             );
             diag.at_value(Some(&id), &name_path(*i), msg);
         } else {
-            seen.insert(id, resource);
+            seen.insert(parts, resource);
         }
     }
 }
@@ -115,7 +116,7 @@ fn unique_ifnames(resources: &[(usize, Resource)], diag: &mut Diagnostics<'_>) {
     for (i, resource) in resources {
         let field =
             if resource.kind == ResourceKind::DsLiteTunnel { "tunnelName" } else { "ifname" };
-        let path = format!("spec.resources[{i}].spec.{field}");
+        let path = || format!("spec.resources[{i}].spec.{field}");
         let ifname = match (resource.provided_ifname(), resource.spec_as::<VlanInterfaceSpec>()) {
             (Some(ifname), _) => ifname.to_owned(),
             (None, Some(vlan)) => {
@@ -124,7 +125,7 @@ fn unique_ifnames(resources: &[(usize, Resource)], diag: &mut Diagnostics<'_>) {
                 let ifname = vlan.ifname_on(parent);
                 if let Err(e) = names::check_ifname(&ifname) {
                     let msg = format!("default ifname (interface ifname.vlanID): {e}; set ifname");
-                    diag.at_value(Some(&resource.id()), &path, msg);
+                    diag.at_value(Some(&resource.id()), &path(), msg);
                     continue;
                 }
                 ifname
@@ -134,7 +135,7 @@ fn unique_ifnames(resources: &[(usize, Resource)], diag: &mut Diagnostics<'_>) {
         match seen.get(&ifname) {
             Some(first) => {
                 let msg = format!("{field} {ifname:?} is already used by {first}");
-                diag.at_value(Some(&resource.id()), &path, msg);
+                diag.at_value(Some(&resource.id()), &path(), msg);
             }
             None => {
                 seen.insert(ifname, resource.id());

@@ -189,7 +189,8 @@ pub(super) fn parse<'s, S: ItemSink>(
     head.push_str(source.get(..cut.start)?);
     head.push_str(source.get(cut.end..)?);
     let (mut first, mut second) = (new_sink(), new_sink());
-    let base = Base { index: cut.before, dots: dots(items_path) };
+    let line = u32::try_from(cut.line.saturating_sub(1)).ok()?;
+    let base = Base { index: cut.before, dots: dots(items_path), line };
     let (head_built, middle_built) = std::thread::scope(|scope| {
         let worker = std::thread::Builder::new()
             .name("yaml-middle".into())

@@ -8,13 +8,14 @@ use serde_json::Value;
 use super::super::{Base, build};
 use super::*;
 
-type Items = Mutex<Vec<(usize, Value)>>;
+type Items = Mutex<Vec<(usize, Location, Value)>>;
 
-/// What a parse made: the document, the streamed items in order, the shallow positions.
+/// What a parse made: the document, the streamed items in order with their starts, the
+/// shallow positions.
 #[derive(Debug, PartialEq)]
 struct Read {
     value: Value,
-    items: Vec<(usize, Value)>,
+    items: Vec<(usize, Location, Value)>,
     values: Vec<(String, Location)>,
     keys: Vec<(String, Location)>,
 }
@@ -28,7 +29,7 @@ fn sorted(map: std::collections::HashMap<String, Location>) -> Vec<(String, Loca
 /// The parse in one go, or `None` if the text has a problem.
 fn in_one_go(source: &str, path: &str) -> Option<Read> {
     let items: Items = Mutex::default();
-    let mut sink = |i, v| items.lock().expect("not poisoned").push((i, v));
+    let mut sink = |i, at, v| items.lock().expect("not poisoned").push((i, at, v));
     let built = build(source, false, Some((path, &mut sink)), Base::default()).ok()?;
     let (value, positions) = super::super::whole(source, built).ok()?;
     Some(Read {
@@ -47,8 +48,8 @@ fn split_at(source: &str, path: &str, cut: &Cut) -> Option<Read> {
 }
 
 impl ItemSink for Items {
-    fn item(&mut self, index: usize, value: Value) {
-        self.get_mut().expect("not poisoned").push((index, value));
+    fn item(&mut self, index: usize, at: Location, value: Value) {
+        self.get_mut().expect("not poisoned").push((index, at, value));
     }
 }
 
