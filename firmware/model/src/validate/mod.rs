@@ -88,7 +88,8 @@ fn name_path(index: usize) -> String {
 /// Resource IDs (`apiVersion/kind/name`) must be unique.
 fn unique_ids(resources: &[(usize, Resource)], diag: &mut Diagnostics<'_>) {
     // The ID's three parts, borrowed: the ID string is built only for a duplicate.
-    let mut seen: HashMap<(&str, ResourceKind, &str), &Resource> = HashMap::new();
+    let mut seen: HashMap<(&str, ResourceKind, &str), &Resource> =
+        HashMap::with_capacity(resources.len());
     for (i, resource) in resources {
         let parts = (resource.api_version.as_str(), resource.kind, resource.name.as_str());
         if let Some(first) = seen.get(&parts) {
