@@ -213,7 +213,12 @@ pub(super) fn parse<'s, S: ItemSink>(
     if let Some(Value::Array(items)) = value.pointer_mut(&pointer) {
         items.resize(items.len() + middle_built.marks.items, Value::Null);
     }
-    let shallow = merge(cut, items_path, head_built.positions, middle_built.positions)?;
+    let middle_positions = &middle_built.positions;
+    debug_assert!(
+        middle_positions.values.keys().all(String::is_empty) && middle_positions.keys.is_empty(),
+        "the middle records no position below its root"
+    );
+    let shallow = shifted(cut, head_built.positions)?;
     Some((value, SourceMap { source, shallow, full: OnceCell::new() }, vec![first, second]))
 }
 
@@ -244,32 +249,19 @@ fn fits(cut: &Cut, head: &Built, middle: &Built) -> bool {
         && matches!(&middle.document, Some(Value::Array(items)) if items.len() == m.items)
 }
 
-/// The head's positions with the lines after the cut moved down past the middle, and the
-/// middle's item positions under `items_path` with their whole-text index and line.
-fn merge(cut: &Cut, items_path: &str, head: Positions, middle: Positions) -> Option<Positions> {
+/// The head's positions with the lines after the cut moved down past the middle: the whole
+/// text's shallow positions. The middle records none but its root's: its root is the streamed
+/// list, whose items hand their starts to the sink instead (see `Builder::child_ctx`).
+fn shifted(cut: &Cut, head: Positions) -> Option<Positions> {
     let lines = u32::try_from(cut.lines).ok()?;
     let cut_line = u32::try_from(cut.line).ok()?;
-    let mut merged = head;
-    for at in merged.values.values_mut().chain(merged.keys.values_mut()) {
+    let mut shifted = head;
+    for at in shifted.values.values_mut().chain(shifted.keys.values_mut()) {
         if at.line >= cut_line {
             at.line += lines;
         }
     }
-    let down = cut_line - 1;
-    let whole = |path: &str| -> Option<String> {
-        let rest = path.strip_prefix('[')?;
-        let close = rest.find(']')?;
-        let index: usize = rest[..close].parse().ok()?;
-        Some(format!("{items_path}[{}]{}", cut.before + index, &rest[close + 1..]))
-    };
-    merged.values.reserve(middle.values.len());
-    for (path, at) in middle.values.into_iter().filter(|(p, _)| !p.is_empty()) {
-        merged.values.insert(whole(&path)?, Location::new(at.line + down, at.column));
-    }
-    for (path, at) in middle.keys {
-        merged.keys.insert(whole(&path)?, Location::new(at.line + down, at.column));
-    }
-    Some(merged)
+    Some(shifted)
 }
 
 #[cfg(test)]
