@@ -200,13 +200,12 @@ impl<F: FnMut(usize, Location, Value) + Send> ItemSink for F {
 type Streamed<'f> = (&'f str, &'f mut dyn ItemSink);
 
 /// Where the text a [`Builder`] reads sits in the whole document: the index of its first
-/// streamed item, the `.` count of the path its root stands for and the lines before its first
-/// line (all 0 for a whole document; for the second half of a split list, the items before it,
-/// the list's path and the lines before the cut).
+/// streamed item and the lines before its first line (both 0 for a whole document; for the
+/// second half of a split list, the items before it and the lines before the cut). The second
+/// half's root is the streamed list itself, so it records no path below its root.
 #[derive(Clone, Copy, Default)]
 struct Base {
     index: usize,
-    dots: usize,
     line: u32,
 }
 
@@ -587,7 +586,7 @@ impl<'i> Builder<'i, '_> {
             return None;
         }
         let path = parent.ctx.path.as_deref()?;
-        (self.record_all || self.base.dots + dots(path) + extra_dots <= 1).then(|| make(path))
+        (self.record_all || dots(path) + extra_dots <= 1).then(|| make(path))
     }
 
     /// Places a finished node in its parent (or makes it a document root).

@@ -34,7 +34,7 @@ use std::cell::OnceCell;
 
 use serde_json::Value;
 
-use super::{Base, Built, ItemSink, Positions, SourceMap, build, dots};
+use super::{Base, Built, ItemSink, Positions, SourceMap, build};
 use crate::error::Location;
 
 /// Smallest middle worth a second thread: below it, the thread costs about what it saves
@@ -190,7 +190,7 @@ pub(super) fn parse<'s, S: ItemSink>(
     head.push_str(source.get(cut.end..)?);
     let (mut first, mut second) = (new_sink(), new_sink());
     let line = u32::try_from(cut.line.saturating_sub(1)).ok()?;
-    let base = Base { index: cut.before, dots: dots(items_path), line };
+    let base = Base { index: cut.before, line };
     let (head_built, middle_built) = std::thread::scope(|scope| {
         let worker = std::thread::Builder::new()
             .name("yaml-middle".into())
