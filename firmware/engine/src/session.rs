@@ -94,13 +94,8 @@ impl ConfigInput {
     pub fn load(path: &Path) -> Result<Self, ConfigErrors> {
         // One read: the digest must be of exactly the text that was parsed, even if the file is
         // rewritten meanwhile.
-        match std::fs::read_to_string(path) {
-            Ok(text) => Self::parse(&text, &path.display().to_string()),
-            // The model's loader words an unreadable file as a located config error.
-            Err(_) => {
-                routerd_model::load(path).map(|config| Self { config, digest: String::new() })
-            }
-        }
+        let text = routerd_model::read_source(path)?;
+        Self::parse(&text, &path.display().to_string())
     }
 
     /// Parses `text` as the file `file`.

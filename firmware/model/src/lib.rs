@@ -35,4 +35,4 @@ pub use kind::{
     FIREWALL_API_VERSION, KindSpec, NET_API_VERSION, ROUTER_API_VERSION, ROUTER_KIND, ResourceKind,
     ResourceSpec, SYSTEM_API_VERSION, UnknownKindError,
 };
-pub use parse::{load, parse_config};
+pub use parse::{load, parse_config, read_source, source_from_bytes};

@@ -33,21 +33,61 @@ const RESOURCES_PATH: &str = "spec.resources";
 
 /// Reads and parses the config file at `path`.
 ///
-/// Errors: as [`parse_config`]; an unreadable file yields one error with line 0.
+/// Errors: as [`parse_config`] and [`read_source`].
 /// Side effects: reads `path`.
 pub fn load(path: &Path) -> Result<Config, ConfigErrors> {
+    let source = read_source(path)?;
+    parse_config(&source, &path.display().to_string())
+}
+
+/// Reads the config file at `path` as UTF-8 text (YAML 1.2 §5.2; routerd writes UTF-8 only).
+///
+/// Errors: an unreadable file yields one error with line 0; text that is not UTF-8 one error at
+/// the line and column (in characters) of the first invalid byte, naming the byte.
+/// Side effects: reads `path`.
+pub fn read_source(path: &Path) -> Result<String, ConfigErrors> {
     let file = path.display().to_string();
-    match std::fs::read_to_string(path) {
-        Ok(source) => parse_config(&source, &file),
-        Err(err) => Err(ConfigErrors(vec![ConfigError {
-            file,
-            line: 0,
-            column: 0,
-            resource: None,
-            path: String::new(),
-            message: format!("cannot read file: {err}"),
-        }])),
+    match std::fs::read(path) {
+        Ok(bytes) => source_from_bytes(bytes, &file),
+        Err(e) => Err(file_error(&file, Location::default(), format!("cannot read file: {e}"))),
     }
+}
+
+/// The text of `bytes`, read from `file`, if it is UTF-8.
+///
+/// Errors: one error at the line and column (in characters) of the first invalid byte.
+pub fn source_from_bytes(bytes: Vec<u8>, file: &str) -> Result<String, ConfigErrors> {
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let valid = e.utf8_error().valid_up_to();
+        let byte = bytes.get(valid).copied().unwrap_or(0);
+        let message = format!("invalid UTF-8 (byte 0x{byte:02x}); the file must be UTF-8");
+        file_error(file, utf8_location(bytes, valid), message)
+    })
+}
+
+/// One error about `file` as a whole or at `at`, outside any resource.
+fn file_error(file: &str, at: Location, message: String) -> ConfigErrors {
+    ConfigErrors(vec![ConfigError {
+        file: file.to_owned(),
+        line: at.line,
+        column: at.column,
+        resource: None,
+        path: String::new(),
+        message,
+    }])
+}
+
+/// The location of byte `offset` of `bytes`, whose first `offset` bytes are valid UTF-8.
+fn utf8_location(bytes: &[u8], offset: usize) -> Location {
+    let before = bytes.get(..offset).and_then(|b| std::str::from_utf8(b).ok()).unwrap_or("");
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line = before.matches('\n').count() + 1;
+    let column = before[line_start..].chars().count() + 1;
+    Location::new(
+        u32::try_from(line).unwrap_or(u32::MAX),
+        u32::try_from(column).unwrap_or(u32::MAX),
+    )
 }
 
 /// Parses and validates a `router.yaml` document.
@@ -163,8 +203,8 @@ fn parse_header(root: &Value, diag: &mut Diagnostics<'_>) -> Option<Header> {
         );
     }
     let metadata = required_field::<Metadata>(obj, "", "metadata", diag);
-    if metadata.as_ref().is_some_and(|m| m.name.is_empty()) {
-        diag.at_value(None, "metadata.name", "name must not be empty");
+    if let Some(Err(message)) = metadata.as_ref().map(|m| validate::check_name(&m.name)) {
+        diag.at_value(None, "metadata.name", message);
     }
     let reconcile = match obj.get("spec").and_then(Value::as_object) {
         Some(spec) => {
@@ -246,9 +286,8 @@ fn parse_resource(index: usize, mut value: Value) -> Result<Resource, ResourceEr
         let path = child_key(&base(), "apiVersion");
         return Err(ResourceError::Value { id: id(), path, message });
     }
-    if envelope.metadata.name.is_empty() {
+    if let Err(message) = validate::check_name(&envelope.metadata.name) {
         let path = format!("{}.metadata.name", base());
-        let message = "name must not be empty".to_owned();
         return Err(ResourceError::Value { id: id(), path, message });
     }
     let spec = match deserialize_spec(kind, value["spec"].take()) {

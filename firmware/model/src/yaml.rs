@@ -181,6 +181,14 @@ fn whole(source: &str, built: Built) -> Result<(Value, Positions), Vec<YamlProbl
 /// "billion laughs" documents).
 const ALIAS_BUDGET: usize = 100_000;
 
+/// Deepest nesting of collections (block or flow, sequences or mappings) a document may have.
+///
+/// The deepest routerd config path has about 8 levels (`spec.resources[i].spec.rules[j].match
+/// …`), so 64 leaves ample room, while the typed deserialization and the drop of a JSON value
+/// recurse once per level: a 10 KB file of 4,000 block levels overflowed the stack before this
+/// limit. Crossing it is an error at the collection that crosses it.
+pub const MAX_DEPTH: usize = 64;
+
 /// Receives the items of the streamed sequence (see [`parse`]), each with its index and the
 /// location of its start in the whole text.
 ///
@@ -207,6 +215,8 @@ type Streamed<'f> = (&'f str, &'f mut dyn ItemSink);
 struct Base {
     index: usize,
     line: u32,
+    /// Collections around the text's root in the whole document (for [`MAX_DEPTH`]).
+    depth: usize,
 }
 
 /// Where the streamed sequence sat in the text, for the checks of a split parse.
@@ -238,6 +248,40 @@ struct Built {
     marks: Marks,
 }
 
+/// YAML versions whose `%YAML` directive a document may carry (routerd writes YAML 1.2, its
+/// configs are YAML 1.1 compatible).
+const YAML_VERSIONS: [&str; 2] = ["1.1", "1.2"];
+
+/// Checks the `%YAML` directives of the stream's prologue (the lines before the first one that
+/// is neither blank, a comment nor a directive: YAML 1.2 §9.2 allows directives only there).
+/// saphyr accepts any version and does not report it.
+///
+/// Errors: a version other than [`YAML_VERSIONS`], at the directive's version.
+fn check_version_directive(source: &str) -> Result<(), YamlProblem> {
+    for (i, line) in source.lines().enumerate() {
+        let trimmed = line.trim_start();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let Some(rest) = line.strip_prefix('%') else { break };
+        let mut words = rest.split_whitespace();
+        if words.next() != Some("YAML") {
+            continue;
+        }
+        let version = words.next().unwrap_or("");
+        if !YAML_VERSIONS.contains(&version) {
+            let column = line.find(version).filter(|_| !version.is_empty()).unwrap_or(0);
+            let at = Location::new(
+                u32::try_from(i + 1).unwrap_or(u32::MAX),
+                u32::try_from(line[..column].chars().count() + 1).unwrap_or(u32::MAX),
+            );
+            let message = format!("yaml version {version:?} is not supported (1.1 or 1.2)");
+            return Err(problem(at, "", &message));
+        }
+    }
+    Ok(())
+}
+
 /// Runs the parser over `source` and builds the JSON value from its events.
 ///
 /// Errors: a syntax error, or the first duplicate key or alias budget overrun (a later syntax
@@ -248,6 +292,7 @@ fn build<'f>(
     items: Option<Streamed<'f>>,
     base: Base,
 ) -> Result<Built, Vec<YamlProblem>> {
+    check_version_directive(source).map_err(|p| vec![p])?;
     let mut builder = Builder {
         source,
         items,
@@ -265,14 +310,25 @@ fn build<'f>(
         recording: Vec::new(),
         alias_budget: ALIAS_BUDGET,
         fatal: None,
+        too_deep: false,
     };
-    Parser::new_from_str(source).load(&mut builder, true).map_err(|e| {
-        vec![YamlProblem {
-            location: location(e.marker()),
-            path: String::new(),
-            message: syntax_message(source, e.marker(), e.info()),
-        }]
-    })?;
+    // The event iterator, not `Parser::load`: `load` recurses once per nesting level and
+    // overflows the stack on deep block nesting, which only the scanner's flow level limit
+    // bounds. This loop and the builder's stack hold any depth on the heap.
+    for next in Parser::new_from_str(source) {
+        let (ev, span) = next.map_err(|e| {
+            vec![YamlProblem {
+                location: location(e.marker()),
+                path: String::new(),
+                message: syntax_message(source, e.marker(), e.info()),
+            }]
+        })?;
+        builder.on_event(ev, span);
+        if builder.too_deep {
+            // Nothing below the limit is read: the scanner's own flow limit (256) comes later.
+            break;
+        }
+    }
     if let Some(fatal) = builder.fatal {
         return Err(vec![fatal]);
     }
@@ -314,6 +370,8 @@ struct Builder<'i, 'f> {
     alias_budget: usize,
     /// The first loader error; later events are ignored, as saphyr's loader does.
     fatal: Option<YamlProblem>,
+    /// The nesting crossed [`MAX_DEPTH`] (the fatal error): reading stops there.
+    too_deep: bool,
 }
 
 /// The events of an anchored node, replayed for each alias to it.
@@ -439,6 +497,22 @@ impl<'i> Builder<'i, '_> {
             self.recording.push((ev.clone(), span));
         }
         let at = location(&span.start);
+        if let Event::Scalar(.., Some(tag))
+        | Event::SequenceStart(_, Some(tag))
+        | Event::MappingStart(_, Some(tag)) = &ev
+            && self.stack.is_empty()
+            && self.document.is_none()
+        {
+            // A router document is an untagged mapping; a tag could only re-type it.
+            let written = if tag.is_yaml_core_schema() {
+                format!("!!{}", tag.suffix)
+            } else {
+                tag.to_string()
+            };
+            let message = format!("a tag on the document root is not supported (found {written})");
+            self.fatal = Some(problem(at, "", &message));
+            return;
+        }
         match ev {
             Event::Scalar(text, style, anchor, tag) => {
                 let data = match tag {
@@ -490,6 +564,12 @@ impl<'i> Builder<'i, '_> {
     }
 
     fn open(&mut self, items: Items, at: Location, anchor: usize, tag: Option<Cow<'i, Tag>>) {
+        if self.base.depth + self.stack.len() >= MAX_DEPTH {
+            let message = format!("nesting deeper than {MAX_DEPTH} levels is not supported");
+            self.fatal = Some(problem(at, "", &message));
+            self.too_deep = true;
+            return;
+        }
         let ctx = self.child_ctx(at);
         let tag = tag.filter(|t| !t.is_yaml_core_schema()).map(Cow::into_owned);
         let frame = Frame { items, ctx, at, anchor, tag, count: 1 };
@@ -685,7 +765,10 @@ fn to_value(data: Data<'_>, ctx: &Ctx, at: Location, sink: &mut Sink) -> Value {
                 Some(n) => return Value::Number(n),
                 None => "non-finite numbers are not supported".to_owned(),
             },
-            Scalar::String(s) => return Value::String(s.into_owned()),
+            Scalar::String(s) => match forbidden_char(&s) {
+                None => return Value::String(s.into_owned()),
+                Some(c) => format!("text {s:?} contains {}", describe_forbidden(c)),
+            },
         },
         Data::Collection(value) => return value,
         Data::Tagged(tag, _) => format!("unsupported yaml tag {tag}"),
@@ -695,6 +778,35 @@ fn to_value(data: Data<'_>, ctx: &Ctx, at: Location, sink: &mut Sink) -> Value {
         sink.problem(at, ctx.path.as_deref(), &message);
     }
     Value::Null
+}
+
+/// The first character of `text` that no string of a router config may hold: a control
+/// character (Unicode category Cc: C0, DEL, C1; line breaks and tabs included, as no field is
+/// multi-line text), a bidirectional formatting character (Unicode Bidi_Control: U+061C,
+/// U+200E–U+200F, U+202A–U+202E, U+2066–U+2069), or a line or paragraph separator (U+2028,
+/// U+2029). Names reach kernel objects, file and unit names and log lines, where such characters
+/// would end a line, hide text or show it reordered ("Trojan Source", CVE-2021-42574).
+pub(crate) fn forbidden_char(text: &str) -> Option<char> {
+    // Printable ASCII is the common case: one pass over the bytes.
+    if text.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return None;
+    }
+    text.chars().find(|c| {
+        c.is_control()
+            || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{2028}' | '\u{2029}')
+            || ('\u{202a}'..='\u{202e}').contains(c)
+            || ('\u{2066}'..='\u{2069}').contains(c)
+    })
+}
+
+/// `c`, one of [`forbidden_char`]'s, named for an error message.
+pub(crate) fn describe_forbidden(c: char) -> String {
+    let what = match c {
+        '\u{2028}' | '\u{2029}' => "line separator",
+        c if c.is_control() => "control character",
+        _ => "bidirectional formatting character",
+    };
+    format!("{what} U+{:04X}; strings in router.yaml are single-line, printable text", u32::from(c))
 }
 
 /// `ev` without its anchor, for replaying an alias (nested anchors are not redefined).
@@ -720,6 +832,11 @@ fn location(marker: &Marker) -> Location {
 
 /// Turns a scanner message into ours; duplicate keys get the key's text.
 fn syntax_message(source: &str, marker: &Marker, info: &str) -> String {
+    if info == "recursion limit exceeded" {
+        // The scanner's flow level limit (256), which it reaches while looking ahead for a
+        // simple key, before the builder sees the collection that crosses [`MAX_DEPTH`].
+        return format!("nesting deeper than {MAX_DEPTH} levels is not supported");
+    }
     if info == "duplicated key in mapping" {
         if let Some(key) = key_at(source, marker) {
             return format!("duplicate key \"{key}\"");

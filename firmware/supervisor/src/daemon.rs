@@ -280,10 +280,10 @@ struct Daemon {
 /// Errors: the namespace, the ledger, the netlink sockets or the control socket cannot be
 /// opened.
 pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
-    let yaml = match std::fs::read_to_string(&opts.config) {
+    let yaml = match routerd_model::read_source(&opts.config) {
         Ok(text) => text,
-        Err(e) => {
-            eprintln!("{}: cannot read file: {e}", opts.config.display());
+        Err(errors) => {
+            eprintln!("{errors}");
             return Ok(1);
         }
     };
@@ -772,10 +772,10 @@ impl Daemon {
     /// SIGHUP: applies the config file again if its text changed (an operator edited it on the
     /// console). Invalid text is logged and changes nothing; a pending confirm is kept waiting.
     async fn reload(&mut self) {
-        let text = match std::fs::read_to_string(&self.config_path) {
+        let text = match routerd_model::read_source(&self.config_path) {
             Ok(text) => text,
-            Err(e) => {
-                tracing::error!("SIGHUP: reading {}: {e}", self.config_path.display());
+            Err(errors) => {
+                tracing::error!("SIGHUP: {errors}");
                 return;
             }
         };

@@ -10,6 +10,8 @@ mod kinds;
 mod names;
 mod policy;
 
+pub(crate) use names::check_name;
+
 use std::collections::HashMap;
 
 use serde_json::Value;

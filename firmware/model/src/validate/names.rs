@@ -23,6 +23,28 @@ pub(super) fn check_ifname(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Longest `metadata.name`, in bytes: a Kubernetes object name's limit (a DNS subdomain,
+/// RFC 1123), well within the 255 bytes of a file or unit name that embeds it.
+pub(crate) const NAME_MAX: usize = 253;
+
+/// Checks a `metadata.name`: 1..=[`NAME_MAX`] bytes, no whitespace and no `/`. A name is a part
+/// of the resource ID (`apiVersion/kind/name`) and of unit and file names
+/// (`routerd-pppoe-<name>.service`, `/etc/ppp/peers/routerd-<name>`), where `/` would make a
+/// path and whitespace split a word. Control and bidirectional characters are refused for every
+/// string by the YAML front end.
+pub(crate) fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("name must not be empty".into());
+    }
+    if name.len() > NAME_MAX {
+        return Err(format!("name is {} bytes long, longer than {NAME_MAX}", name.len()));
+    }
+    if let Some(c) = name.chars().find(|c| *c == '/' || c.is_whitespace()) {
+        return Err(format!("name {name:?} must not contain {c:?}"));
+    }
+    Ok(())
+}
+
 /// Checks an RFC 1123 host name, optionally fully qualified (`router` or `router.home.arpa`).
 pub(super) fn check_hostname(name: &str) -> Result<(), String> {
     check_dns_name(name.strip_suffix('.').unwrap_or(name), "host name", false)

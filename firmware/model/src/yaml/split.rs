@@ -190,7 +190,9 @@ pub(super) fn parse<'s, S: ItemSink>(
     head.push_str(source.get(cut.end..)?);
     let (mut first, mut second) = (new_sink(), new_sink());
     let line = u32::try_from(cut.line.saturating_sub(1)).ok()?;
-    let base = Base { index: cut.before, line };
+    // The middle's root, the list itself, sits inside one mapping per segment of the path.
+    let depth = if items_path.is_empty() { 0 } else { items_path.split('.').count() };
+    let base = Base { index: cut.before, line, depth };
     let (head_built, middle_built) = std::thread::scope(|scope| {
         let worker = std::thread::Builder::new()
             .name("yaml-middle".into())

@@ -2,9 +2,11 @@
 
 mod errors;
 mod fixture;
+mod hostile;
 mod long;
 mod lookups;
 mod schema;
 mod support;
 mod validation;
+mod variants;
 mod vlan;

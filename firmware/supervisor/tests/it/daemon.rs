@@ -673,6 +673,30 @@ fn the_lockout_guard_wants_a_confirm_window_for_the_operators_own_connection() {
 }
 
 #[test]
+fn deep_nesting_through_apply_plan_and_sighup_is_refused_and_the_daemon_stays_up() {
+    // 10 KB of block nesting overflowed the stack and aborted the daemon (issue 33 §1).
+    let mut s = Served::start("deep", CONFIG);
+    let deep = format!("{CONFIG}    - {}x\n", "- ".repeat(5000));
+    let out = s.apply(&deep, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nesting deeper than 64 levels"), "{err}");
+    let file = s.dir.path().join("deep.yaml");
+    std::fs::write(&file, &deep).expect("write");
+    let out = s.ctl(&["plan", "-f", file.to_str().expect("utf-8 path")]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::write(s.dir.path().join("router.yaml"), &deep).expect("edit");
+    let pid = s.daemon.as_ref().expect("running").0.id().to_string();
+    assert!(Command::new("kill").args(["-HUP", &pid]).status().expect("kill").success());
+    wait_for("the refusal in the log", Duration::from_secs(10), || {
+        s.logged("nesting deeper than 64 levels")
+    });
+    assert!(status(&s.socket()).is_some(), "the daemon answers after all three");
+    assert_eq!(s.history().as_array().map(Vec::len), Some(1), "no generation recorded");
+    s.stop();
+}
+
+#[test]
 fn sighup_applies_an_edited_config_file_and_ignores_an_invalid_one() {
     let mut s = Served::start("sighup", CONFIG);
     let pid = s.daemon.as_ref().expect("running").0.id().to_string();

@@ -111,12 +111,11 @@ spec:
 
     - kind: B
       spec:
-        text: |
+        text: >-
           line one
-            - not an entry
-
+          - not an entry
           line three
-        kept: |+
+        kept: |-
           trailing
 
 
