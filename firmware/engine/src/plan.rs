@@ -201,7 +201,9 @@ pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan,
         if !is_owned && !in_routerd_namespace(obs) {
             continue;
         }
-        let verdict = cleanup(obs, is_owned);
+        let foreign_inside = key.kind == ArtifactKind::Ipv4RouteTable
+            && holds_unowned_routes(input.observed, &owned, &key.name);
+        let verdict = cleanup(obs, is_owned, foreign_inside);
         if matches!(verdict, Cleanup::Delete { .. }) {
             current_items.push(HostItem {
                 key: graph_key(key),
@@ -245,6 +247,20 @@ pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan,
         routerd_graph::plan(&current, &desired.intended, input.needs_recreate, Selection::All)
             .map_err(|e| EngineError::Cycle(e.to_string()))?;
     Ok(EnginePlan { desired: Arc::clone(desired), current, ops, orphans, candidates, owned })
+}
+
+/// Whether the host's IPv4 table `table` holds a route (of any protocol) that the ledger does
+/// not record. Route names start with `<table>:`, so they are one range of the observation.
+fn holds_unowned_routes(
+    observed: &BTreeMap<ArtifactKey, Arc<Artifact>>,
+    owned: &HashSet<ArtifactKey>,
+    table: &str,
+) -> bool {
+    let prefix = format!("{table}:");
+    observed
+        .range(ArtifactKey::new(ArtifactKind::Ipv4Route, prefix.clone())..)
+        .take_while(|(k, _)| k.kind == ArtifactKind::Ipv4Route && k.name.starts_with(&prefix))
+        .any(|(k, _)| !owned.contains(k))
 }
 
 /// First intent per key wins. An identical second declaration is shared silently; a different

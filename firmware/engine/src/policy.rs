@@ -13,7 +13,7 @@ use routerd_host::{
 /// DHCP client bindings in routerd's `.network` files, blocks of routerd's timesyncd drop-in.
 pub fn in_routerd_namespace(artifact: &Artifact) -> bool {
     match &artifact.spec {
-        ArtifactSpec::FwmarkRule(r) => ROUTERD_FWMARK_RANGE.contains(&r.mark),
+        ArtifactSpec::FwmarkRule(r) => r.within(&ROUTERD_FWMARK_RANGE),
         ArtifactSpec::NftTableObserved(t) => t.name.starts_with(ROUTERD_NFT_TABLE_PREFIX),
         ArtifactSpec::NftTable(t) => t.name.starts_with(ROUTERD_NFT_TABLE_PREFIX),
         ArtifactSpec::Route(r) => r.protocol == ROUTERD_ROUTE_PROTOCOL,
@@ -48,17 +48,21 @@ pub enum Cleanup {
 }
 
 /// Decides what happens to an artifact that no current resource emits. `ledger_owned`: the
-/// ledger holds an `owned` entry for it.
-pub fn cleanup(artifact: &Artifact, ledger_owned: bool) -> Cleanup {
+/// ledger holds an `owned` entry for it. `foreign_inside`: the host holds artifacts inside this
+/// one that the ledger does not record (routes in a route table): such a container stays.
+pub fn cleanup(artifact: &Artifact, ledger_owned: bool, foreign_inside: bool) -> Cleanup {
     use ArtifactKind as K;
     let ns = in_routerd_namespace(artifact);
     match artifact.key.kind {
-        K::Ipv4FwmarkRule if ns => {
-            Cleanup::Delete { reason: "fwmark in routerd's range 0x100-0x1ff" }
-        }
+        // Seed 000 lets the range alone prove a rule ours; this firmware has kept a ledger
+        // since its first boot, so it needs the ledger here too (ADR 0002).
         K::Ipv4FwmarkRule if ledger_owned => {
             Cleanup::Delete { reason: "fwmark rule recorded in the ledger" }
         }
+        K::Ipv4FwmarkRule => Cleanup::Keep {
+            reason: "fwmark rule in routerd's range 0x100-0x1ff, not recorded in the ledger",
+            remediation: "delete it by hand (ip rule del fwmark MARK) if it is stale, or declare it in the config and run adopt --apply",
+        },
         K::NftTable if ns && ledger_owned => {
             Cleanup::Delete { reason: "routerd_* table recorded in the ledger" }
         }
@@ -66,8 +70,12 @@ pub fn cleanup(artifact: &Artifact, ledger_owned: bool) -> Cleanup {
             reason: "routerd_* table not recorded in the ledger",
             remediation: "delete it by hand if it is stale, or declare it in the config and run adopt --apply",
         },
+        K::Ipv4RouteTable if ledger_owned && foreign_inside => Cleanup::Keep {
+            reason: "route table recorded in the ledger, but it holds routes the ledger does not record",
+            remediation: "the table stays for those routes; delete them by hand if they are stale",
+        },
         K::Ipv4RouteTable if ledger_owned => Cleanup::Delete {
-            reason: "route table recorded in the ledger; flushes only routerd-protocol routes",
+            reason: "route table recorded in the ledger; its routes go one by one, as the ledger records them",
         },
         K::Ipv4Route | K::Ipv6Route if ns && ledger_owned => {
             Cleanup::Delete { reason: "routerd-protocol route recorded in the ledger" }
@@ -139,24 +147,51 @@ mod tests {
 
     #[test]
     fn nft_table_needs_both_the_prefix_and_the_ledger() {
-        assert!(matches!(cleanup(&table("routerd_nat"), true), Cleanup::Delete { .. }));
-        assert!(matches!(cleanup(&table("routerd_foreign"), false), Cleanup::Keep { .. }));
-        assert!(matches!(cleanup(&table("filter"), true), Cleanup::Keep { .. }));
+        assert!(matches!(cleanup(&table("routerd_nat"), true, false), Cleanup::Delete { .. }));
+        assert!(matches!(cleanup(&table("routerd_foreign"), false, false), Cleanup::Keep { .. }));
+        assert!(matches!(cleanup(&table("filter"), true, false), Cleanup::Keep { .. }));
+    }
+
+    fn rule(mark: u32, mask: u32) -> Artifact {
+        Artifact::new(ArtifactSpec::FwmarkRule(FwmarkRuleSpec {
+            mark,
+            mask,
+            table: 100,
+            priority: 10000,
+        }))
     }
 
     #[test]
-    fn fwmark_rule_in_range_is_deleted_without_the_ledger() {
-        let rule = |mark| {
-            Artifact::new(ArtifactSpec::FwmarkRule(FwmarkRuleSpec {
-                mark,
-                mask: u32::MAX,
+    fn a_fwmark_rule_is_deleted_only_when_the_ledger_records_it() {
+        let keep = |a: &Artifact| matches!(cleanup(a, false, false), Cleanup::Keep { .. });
+        let delete = |a: &Artifact| matches!(cleanup(a, true, false), Cleanup::Delete { .. });
+        for mark in [0x100, 0x1a0, 0x200] {
+            assert!(keep(&rule(mark, u32::MAX)), "{mark:#x} without the ledger");
+            assert!(delete(&rule(mark, u32::MAX)), "{mark:#x} in the ledger");
+        }
+    }
+
+    #[test]
+    fn a_masked_rule_is_inside_the_range_only_if_every_mark_it_matches_is() {
+        assert!(in_routerd_namespace(&rule(0x1a0, u32::MAX)));
+        assert!(in_routerd_namespace(&rule(0x100, 0xffff_ff00)));
+        // 0x150/0xff0 also matches 0x1150 and 0xf150.
+        assert!(!in_routerd_namespace(&rule(0x150, 0xff0)));
+        assert!(!in_routerd_namespace(&rule(0x200, u32::MAX)));
+        assert!(!in_routerd_namespace(&rule(0x0, 0xf00)));
+        assert_eq!(rule(0x150, 0xff0).key.name, "0x150/0xff0");
+        assert_eq!(rule(0x150, u32::MAX).key.name, "0x150");
+    }
+
+    #[test]
+    fn a_route_table_with_routes_the_ledger_does_not_record_stays() {
+        let table =
+            Artifact::new(ArtifactSpec::RouteTable(routerd_host::artifact::RouteTableSpec {
                 table: 100,
-                priority: 10000,
-            }))
-        };
-        assert!(matches!(cleanup(&rule(0x100), false), Cleanup::Delete { .. }));
-        assert!(matches!(cleanup(&rule(0x200), false), Cleanup::Keep { .. }));
-        assert!(matches!(cleanup(&rule(0x200), true), Cleanup::Delete { .. }));
+            }));
+        assert!(matches!(cleanup(&table, true, false), Cleanup::Delete { .. }));
+        assert!(matches!(cleanup(&table, true, true), Cleanup::Keep { .. }));
+        assert!(matches!(cleanup(&table, false, false), Cleanup::Keep { .. }));
     }
 
     #[test]
@@ -167,8 +202,8 @@ mod tests {
             effective: true,
         }));
         assert!(in_routerd_namespace(&block));
-        assert!(matches!(cleanup(&block, true), Cleanup::Delete { .. }));
-        assert!(matches!(cleanup(&block, false), Cleanup::Keep { .. }));
+        assert!(matches!(cleanup(&block, true, false), Cleanup::Delete { .. }));
+        assert!(matches!(cleanup(&block, false, false), Cleanup::Keep { .. }));
     }
 
     #[test]
@@ -177,7 +212,7 @@ mod tests {
             ifname: "lan0".into(),
             address: "192.168.1.1/24".parse().expect("literal"),
         }));
-        assert!(matches!(cleanup(&addr, true), Cleanup::Keep { .. }));
+        assert!(matches!(cleanup(&addr, true, false), Cleanup::Keep { .. }));
     }
 
     #[test]
@@ -192,7 +227,7 @@ mod tests {
                 protocol: VlanProtocol::Ieee8021Q,
             }),
         }));
-        assert!(matches!(cleanup(&vlan, true), Cleanup::Keep { .. }));
+        assert!(matches!(cleanup(&vlan, true, false), Cleanup::Keep { .. }));
         let tunnel = Artifact::new(ArtifactSpec::Ip6Tunnel(Ip6TunnelSpec {
             ifname: "dslite0".into(),
             mode: Ip6TunnelMode::Ipip6,
@@ -203,9 +238,9 @@ mod tests {
             mtu: None,
             admin_up: None,
         }));
-        assert!(matches!(cleanup(&tunnel, true), Cleanup::Delete { .. }));
+        assert!(matches!(cleanup(&tunnel, true, false), Cleanup::Delete { .. }));
         // Not recorded (the kernel's fallback device, someone else's tunnel): never ours.
         assert!(!in_routerd_namespace(&tunnel));
-        assert!(matches!(cleanup(&tunnel, false), Cleanup::Keep { .. }));
+        assert!(matches!(cleanup(&tunnel, false, false), Cleanup::Keep { .. }));
     }
 }

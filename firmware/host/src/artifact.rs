@@ -556,6 +556,28 @@ pub struct FwmarkRuleSpec {
     pub priority: u32,
 }
 
+impl FwmarkRuleSpec {
+    /// The artifact name: `0x100` for an exact mark (mask `0xffffffff`, the only kind routerd
+    /// writes), `0x150/0xff0` for a masked one, as `ip rule` prints them, so that a hand-made
+    /// masked rule is never taken for routerd's rule of the same value.
+    pub fn key_name(&self) -> String {
+        if self.mask == u32::MAX {
+            format!("{:#x}", self.mark)
+        } else {
+            format!("{:#x}/{:#x}", self.mark, self.mask)
+        }
+    }
+
+    /// Whether every mark the rule matches lies in `range`, whose marks differ only in their
+    /// low byte (as [`ROUTERD_FWMARK_RANGE`]'s do): the mask fixes every bit above the low byte
+    /// and the value's are the range's.
+    pub fn within(&self, range: &std::ops::RangeInclusive<u32>) -> bool {
+        (self.mask | 0xff) == u32::MAX
+            && range.contains(&(self.mark & !0xff))
+            && range.contains(&(self.mark | 0xff))
+    }
+}
+
 /// `linux.sysctl`: a key under `/proc/sys` of the target network namespace.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -1006,9 +1028,7 @@ impl ArtifactSpec {
             Self::RouteTable(t) => {
                 ArtifactKey::new(ArtifactKind::Ipv4RouteTable, t.table.to_string())
             }
-            Self::FwmarkRule(r) => {
-                ArtifactKey::new(ArtifactKind::Ipv4FwmarkRule, format!("{:#x}", r.mark))
-            }
+            Self::FwmarkRule(r) => ArtifactKey::new(ArtifactKind::Ipv4FwmarkRule, r.key_name()),
             Self::Sysctl(s) => ArtifactKey::new(ArtifactKind::Sysctl, s.key.clone()),
             Self::Ip6Tunnel(t) => ArtifactKey::new(ArtifactKind::Ipip6Tunnel, t.ifname.clone()),
             Self::PppLink(p) => ArtifactKey::new(ArtifactKind::PppLink, p.ifname.clone()),

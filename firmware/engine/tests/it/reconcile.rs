@@ -147,6 +147,57 @@ async fn removed_resource_loses_its_owned_table_and_rule_while_foreign_tables_st
     );
 }
 
+/// The deletes of a Result document, in order.
+fn deletes(doc: &ResultDocument, result: &str) -> Vec<String> {
+    ops(doc, result).into_iter().filter(|o| o.starts_with("delete ")).collect()
+}
+
+#[tokio::test]
+async fn a_removed_policy_route_leaves_foreign_routes_in_its_table_and_hand_made_rules_alone() {
+    // Issue 33 §2: a route with routerd's protocol that routerd did not install, and rules in
+    // routerd's fwmark range made by hand, were deleted although plan did not list them.
+    let lab = Lab::new();
+    lab.reconcile(LAB).await;
+    lab.ip(&["route", "add", "10.77.0.0/16", "dev", "lan0", "table", "100", "proto", "208"]);
+    lab.ip(&["rule", "add", "fwmark", "0x1a0", "lookup", "100", "priority", "20000"]);
+    lab.ip(&["rule", "add", "fwmark", "0x150/0xff0", "lookup", "main", "priority", "20001"]);
+
+    let config = without(LAB, "IPv4PolicyRoute", "guests-via-wan");
+    let plan = lab.plan(&config, false).await;
+    let doc = lab.reconcile(&config).await;
+    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
+    assert_eq!(
+        deletes(&doc, "done"),
+        deletes(&plan, "planned"),
+        "reconcile deleted what plan listed"
+    );
+    assert!(deletes(&doc, "done").contains(&"delete linux.ipv4.fwmarkRule/0x100".to_string()));
+
+    // The foreign route and the table it keeps in use stay, reported as kept.
+    let table = lab.ip(&["route", "show", "table", "100"]);
+    assert!(table.contains("10.77.0.0/16"), "{table}");
+    assert!(!table.contains("default"), "routerd's own route in the table is gone: {table}");
+    let kept = |kind: &str, name: &str| {
+        doc.orphans.iter().find(|o| o.kind == kind && o.name == name).map(|o| o.cleanup.clone())
+    };
+    assert_eq!(kept("linux.ipv4.routeTable", "100").as_deref(), Some("keep"), "{:#?}", doc.orphans);
+    assert_eq!(kept("linux.ipv4.route", "100:10.77.0.0/16:0").as_deref(), Some("keep"));
+    // The hand-made rules stay; the one inside the range is reported with its remedy, the
+    // masked one (it matches 0x1150 too) is not routerd's to mention.
+    let rules = lab.ip(&["rule", "show"]);
+    assert!(rules.contains("fwmark 0x1a0 lookup 100"), "{rules}");
+    assert!(rules.contains("fwmark 0x150/0xff0 lookup main"), "{rules}");
+    assert!(!rules.contains("fwmark 0x100 "), "{rules}");
+    let in_range = doc.orphans.iter().find(|o| o.name == "0x1a0").expect("0x1a0 reported");
+    assert_eq!(in_range.cleanup, "keep");
+    assert!(in_range.remediation.contains("ip rule del"), "{}", in_range.remediation);
+    assert!(!doc.orphans.iter().any(|o| o.name.starts_with("0x150")), "{:#?}", doc.orphans);
+
+    // And the next run plans no delete at all.
+    let again = lab.plan(&config, false).await;
+    assert!(deletes(&again, "planned").is_empty(), "{:#?}", again.operations);
+}
+
 #[tokio::test]
 async fn matching_pre_existing_artifacts_are_adoption_candidates_and_adopt_records_them() {
     let lab = Lab::new();

@@ -1,8 +1,9 @@
 //! `linux.ipv4.routeTable`: numbered IPv4 tables routerd fills.
 //!
 //! The kernel has no table object: a table exists while it holds routes. So a table is observed
-//! when it holds at least one route with [`ROUTERD_ROUTE_PROTOCOL`]; creating one is a no-op,
-//! and deleting one flushes routerd's routes from it and nothing else (seed 000, "Orphans").
+//! when it holds at least one route with [`ROUTERD_ROUTE_PROTOCOL`]; creating and deleting one
+//! are no-ops on the host: its routes are artifacts of their own, which the ledger records one
+//! by one ([`delete`]).
 
 use std::collections::BTreeSet;
 
@@ -46,13 +47,14 @@ fn tables_of(routes: impl Iterator<Item = (u8, u32)>) -> Vec<Artifact> {
         .collect()
 }
 
-/// Deletes every IPv4 route of protocol [`ROUTERD_ROUTE_PROTOCOL`] in `spec.table`; routes of
-/// other protocols in the same table stay. Routes that vanish meanwhile (`ESRCH`) are skipped.
+/// Deletes the table: removes no route. Each route routerd installed is its own ledger-recorded
+/// `linux.ipv4.route`, deleted on its own, and a table is gone once its last route is. Seed 000
+/// let a delete flush the table's routerd-protocol routes, which took routes the ledger does not
+/// record (a hand-made route with protocol 208); ADR 0002 records the change.
 ///
-/// Errors: [`HostError::Dump`] when the listing fails; [`HostError::Rejected`] for the first
-/// route the kernel refuses to delete (the ones before it are gone).
+/// Errors: [`HostError::Invalid`] for a system table ([`RESERVED_ROUTE_TABLES`]).
 pub(crate) async fn delete(
-    conn: &Conn,
+    _conn: &Conn,
     key: &ArtifactKey,
     spec: &RouteTableSpec,
 ) -> Result<(), HostError> {
@@ -61,17 +63,6 @@ pub(crate) async fn delete(
             key: key.clone(),
             message: format!("table {} belongs to the system and is never flushed", spec.table),
         });
-    }
-    let routes = route::list(conn, IpFamily::V4).await.map_err(|e| e.dump("routes"))?;
-    let ours = routes
-        .into_iter()
-        .filter(|r| r.table == spec.table && r.protocol == ROUTERD_ROUTE_PROTOCOL);
-    for found in ours {
-        let spec = route::spec_of(found, None);
-        match route::remove(conn, &spec).await {
-            Err(e) if e.errno() == Some(libc::ESRCH) => {}
-            other => other.map_err(|e| e.rejected(key, "delete"))?,
-        }
     }
     Ok(())
 }

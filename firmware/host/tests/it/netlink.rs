@@ -371,7 +371,7 @@ async fn a_route_refused_in_a_lane_is_sent_again_after_the_rest_of_the_batch() {
 }
 
 #[tokio::test]
-async fn route_table_is_observed_only_while_it_holds_our_routes_and_delete_flushes_only_ours() {
+async fn route_table_is_observed_only_while_it_holds_our_routes_and_its_delete_removes_no_route() {
     let ns = TestNetns::new();
     ns.add_veth_with_address("ve0", "ve1", "10.0.0.1/24");
     ns.ip(&[
@@ -398,7 +398,13 @@ async fn route_table_is_observed_only_while_it_holds_our_routes_and_delete_flush
     // main (254) holds one of our routes too, but system tables are never route-table artifacts.
     assert_eq!(tables(observe(&backend, ArtifactKind::Ipv4RouteTable).await), ["100"]);
 
-    backend.delete(&table(100)).await.expect("flush table 100");
+    // Its routes go one by one, as the ledger records them: the table's delete takes none,
+    // not even a route with routerd's protocol that routerd did not install (issue 33 §2).
+    backend.delete(&table(100)).await.expect("table delete");
+    assert_eq!(routes_in(&ns, "-4", "100").len(), 3);
+    for dst in ["198.51.100.0/24", "198.51.101.0/24"] {
+        backend.delete(&route(100, dst, Some("10.0.0.2"), None, 0)).await.expect("delete route");
+    }
 
     let left = routes_in(&ns, "-4", "100");
     assert_eq!(left.len(), 1, "{left:?}");
