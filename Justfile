@@ -54,3 +54,11 @@ bench *args:
 # Remove the demo lab namespaces.
 clean-lab:
     scripts/lab.sh down rd-demo
+
+# Many more generated variants of the example configs than CI parses (issue 33 §1); any seed.
+fuzz-variants cases="1000000" seed="1":
+    ROUTERD_VARIANTS={{cases}} ROUTERD_VARIANTS_SEED={{seed}} cargo nextest run --locked -p routerd-model variants::ten_thousand
+
+# The ownership property on the real kernel with more cases than CI (root; issue 33 §2).
+property-ownership cases="200" seed="1":
+    ROUTERD_OWNERSHIP_CASES={{cases}} ROUTERD_OWNERSHIP_SEED={{seed}} cargo nextest run --locked -p routerd-engine ownership

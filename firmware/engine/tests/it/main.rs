@@ -6,6 +6,7 @@ mod health;
 mod hostnamed;
 mod logsink;
 mod networkd;
+mod ownership;
 mod reconcile;
 mod state;
 mod support;

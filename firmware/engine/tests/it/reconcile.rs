@@ -4,21 +4,7 @@ use routerd_engine::result::ResourceResult;
 use routerd_engine::{Phase, ResultDocument};
 use routerd_ledger::{EntryState, Ledger, LedgerChange, LedgerEntry, Origin};
 
-use crate::support::{LAB, Lab, ops, resource, run};
-
-/// The lab config without the resource block of `kind` named `name`.
-fn without(yaml: &str, kind: &str, name: &str) -> String {
-    let mut parts = yaml.split("\n    - apiVersion:");
-    let head = parts.next().unwrap_or_default().to_string();
-    let kept: Vec<&str> = parts
-        .filter(|p| {
-            !(p.contains(&format!("kind: {kind}\n")) && p.contains(&format!("name: {name}\n")))
-        })
-        .collect();
-    let out = kept.iter().fold(head, |acc, p| format!("{acc}\n    - apiVersion:{p}"));
-    assert_ne!(out, yaml, "no {kind}/{name} block in the config");
-    out
-}
+use crate::support::{LAB, Lab, deletes, ops, resource, run, without};
 
 #[tokio::test]
 async fn apply_from_empty_creates_everything_and_the_second_apply_is_a_no_op() {
@@ -145,11 +131,6 @@ async fn removed_resource_loses_its_owned_table_and_rule_while_foreign_tables_st
         !ledger.iter().any(|k| k.contains("routerd_policy") || k.ends_with("/0x100")),
         "{ledger:#?}"
     );
-}
-
-/// The deletes of a Result document, in order.
-fn deletes(doc: &ResultDocument, result: &str) -> Vec<String> {
-    ops(doc, result).into_iter().filter(|o| o.starts_with("delete ")).collect()
 }
 
 #[tokio::test]

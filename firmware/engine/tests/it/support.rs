@@ -239,6 +239,25 @@ pub fn ops(doc: &ResultDocument, result: &str) -> Vec<String> {
         .collect()
 }
 
+/// The lab config without the resource block of `kind` named `name`.
+pub fn without(yaml: &str, kind: &str, name: &str) -> String {
+    let mut parts = yaml.split("\n    - apiVersion:");
+    let head = parts.next().unwrap_or_default().to_string();
+    let kept: Vec<&str> = parts
+        .filter(|p| {
+            !(p.contains(&format!("kind: {kind}\n")) && p.contains(&format!("name: {name}\n")))
+        })
+        .collect();
+    let out = kept.iter().fold(head, |acc, p| format!("{acc}\n    - apiVersion:{p}"));
+    assert_ne!(out, yaml, "no {kind}/{name} block in the config");
+    out
+}
+
+/// The deletes of a Result document, in order.
+pub fn deletes(doc: &ResultDocument, result: &str) -> Vec<String> {
+    ops(doc, result).into_iter().filter(|o| o.starts_with("delete ")).collect()
+}
+
 /// Waits (deadline) until `f` gives `Some`.
 pub fn wait_for<T>(what: &str, deadline: Duration, mut f: impl FnMut() -> Option<T>) -> T {
     let start = Instant::now();
