@@ -19,6 +19,10 @@ reconciles, and measures:
     /config/plan and reads the handler's Server-Timing header: `plan` (the daemon's engine
     plan, with host inventory) and `render` (the page); server-side = both.
 
+  - login burst: a third daemon with the web UI (lab config, a password set with the setup
+    token) takes 200 wrong logins sent at once from 200 threads; counts the answers (429:
+    refused before hashing, 401: hashed and wrong) and reads the daemon's peak RSS (VmHWM).
+
 Prints a table (median, min, max, target, result) and with --markdown the same as Markdown.
 Exit code 1 when the measurement itself fails (no repair within 10 s, daemon gone)."""
 
@@ -43,6 +47,9 @@ REPAIR_MAX_S = 1.0
 BINARY_MAX_MIB = 20
 PLAN_PAGE_MAX_MS = 50
 PLAN_PAGE_RESOURCES = 1000
+LOGIN_BURST = 200
+LOGIN_REFUSED_MIN = 190
+LOGIN_PEAK_RSS_MAX_MIB = 64
 
 
 def ip(ns, *args):
@@ -119,38 +126,12 @@ class Web:
 
 def plan_page(args, routerd, prefix):
     """Server-side timings (ms) of the plan diff page: (plan, render, total) per repeat."""
-    router_ns = f"{prefix}-router"
     work = tempfile.mkdtemp(prefix="rdbp-")
-    config = os.path.join(work, "router.yaml")
-    with open(config, "w") as f:
-        f.write(big_config(os.path.join(REPO, "examples", "lab-router.yaml"), 100))
-    with socketlib.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    log_path = os.path.join(work, "daemon.log")
-    log = open(log_path, "w")
-    daemon = subprocess.Popen(
-        [routerd, "serve", "--config", config, "--netns", router_ns,
-         "--ledger", os.path.join(work, "l.redb"), "--control-socket", os.path.join(work, "c.sock"),
-         "--state-dir", os.path.join(work, "state"), "--resync", "1h",
-         "--listen", f"127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL, stderr=log)
+    text = big_config(os.path.join(REPO, "examples", "lab-router.yaml"), 100)
+    daemon, port, log = web_daemon(routerd, os.path.join(args.target, "routerctl"),
+                                   f"{prefix}-router", text, work)
     try:
-        token = []
-
-        def announced():
-            with open(log_path) as f:
-                text = f.read()
-            if "one-time setup token: " in text:
-                token.append(text.split("one-time setup token: ", 1)[1][:32])
-            return bool(token)
-        wait_for("the setup token", 60, announced, step=0.05)
-        wait_for("the first reconcile", 120,
-                 lambda: (status(os.path.join(args.target, "routerctl"), os.path.join(work, "c.sock"))
-                          or {}).get("reconciles", 0) >= 1, step=0.1)
         web = Web(port)
-        web.request("POST", "/setup", {"token": token[0], "password": "bench-password",
-                                       "again": "bench-password"})
         response, _ = web.request("POST", "/login", {"password": "bench-password"})
         web.cookie = response.getheader("Set-Cookie").split(";")[0]
         _, editor = web.request("GET", "/config")
@@ -172,6 +153,81 @@ def plan_page(args, routerd, prefix):
             samples.append((plan_ms, render_ms, plan_ms + render_ms))
         mix = {op: page.count(f'<tr class="op-{op}"') for op in ("create", "modify", "delete")}
         return samples, len(page), mix
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=30)
+        log.close()
+
+
+def web_daemon(routerd, routerctl, router_ns, config_text, work):
+    """A daemon on `router_ns` with the web UI on a free loopback port, past its first
+    reconcile, with the password `bench-password` set through the setup token.
+    Returns (process, port, log file)."""
+    config = os.path.join(work, "router.yaml")
+    with open(config, "w") as f:
+        f.write(config_text)
+    with socketlib.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log_path = os.path.join(work, "daemon.log")
+    log = open(log_path, "w")
+    daemon = subprocess.Popen(
+        [routerd, "serve", "--config", config, "--netns", router_ns,
+         "--ledger", os.path.join(work, "l.redb"), "--control-socket", os.path.join(work, "c.sock"),
+         "--state-dir", os.path.join(work, "state"), "--resync", "1h",
+         "--listen", f"127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL, stderr=log)
+    token = []
+
+    def announced():
+        with open(log_path) as f:
+            text = f.read()
+        if "one-time setup token: " in text:
+            token.append(text.split("one-time setup token: ", 1)[1][:32])
+        return bool(token)
+    try:
+        wait_for("the setup token", 60, announced, step=0.05)
+        wait_for("the first reconcile", 120,
+                 lambda: (status(routerctl, os.path.join(work, "c.sock"))
+                          or {}).get("reconciles", 0) >= 1, step=0.1)
+        Web(port).request("POST", "/setup", {"token": token[0], "password": "bench-password",
+                                             "again": "bench-password"})
+    except BaseException:
+        daemon.terminate()
+        daemon.wait(timeout=30)
+        log.close()
+        raise
+    return daemon, port, log
+
+
+def login_burst(args, routerd, prefix):
+    """200 wrong logins at once: (answers by status, peak RSS in KiB before, after)."""
+    import threading
+    work = tempfile.mkdtemp(prefix="rdbl-")
+    with open(os.path.join(REPO, "examples", "lab-router.yaml")) as f:
+        text = f.read()
+    daemon, port, log = web_daemon(routerd, os.path.join(args.target, "routerctl"),
+                                   f"{prefix}-router", text, work)
+    try:
+        before = proc_kib(daemon.pid, "VmHWM")
+        answers = []
+        start = threading.Barrier(LOGIN_BURST)
+
+        def wrong():
+            start.wait()
+            try:
+                response, _ = Web(port).request("POST", "/login", {"password": "wrong-password"})
+                answers.append(response.status)
+            except OSError as e:
+                answers.append(str(e))
+        threads = [threading.Thread(target=wrong) for _ in range(LOGIN_BURST)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        after = proc_kib(daemon.pid, "VmHWM")
+        counts = {a: answers.count(a) for a in set(answers)}
+        return counts, before, after
     finally:
         daemon.terminate()
         daemon.wait(timeout=30)
@@ -214,13 +270,14 @@ def measure(args):
         daemon.wait(timeout=30)
         daemon = None
         plan_samples, page_bytes, mix = plan_page(args, routerd, prefix)
+        burst = login_burst(args, routerd, prefix)
     finally:
         if daemon is not None:
             daemon.terminate()
             daemon.wait(timeout=30)
         subprocess.run([lab, "down", prefix], check=False)
     sizes = {name: os.path.getsize(os.path.join(args.target, name)) for name in ("routerd", "routerctl")}
-    return idle_rss, peak_rss, repairs, sizes, plan_samples, page_bytes, mix
+    return idle_rss, peak_rss, repairs, sizes, plan_samples, page_bytes, mix, burst
 
 
 def main():
@@ -230,7 +287,7 @@ def main():
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args()
     try:
-        idle_rss, peak_rss, repairs, sizes, plan_samples, page_bytes, mix = measure(args)
+        idle_rss, peak_rss, repairs, sizes, plan_samples, page_bytes, mix, burst = measure(args)
     except (RuntimeError, subprocess.CalledProcessError) as e:
         print(f"daemon.py: {e}", file=sys.stderr)
         return 1
@@ -254,6 +311,16 @@ def main():
                lambda c: "PASS" if statistics.median(c) < PLAN_PAGE_MAX_MS else "FAIL"),
               ("server-side total", [t for _, _, t in plan_samples], "", lambda c: ""),
           ]],
+        (f"login burst: {LOGIN_BURST} wrong logins at once, refused before hashing (429)",
+         str(burst[0].get(429, 0)), "", "", f">= {LOGIN_REFUSED_MIN}",
+         "PASS" if burst[0].get(429, 0) >= LOGIN_REFUSED_MIN else "FAIL"),
+        ("login burst: hashed and wrong (401); other answers",
+         f"{burst[0].get(401, 0)}; " + (", ".join(f"{k}: {v}" for k, v in burst[0].items()
+                                                 if k not in (401, 429)) or "none"),
+         "", "", "", ""),
+        ("login burst: daemon peak RSS (before the burst)", f"{burst[2] / 1024:.1f} MiB",
+         f"{burst[1] / 1024:.1f} MiB", "", f"< {LOGIN_PEAK_RSS_MAX_MIB} MiB",
+         "PASS" if burst[2] < LOGIN_PEAK_RSS_MAX_MIB * 1024 else "FAIL"),
         ("routerd, stripped release", f"{sizes['routerd'] / MIB:.1f} MiB", "", "", "", ""),
         ("routerctl, stripped release", f"{sizes['routerctl'] / MIB:.1f} MiB", "", "", "", ""),
         ("routerd + routerctl", f"{total / MIB:.1f} MiB", "", "", f"< {BINARY_MAX_MIB} MiB",

@@ -3,12 +3,18 @@
 //! - A session is a random 128-bit id in a cookie (`HttpOnly; SameSite=Strict`, plus `Secure`
 //!   under TLS), valid for [`SESSION_TTL`] from login; each has its own CSRF token, which every
 //!   state-changing form carries back.
-//! - Failed logins are counted per client address: after [`MAX_FAILURES`] within
-//!   [`FAILURE_WINDOW`], further attempts from that address are refused until the window ends.
+//! - A login (or setup-token) attempt is counted as a failure *before* its password is hashed
+//!   ([`LoginGate::reserve`]) and forgiven only when it succeeds: after [`MAX_FAILURES`] within
+//!   [`FAILURE_WINDOW`] from one client address, or [`MAX_FAILURES_OVERALL`] from all of them,
+//!   further attempts are refused (HTTP 429) until the window ends, without hashing.
+//! - Hashing (argon2id, 19 MiB each) runs on one worker thread, one at a time, with at most
+//!   [`HASH_QUEUE`] waiting ([`Hasher`]); more are refused as busy. Thirty parallel wrong logins
+//!   once took the daemon from 61 to 587 MB, each hashing on its own blocking thread.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Mutex;
+use std::sync::mpsc::{SyncSender, TrySendError, sync_channel};
 use std::time::{Duration, Instant};
 
 use axum::http::{HeaderMap, header};
@@ -21,8 +27,13 @@ pub const CLEAR_COOKIE: &str = "routerd_session=; Path=/; HttpOnly; SameSite=Str
 pub const SESSION_TTL: Duration = Duration::from_secs(8 * 3600);
 /// Failed logins allowed per address within [`FAILURE_WINDOW`].
 pub const MAX_FAILURES: u32 = 5;
+/// Failed logins allowed from all addresses together within [`FAILURE_WINDOW`] (an attacker
+/// with many addresses, such as an IPv6 prefix).
+pub const MAX_FAILURES_OVERALL: u32 = 30;
 /// The window failed logins are counted in.
 pub const FAILURE_WINDOW: Duration = Duration::from_secs(60);
+/// Hashes that may wait for the [`Hasher`] while one runs.
+pub const HASH_QUEUE: usize = 3;
 
 /// A signed-in session.
 #[derive(Clone, Debug)]
@@ -101,31 +112,211 @@ pub fn same(a: &str, b: &str) -> bool {
         && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// Failed logins per client address.
-#[derive(Default)]
-pub struct Attempts(Mutex<HashMap<IpAddr, (u32, Instant)>>);
+/// Failures counted in one [`FAILURE_WINDOW`].
+#[derive(Clone, Copy)]
+struct Window {
+    count: u32,
+    since: Instant,
+}
 
-impl Attempts {
-    /// How long `from` must still wait, when it is over the limit.
-    pub fn blocked(&self, from: IpAddr) -> Option<Duration> {
-        let map = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let (count, since) = map.get(&from)?;
-        let elapsed = since.elapsed();
-        (*count >= MAX_FAILURES && elapsed < FAILURE_WINDOW).then(|| FAILURE_WINDOW - elapsed)
+impl Window {
+    fn new(now: Instant) -> Self {
+        Self { count: 0, since: now }
     }
 
-    /// Counts a failure from `from`.
-    pub fn failed(&self, from: IpAddr) {
-        let mut map = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let entry = map.entry(from).or_insert((0, Instant::now()));
-        if entry.1.elapsed() >= FAILURE_WINDOW {
-            *entry = (0, Instant::now());
+    /// Restarts the window when it has ended; then how long is left of it if `limit` is
+    /// reached.
+    fn full(&mut self, now: Instant, limit: u32) -> Option<Duration> {
+        let elapsed = now.saturating_duration_since(self.since);
+        if elapsed >= FAILURE_WINDOW {
+            *self = Self::new(now);
         }
-        entry.0 += 1;
+        (self.count >= limit).then(|| FAILURE_WINDOW.saturating_sub(elapsed))
+    }
+}
+
+/// Why an attempt was refused before hashing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// Too many failures from this address; the wait until the window ends.
+    Address(Duration),
+    /// Too many failures from all addresses; the wait until the window ends.
+    Overall(Duration),
+    /// The hashing queue is full.
+    Busy,
+}
+
+impl Refusal {
+    /// The sentence the login page shows.
+    pub fn message(self) -> String {
+        match self {
+            Self::Address(wait) => {
+                format!("Too many failed logins; try again in {} s.", wait.as_secs() + 1)
+            }
+            Self::Overall(wait) => format!(
+                "Too many failed logins to this router; try again in {} s.",
+                wait.as_secs() + 1
+            ),
+            Self::Busy => "The router is busy checking other logins; try again.".into(),
+        }
+    }
+}
+
+/// Login attempts per client address and overall, counted before hashing.
+pub struct LoginGate(Mutex<Gate>);
+
+struct Gate {
+    by_address: HashMap<IpAddr, Window>,
+    overall: Window,
+}
+
+impl Default for LoginGate {
+    fn default() -> Self {
+        let gate = Gate { by_address: HashMap::new(), overall: Window::new(Instant::now()) };
+        Self(Mutex::new(gate))
+    }
+}
+
+impl LoginGate {
+    /// Counts an attempt from `from` as a failure before it is checked, or refuses it when a
+    /// limit is reached (nothing counted then).
+    ///
+    /// Errors: [`Refusal::Address`] or [`Refusal::Overall`] with the time left in the window.
+    pub fn reserve(&self, from: IpAddr) -> Result<(), Refusal> {
+        let now = Instant::now();
+        let mut gate = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if gate.by_address.len() > 4096 {
+            // Bounded memory under an address sweep: ended windows are dropped.
+            gate.by_address.retain(|_, w| now.saturating_duration_since(w.since) < FAILURE_WINDOW);
+        }
+        let mine = gate.by_address.entry(from).or_insert_with(|| Window::new(now));
+        if let Some(wait) = mine.full(now, MAX_FAILURES) {
+            return Err(Refusal::Address(wait));
+        }
+        mine.count += 1;
+        if let Some(wait) = gate.overall.full(now, MAX_FAILURES_OVERALL) {
+            if let Some(mine) = gate.by_address.get_mut(&from) {
+                mine.count -= 1;
+            }
+            return Err(Refusal::Overall(wait));
+        }
+        gate.overall.count += 1;
+        Ok(())
     }
 
-    /// Forgets `from`'s failures after a successful login.
+    /// Takes back an attempt [`Self::reserve`] counted that was never checked (the hashing
+    /// queue was full).
+    pub fn release(&self, from: IpAddr) {
+        let mut gate = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(mine) = gate.by_address.get_mut(&from) {
+            mine.count = mine.count.saturating_sub(1);
+        }
+        gate.overall.count = gate.overall.count.saturating_sub(1);
+    }
+
+    /// Forgets `from`'s failures after a successful login (its reserved attempt included).
     pub fn succeeded(&self, from: IpAddr) {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&from);
+        let mut gate = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        gate.by_address.remove(&from);
+        gate.overall.count = gate.overall.count.saturating_sub(1);
+    }
+}
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// One worker thread that runs password hashing jobs one at a time, in order, with a bounded
+/// queue. One thread also means one malloc arena: the 19 MiB an argon2id hash takes is reused,
+/// not kept once per blocking thread. The thread ends when the `Hasher` is dropped.
+pub struct Hasher(SyncSender<Job>);
+
+impl Hasher {
+    /// A worker with room for `queue` waiting jobs.
+    pub fn new(queue: usize) -> Self {
+        let (tx, rx) = sync_channel::<Job>(queue);
+        // Without the thread, `run` reports every job as busy: logins fail closed.
+        let _ = std::thread::Builder::new().name("argon2".into()).spawn(move || {
+            while let Ok(job) = rx.recv() {
+                job();
+            }
+        });
+        Self(tx)
+    }
+
+    /// Queues `job` for the worker; its result arrives on the receiver.
+    ///
+    /// Errors: [`Refusal::Busy`] when the queue is full (or the worker is gone).
+    pub fn submit<T: Send + 'static>(
+        &self,
+        job: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<tokio::sync::oneshot::Receiver<T>, Refusal> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let job: Job = Box::new(move || {
+            let _ = tx.send(job());
+        });
+        match self.0.try_send(job) {
+            Ok(()) => Ok(rx),
+            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => Err(Refusal::Busy),
+        }
+    }
+
+    /// Runs `job` on the worker and waits for its result.
+    ///
+    /// Errors: as [`Self::submit`].
+    pub async fn run<T: Send + 'static>(
+        &self,
+        job: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, Refusal> {
+        self.submit(job)?.await.map_err(|_| Refusal::Busy)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(192, 0, 2, 1));
+
+    #[test]
+    fn attempts_are_counted_before_checking_and_forgiven_on_success() {
+        let gate = LoginGate::default();
+        for _ in 0..MAX_FAILURES {
+            assert_eq!(gate.reserve(A), Ok(()));
+        }
+        assert!(matches!(gate.reserve(A), Err(Refusal::Address(_))));
+        gate.succeeded(A);
+        assert_eq!(gate.reserve(A), Ok(()));
+    }
+
+    #[test]
+    fn many_addresses_reach_the_overall_limit() {
+        let gate = LoginGate::default();
+        let address = |i: u32| IpAddr::V4(std::net::Ipv4Addr::from(0x0a00_0000 + i));
+        for i in 0..MAX_FAILURES_OVERALL {
+            assert_eq!(gate.reserve(address(i)), Ok(()));
+        }
+        let refused = gate.reserve(address(999));
+        assert!(matches!(refused, Err(Refusal::Overall(_))), "{refused:?}");
+        // The refused address was not counted.
+        gate.release(address(0));
+        assert_eq!(gate.reserve(address(999)), Ok(()));
+    }
+
+    #[test]
+    fn the_hasher_runs_one_job_at_a_time_and_refuses_past_its_queue() {
+        let hasher = Hasher::new(1);
+        let (started_tx, started) = std::sync::mpsc::channel();
+        let (release, wait) = std::sync::mpsc::channel::<()>();
+        let first = hasher
+            .submit(move || {
+                started_tx.send(()).ok();
+                wait.recv().is_ok()
+            })
+            .expect("runs");
+        started.recv().expect("the first job started");
+        let second = hasher.submit(|| 2).expect("queued");
+        assert_eq!(hasher.submit(|| 3).err(), Some(Refusal::Busy));
+        release.send(()).expect("the first job waits");
+        assert_eq!(futures::executor::block_on(first).ok(), Some(true));
+        assert_eq!(futures::executor::block_on(second).ok(), Some(2));
     }
 }

@@ -42,7 +42,7 @@ pub use crate::artifacts::{ArtifactRow, ArtifactStatus};
 pub use crate::graph::{DRAW_UP_TO, GraphSvg, render_svg};
 
 use crate::assets::Links;
-use crate::auth::{Attempts, Sessions};
+use crate::auth::{HASH_QUEUE, Hasher, LoginGate, Refusal, Sessions};
 
 /// What the UI needs from the daemon.
 pub trait Backend: Send + Sync + 'static {
@@ -452,7 +452,10 @@ pub struct Options {
 pub(crate) struct AppState<B> {
     pub(crate) backend: Arc<B>,
     pub(crate) sessions: Sessions,
-    attempts: Attempts,
+    /// Login and setup-token attempts, counted before hashing.
+    gate: LoginGate,
+    /// Where every password hash runs, one at a time.
+    hasher: Hasher,
     options: Options,
 }
 
@@ -463,7 +466,8 @@ pub fn router<B: Backend>(backend: Arc<B>, options: Options) -> Router {
     let state = Arc::new(AppState {
         backend,
         sessions: Sessions::default(),
-        attempts: Attempts::default(),
+        gate: LoginGate::default(),
+        hasher: Hasher::new(HASH_QUEUE),
         options,
     });
     Router::new()
@@ -509,10 +513,18 @@ pub fn router<B: Backend>(backend: Arc<B>, options: Options) -> Router {
 }
 
 /// Strict headers on every response: no inline script or style (CSP), no framing, no MIME
-/// sniffing, no referrer.
+/// sniffing, no referrer, nothing stored by a cache (pages show the router's state and CSRF
+/// tokens) but the hashed assets. A state-changing request from another site is refused before
+/// it reaches a handler ([`cross_site`]), besides each form's CSRF token.
 async fn security_headers(request: Request, next: Next) -> Response {
+    if let Some(why) = cross_site(&request) {
+        return (StatusCode::FORBIDDEN, why).into_response();
+    }
     let mut response = next.run(request).await;
     let headers = response.headers_mut();
+    if !headers.contains_key(header::CACHE_CONTROL) {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
     let set = |headers: &mut HeaderMap, name: &'static str, value: &'static str| {
         headers.insert(name, HeaderValue::from_static(value));
     };
@@ -529,6 +541,27 @@ async fn security_headers(request: Request, next: Next) -> Response {
     set(headers, "x-frame-options", "DENY");
     set(headers, "referrer-policy", "no-referrer");
     response
+}
+
+/// Why a state-changing request (not `GET` or `HEAD`) comes from another site, if it does: the
+/// browser's `Sec-Fetch-Site` says `cross-site` or `same-site` (Fetch Metadata), or its `Origin`
+/// is not this `Host` (RFC 6454). Clients that send neither (`curl`) pass to the CSRF check.
+fn cross_site(request: &Request) -> Option<&'static str> {
+    if matches!(*request.method(), axum::http::Method::GET | axum::http::Method::HEAD) {
+        return None;
+    }
+    let headers = request.headers();
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(site) = text("sec-fetch-site")
+        && !matches!(site, "same-origin" | "none")
+    {
+        return Some("refused: a request from another site (Sec-Fetch-Site)");
+    }
+    let origin = text("origin")?;
+    let host = text("host").unwrap_or_default();
+    let origin_host = origin.split_once("://").map_or("", |(_, rest)| rest);
+    (origin_host.is_empty() || !origin_host.eq_ignore_ascii_case(host))
+        .then_some("refused: a request from another origin (Origin)")
 }
 
 /// `GET /metrics`: no session needed (a Prometheus scraper has none); counts and timings only,
@@ -647,20 +680,27 @@ async fn login<B: Backend>(
         };
         render(&page, status)
     };
-    if let Some(wait) = app.attempts.blocked(from) {
-        let message = format!("Too many failed logins; try again in {} s.", wait.as_secs() + 1);
-        return failed(message, StatusCode::TOO_MANY_REQUESTS);
+    let refused = |refusal: Refusal| failed(refusal.message(), StatusCode::TOO_MANY_REQUESTS);
+    if let Err(refusal) = app.gate.reserve(from) {
+        tracing::warn!("login refused before checking from {from}: {refusal:?}");
+        return refused(refusal);
     }
     let backend = Arc::clone(&app.backend);
     let password = form.password;
-    let ok = tokio::task::spawn_blocking(move || backend.verify_password(&password))
-        .await
-        .unwrap_or(false);
+    let ok = match app.hasher.run(move || backend.verify_password(&password)).await {
+        Ok(ok) => ok,
+        Err(refusal) => {
+            app.gate.release(from);
+            tracing::warn!("login refused before checking from {from}: {refusal:?}");
+            return refused(refusal);
+        }
+    };
     if !ok {
-        app.attempts.failed(from);
+        tracing::warn!("login failed for admin from {from}");
         return failed("Wrong password.".into(), StatusCode::UNAUTHORIZED);
     }
-    app.attempts.succeeded(from);
+    app.gate.succeeded(from);
+    tracing::info!("login of admin from {from}");
     let (id, _) = app.sessions.create();
     let mut response = Redirect::to("/").into_response();
     if let Ok(cookie) = HeaderValue::from_str(&auth::cookie(&id, app.options.tls)) {
@@ -718,27 +758,41 @@ async fn setup<B: Backend>(
     if app.backend.password_set() {
         return Redirect::to("/login").into_response();
     }
-    if app.attempts.blocked(from).is_some() {
-        return failed("Too many failed attempts; try again later.", StatusCode::TOO_MANY_REQUESTS);
-    }
-    let backend = Arc::clone(&app.backend);
-    let token = form.token.trim().to_string();
-    let valid = tokio::task::spawn_blocking(move || backend.verify_setup_token(&token))
-        .await
-        .unwrap_or(false);
-    if !valid {
-        app.attempts.failed(from);
-        return failed("That is not the setup token.", StatusCode::UNAUTHORIZED);
+    if let Err(refusal) = app.gate.reserve(from) {
+        return failed(&refusal.message(), StatusCode::TOO_MANY_REQUESTS);
     }
     if form.password != form.again {
+        app.gate.release(from);
         return failed("The two passwords differ.", StatusCode::UNPROCESSABLE_ENTITY);
     }
+    // The token check and the password's storage are one job on the one hashing worker, so
+    // two setups sent at once cannot both pass the check: the first spends the token.
     let backend = Arc::clone(&app.backend);
-    let password = form.password;
-    match tokio::task::spawn_blocking(move || backend.set_password(&password)).await {
-        Ok(Ok(())) => Redirect::to("/login").into_response(),
-        Ok(Err(e)) => failed(&e, StatusCode::UNPROCESSABLE_ENTITY),
-        Err(e) => failed(&e.to_string(), StatusCode::INTERNAL_SERVER_ERROR),
+    let (token, password) = (form.token.trim().to_string(), form.password);
+    let outcome = app
+        .hasher
+        .run(move || {
+            if !backend.verify_setup_token(&token) {
+                return Err(None);
+            }
+            backend.set_password(&password).map_err(Some)
+        })
+        .await;
+    match outcome {
+        Ok(Ok(())) => {
+            app.gate.succeeded(from);
+            tracing::info!("password set for admin from {from} (web, setup token)");
+            Redirect::to("/login").into_response()
+        }
+        Ok(Err(None)) => {
+            tracing::warn!("setup token refused from {from}");
+            failed("That is not the setup token.", StatusCode::UNAUTHORIZED)
+        }
+        Ok(Err(Some(e))) => failed(&e, StatusCode::UNPROCESSABLE_ENTITY),
+        Err(refusal) => {
+            app.gate.release(from);
+            failed(&refusal.message(), StatusCode::TOO_MANY_REQUESTS)
+        }
     }
 }
 

@@ -33,6 +33,22 @@ struct TestBackend {
     installs: Mutex<Vec<String>>,
     progress: tokio::sync::watch::Sender<InstallView>,
     rebooted: std::sync::atomic::AtomicBool,
+    /// Password and token checks: made so far, running now, most running at once.
+    checks: [std::sync::atomic::AtomicUsize; 3],
+}
+
+impl TestBackend {
+    /// Counts a password or token check while it "hashes" for 20 ms.
+    fn slow_check<T>(&self, check: impl FnOnce() -> T) -> T {
+        use std::sync::atomic::Ordering::SeqCst;
+        self.checks[0].fetch_add(1, SeqCst);
+        let now = self.checks[1].fetch_add(1, SeqCst) + 1;
+        self.checks[2].fetch_max(now, SeqCst);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let out = check();
+        self.checks[1].fetch_sub(1, SeqCst);
+        out
+    }
 }
 
 /// What the test backend's "RAUC" accepts: a bundle starting with this.
@@ -114,10 +130,10 @@ impl Backend for TestBackend {
         self.password.lock().expect("lock").is_some()
     }
     fn verify_password(&self, password: &str) -> bool {
-        self.password.lock().expect("lock").as_deref() == Some(password)
+        self.slow_check(|| self.password.lock().expect("lock").as_deref() == Some(password))
     }
     fn verify_setup_token(&self, token: &str) -> bool {
-        !self.password_set() && token == TOKEN
+        self.slow_check(|| !self.password_set() && token == TOKEN)
     }
     fn set_password(&self, password: &str) -> Result<(), String> {
         if password.len() < 8 {
@@ -516,6 +532,37 @@ async fn logins_are_rate_limited_per_client() {
 }
 
 #[tokio::test]
+async fn parallel_wrong_logins_are_refused_before_hashing_and_hash_one_at_a_time() {
+    // Thirty parallel wrong logins from one address all got 401, each hashing on its own
+    // thread (issue 33 §4).
+    use std::sync::atomic::Ordering::SeqCst;
+    let ui = Ui::with_password();
+    let logins = (0..30).map(|_| ui.post("/login", "password=wrong", None));
+    let statuses: Vec<StatusCode> =
+        futures::future::join_all(logins).await.iter().map(Response::status).collect();
+    let refused = statuses.iter().filter(|s| **s == StatusCode::TOO_MANY_REQUESTS).count();
+    let wrong = statuses.iter().filter(|s| **s == StatusCode::UNAUTHORIZED).count();
+    // Five may be reserved; one hashes while three wait, so the fifth may be refused as busy.
+    assert_eq!(wrong + refused, 30, "{statuses:?}");
+    assert!((4..=5).contains(&wrong), "{statuses:?}");
+    assert_eq!(ui.backend.checks[0].load(SeqCst), wrong, "only reserved attempts are checked");
+    assert_eq!(ui.backend.checks[2].load(SeqCst), 1, "one check at a time");
+}
+
+#[tokio::test]
+async fn two_setups_sent_at_once_with_the_token_set_the_password_once() {
+    let ui = Ui::new();
+    let forms = ["first-password", "second-password"]
+        .map(|p| format!("token={TOKEN}&password={p}&again={p}"));
+    let setups = forms.iter().map(|form| ui.post("/setup", form, None));
+    let statuses: Vec<StatusCode> =
+        futures::future::join_all(setups).await.iter().map(Response::status).collect();
+    let set = statuses.iter().filter(|s| **s == StatusCode::SEE_OTHER).count();
+    assert_eq!(set, 1, "{statuses:?}");
+    assert!(statuses.contains(&StatusCode::UNAUTHORIZED), "{statuses:?}");
+}
+
+#[tokio::test]
 async fn every_response_has_strict_headers_and_assets_are_hashed_and_immutable() {
     let ui = Ui::new();
     let page = ui.get("/login", None).await;
@@ -523,6 +570,7 @@ async fn every_response_has_strict_headers_and_assets_are_hashed_and_immutable()
     assert!(csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"), "{csp}");
     assert_eq!(page.headers()["x-frame-options"], "DENY");
     assert_eq!(page.headers()["x-content-type-options"], "nosniff");
+    assert_eq!(page.headers()[header::CACHE_CONTROL], "no-store", "pages are never cached");
     let html = body(page).await;
     assert!(!html.contains("style=") && !html.contains("<script>"), "no inline style or script");
     for prefix in ["/assets/routerd.", "/assets/htmx.min.", "/assets/routerd-icon."] {
@@ -542,6 +590,37 @@ async fn every_response_has_strict_headers_and_assets_are_hashed_and_immutable()
         StatusCode::NOT_FOUND
     );
     assert_eq!(ui.get("/assets/htmx.LICENSE", None).await.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_state_changing_request_from_another_site_is_refused_before_its_handler() {
+    let ui = Ui::with_password();
+    let cookie = ui.login().await;
+    let logout = |headers: &[(&str, &str)]| {
+        let mut request = Request::post("/logout")
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(header::HOST, "router.lan")
+            .header(header::COOKIE, &cookie);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.body(Body::from("csrf=x")).expect("request")
+    };
+    for headers in [
+        &[("sec-fetch-site", "cross-site")][..],
+        &[("sec-fetch-site", "same-site")],
+        &[("origin", "http://evil.example")],
+        &[("origin", "null")],
+    ] {
+        let response = ui.send(logout(headers)).await;
+        assert_eq!(response.status(), StatusCode::FORBIDDEN, "{headers:?}");
+        assert!(body(response).await.contains("another"), "{headers:?}");
+    }
+    // The same origin reaches the handler, which then checks the CSRF token.
+    let same = [("sec-fetch-site", "same-origin"), ("origin", "http://router.lan")];
+    let response = ui.send(logout(&same)).await;
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+    assert_eq!(body(response).await, "missing or wrong CSRF token");
 }
 
 /// The CSRF token in a page.

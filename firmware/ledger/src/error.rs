@@ -5,6 +5,15 @@ use std::path::PathBuf;
 /// A ledger failure, naming the file.
 #[derive(Debug, thiserror::Error)]
 pub enum LedgerError {
+    /// The ledger file's mode could not be set to 0600.
+    #[error("ledger {path}: cannot make it private (mode 0600): {source}")]
+    Permissions {
+        /// Ledger path.
+        path: PathBuf,
+        /// Underlying error.
+        #[source]
+        source: std::io::Error,
+    },
     /// The directory holding the ledger could not be created.
     #[error("ledger {path}: cannot create directory: {source}")]
     Directory {

@@ -82,17 +82,27 @@ impl Ledger {
     /// Opens (or creates, with its parent directories) the ledger at `path` for reading and
     /// writing. Holds redb's file lock until dropped.
     ///
+    /// The file holds every generation's YAML, so it is made (or made again) mode 0600, and the
+    /// directories created for it 0700.
+    ///
     /// Errors: [`LedgerError::Directory`], [`LedgerError::Open`] (locked, corrupt),
-    /// [`LedgerError::Storage`].
+    /// [`LedgerError::Permissions`], [`LedgerError::Storage`].
     pub fn open(path: &Path) -> Result<Self, LedgerError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .map_err(|source| LedgerError::Directory { path: path.to_path_buf(), source })?;
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        let dir_error = |source| LedgerError::Directory { path: path.to_path_buf(), source };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(dir_error)?;
         }
         let db = Database::builder()
             .set_cache_size(CACHE_BYTES)
             .create(path)
             .map_err(|source| LedgerError::Open { path: path.to_path_buf(), source })?;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+            .map_err(|source| LedgerError::Permissions { path: path.to_path_buf(), source })?;
         let ledger = Self { path: path.to_path_buf(), handle: Handle::ReadWrite(db) };
         ledger.init_schema()?;
         Ok(ledger)
@@ -406,6 +416,22 @@ mod tests {
         assert_eq!(keys, ["linux.ipv4.fwmarkRule/0x100", "nft.table/inet/routerd_nat"]);
         let got = ledger.get("linux.ipv4.fwmarkRule", "0x100")?.expect("entry");
         assert_eq!(got.state, EntryState::Pending);
+        Ok(())
+    }
+
+    #[test]
+    fn the_ledger_file_is_private_and_so_are_the_directories_made_for_it() -> Result<(), LedgerError>
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).expect("exists").permissions().mode() & 0o777;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("state/routerd.redb");
+        drop(Ledger::open(&path)?);
+        assert_eq!((mode(&path), mode(&dir.path().join("state"))), (0o600, 0o700));
+        // A file left readable by an older build is made private again.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        drop(Ledger::open(&path)?);
+        assert_eq!(mode(&path), 0o600);
         Ok(())
     }
 
