@@ -33,7 +33,25 @@ pub struct DaemonStatus {
     pub last_error: Option<String>,
     /// The apply waiting for its confirm, if any.
     pub pending_confirm: Option<ConfirmStatus>,
+    /// Why the daemon runs another config than its config file's, when the file was missing or
+    /// invalid at start; cleared once a config is applied (which writes the file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_fallback: Option<ConfigFallback>,
 }
+
+/// The config file could not be used at start: what was wrong, and what runs instead.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigFallback {
+    /// The file's errors, each `file:line:column: message` (the first [`FALLBACK_ERRORS`]).
+    pub errors: Vec<String>,
+    /// The generation from the ledger that runs instead; `None`: no generation could be used,
+    /// nothing is applied and no reconcile runs until a config is applied.
+    pub running: Option<u64>,
+}
+
+/// How many of the file's errors a [`ConfigFallback`] keeps.
+pub const FALLBACK_ERRORS: usize = 20;
 
 /// An apply waiting for the operator's confirm; unconfirmed at `deadline`, the daemon applies
 /// generation `previous` again.

@@ -767,6 +767,16 @@ fn status_table(s: &DaemonStatus) -> String {
             ),
         ));
     }
+    if let Some(f) = &s.config_fallback {
+        let running = match f.running {
+            Some(g) => format!("running generation {g} instead"),
+            None => "nothing applied".into(),
+        };
+        rows.push(("config file", format!("does not load, {running} (routerctl doctor)")));
+        for error in &f.errors {
+            rows.push(("", error.clone()));
+        }
+    }
     if let Some(c) = &s.pending_confirm {
         rows.push((
             "confirm",
@@ -987,6 +997,7 @@ mod tests {
             }),
             last_error: Some("e".repeat(200)),
             pending_confirm: None,
+            config_fallback: None,
         };
         let table = status_table(&status);
         assert!(table.lines().all(|l| l.chars().count() <= 80), "{table}");

@@ -34,7 +34,9 @@ use routerd_host::Netns;
 use routerd_host::netlink::{Change, NetlinkMonitor};
 use routerd_ledger::{Channel, GenerationRecord, GenerationResult, PendingConfirm};
 use routerd_model::ConfigErrors;
-use routerd_model::status::{ConfirmStatus, DaemonStatus, DoctorCheck, ReconcileSummary};
+use routerd_model::status::{
+    ConfigFallback, ConfirmStatus, DaemonStatus, DoctorCheck, FALLBACK_ERRORS, ReconcileSummary,
+};
 use serde::Serialize;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -280,13 +282,6 @@ struct Daemon {
 /// Errors: the namespace, the ledger, the netlink sockets or the control socket cannot be
 /// opened.
 pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
-    let yaml = match routerd_model::read_source(&opts.config) {
-        Ok(text) => text,
-        Err(errors) => {
-            eprintln!("{errors}");
-            return Ok(1);
-        }
-    };
     let netns = match &opts.netns {
         Some(name) => Netns::named(name)?,
         None => Netns::current(),
@@ -303,20 +298,9 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
     crate::service::forward_logs(session.log_sinks());
     // A confirm pending from before a restart: its generation is what runs until the deadline.
     let pending = session.ledger().pending_confirm()?;
-    let (yaml, file) =
-        match pending.as_ref().map(|p| session.ledger().generation_record(p.generation)) {
-            Some(Ok(Some(record))) => (record.yaml, format!("generation {}", record.generation)),
-            Some(Err(e)) => return Err(e.into()),
-            _ => (yaml, opts.config.display().to_string()),
-        };
-    let input = match ConfigInput::parse(&yaml, &file) {
-        Ok(input) => input,
-        Err(errors) => {
-            eprintln!("{errors}");
-            return Ok(1);
-        }
-    };
-    let applied = Applied::new(&session, yaml, input);
+    let start =
+        startup_config(session.ledger(), pending.as_ref().map(|p| p.generation), &opts.config)?;
+    let applied = Applied::new(&session, start.yaml, start.input);
     let health_store = session.health();
     let auth = crate::auth::AuthStore::new(&opts.state_dir);
     announce_setup_token(&auth);
@@ -336,6 +320,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         last_reconcile: None,
         last_error: None,
         pending_confirm: None,
+        config_fallback: start.fallback,
     };
     let (snapshot_tx, snapshot_rx) = watch::channel(Snapshot {
         status: status.clone(),
@@ -425,6 +410,16 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
 
     let mut reasons = BTreeSet::from([Trigger::Start]);
     loop {
+        if daemon.unconfigured() && !reasons.is_empty() {
+            // Nothing applied: no reconcile may run (an empty config would make every owned
+            // artifact an orphan); the control socket and the web UI still answer.
+            if reasons.contains(&Trigger::Start) {
+                daemon.status.state = "unconfigured".into();
+                daemon.publish(None);
+                service::notify(&[NotifyState::Ready]);
+            }
+            reasons.clear();
+        }
         if !reasons.is_empty() {
             let _ = daemon.reconcile(&reasons).await;
             if daemon.status.reconciles == 1 {
@@ -761,6 +756,10 @@ impl Daemon {
         if pending.is_none() {
             self.write_config_file();
         }
+        if let Some(fallback) = &mut self.status.config_fallback {
+            // Applied, though the file still holds the text that did not load until confirmed.
+            fallback.running = Some(doc.generation);
+        }
         self.confirm = pending.map(|p| (instant_of(p.deadline), p));
         self.publish(None);
         for w in &warnings {
@@ -902,10 +901,29 @@ impl Daemon {
         }
     }
 
-    /// Replaces the config file with the applied text (write to a sibling, then rename).
-    fn write_config_file(&self) {
-        if let Err(e) = write_atomically(&self.config_path, &self.applied.yaml) {
-            tracing::error!("writing {}: {e}", self.config_path.display());
+    /// Whether nothing is applied (no usable file or generation at start, none applied since).
+    fn unconfigured(&self) -> bool {
+        self.status.config_fallback.as_ref().is_some_and(|f| f.running.is_none())
+    }
+
+    /// Replaces the config file with the applied text (write to a sibling, then rename). A file
+    /// that did not load at start is kept beside it as `<file>.invalid` first: the operator's
+    /// edit is not lost.
+    fn write_config_file(&mut self) {
+        if self.status.config_fallback.is_some() && self.config_path.exists() {
+            let mut keep = self.config_path.clone().into_os_string();
+            keep.push(".invalid");
+            match std::fs::copy(&self.config_path, &keep) {
+                Ok(_) => tracing::warn!(
+                    "kept the config file that did not load as {}",
+                    Path::new(&keep).display()
+                ),
+                Err(e) => tracing::error!("keeping {}: {e}", Path::new(&keep).display()),
+            }
+        }
+        match write_atomically(&self.config_path, &self.applied.yaml) {
+            Ok(()) => self.status.config_fallback = None,
+            Err(e) => tracing::error!("writing {}: {e}", self.config_path.display()),
         }
     }
 
@@ -926,6 +944,73 @@ impl Daemon {
         }
         line
     }
+}
+
+/// The config the daemon starts with.
+struct Startup {
+    yaml: String,
+    input: ConfigInput,
+    /// Set when the config file could not be used.
+    fallback: Option<ConfigFallback>,
+}
+
+/// An empty router: what runs (without reconciling) when nothing else can.
+const UNCONFIGURED: &str = "apiVersion: routerd.net/v1alpha1\nkind: Router\nmetadata:\n  name: unconfigured\nspec:\n  resources: []\n";
+
+/// Picks the config to start with, in this order: the generation waiting for its confirm
+/// (`pending`); the config file; the newest applied generation in the ledger (the file missing
+/// or invalid, say after a refused SIGHUP edit); nothing at all (first boot without a valid
+/// file). Each fallback is logged and reported in the status and the doctor.
+///
+/// Errors: the ledger cannot be read.
+fn startup_config(
+    ledger: &routerd_ledger::Ledger,
+    pending: Option<u64>,
+    path: &Path,
+) -> anyhow::Result<Startup> {
+    let parse = |yaml: String, file: &str| {
+        ConfigInput::parse(&yaml, file).map(|input| Startup { yaml, input, fallback: None })
+    };
+    if let Some(generation) = pending
+        && let Some(record) = ledger.generation_record(generation)?
+    {
+        match parse(record.yaml, &format!("generation {generation}")) {
+            Ok(start) => return Ok(start),
+            Err(errors) => tracing::error!(
+                "generation {generation} waits for its confirm but does not load:\n{errors}"
+            ),
+        }
+    }
+    let errors = match routerd_model::read_source(path)
+        .and_then(|yaml| parse(yaml, &path.display().to_string()))
+    {
+        Ok(start) => return Ok(start),
+        Err(errors) => errors,
+    };
+    let listed: Vec<String> =
+        errors.iter().take(FALLBACK_ERRORS).map(ToString::to_string).collect();
+    let applied = |r: &GenerationRecord| {
+        matches!(r.result, GenerationResult::Applied | GenerationResult::Degraded)
+    };
+    for record in ledger.generation_records()?.into_iter().rev().filter(applied) {
+        let generation = record.generation;
+        if let Ok(mut start) = parse(record.yaml, &format!("generation {generation}")) {
+            tracing::error!(
+                "{} does not load; running generation {generation}, the last applied, instead:\n{errors}",
+                path.display()
+            );
+            start.fallback = Some(ConfigFallback { errors: listed, running: Some(generation) });
+            return Ok(start);
+        }
+    }
+    tracing::error!(
+        "{} does not load and no applied generation does; nothing is applied until a config is:\n{errors}",
+        path.display()
+    );
+    let mut start = parse(UNCONFIGURED.to_string(), "unconfigured")
+        .map_err(|e| anyhow::anyhow!("the empty config: {e}"))?;
+    start.fallback = Some(ConfigFallback { errors: listed, running: None });
+    Ok(start)
 }
 
 fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {

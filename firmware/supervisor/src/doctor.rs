@@ -3,6 +3,7 @@
 //!
 //! | area | what |
 //! |---|---|
+//! | config | the config file loaded at start (else the daemon runs the last applied generation, or nothing) |
 //! | reconcile | the last reconcile ran, its operations succeeded, nothing blocked or drifted, resyncs on time |
 //! | ledger | the entries decode, no reconcile was interrupted, the generations decode |
 //! | routes | the routes routerd owns are on the host as declared |
@@ -76,6 +77,7 @@ pub fn track_unbound(
 /// Runs every check, in area order.
 pub fn run(input: &DoctorInput<'_>) -> Vec<DoctorCheck> {
     let mut out = Vec::new();
+    config_file(input.status, &mut out);
     reconcile(input, &mut out);
     ledger(input, &mut out);
     owned_artifacts(input, "routes", "T001", &["linux.ipv4.route", "linux.ipv6.route"], &mut out);
@@ -113,6 +115,28 @@ fn list(items: &[String], n: usize) -> String {
         out.push_str(&format!(" … ({} more)", items.len() - n));
     }
     out
+}
+
+fn config_file(status: &DaemonStatus, out: &mut Vec<DoctorCheck>) {
+    let name = "the config file loads";
+    out.push(match &status.config_fallback {
+        None => check("config", "C001", name, CheckStatus::Pass, status.config.as_str(), ""),
+        Some(f) => {
+            let running = match f.running {
+                Some(g) => format!("running generation {g}, the last applied, instead"),
+                None => "nothing is applied and no reconcile runs".into(),
+            };
+            check(
+                "config",
+                "C001",
+                name,
+                CheckStatus::Fail,
+                format!("{running}; {}", list(&f.errors, 3)),
+                "fix the file and send SIGHUP (routerd validate --config FILE shows every error), \
+                 or apply a config from the web UI or routerctl apply",
+            )
+        }
+    });
 }
 
 fn reconcile(input: &DoctorInput<'_>, out: &mut Vec<DoctorCheck>) {

@@ -697,6 +697,74 @@ fn deep_nesting_through_apply_plan_and_sighup_is_refused_and_the_daemon_stays_up
 }
 
 #[test]
+fn a_restart_with_an_invalid_file_runs_the_last_applied_generation_and_says_so() {
+    // Issue 33 §3: a restart after a refused SIGHUP edit exited 1, leaving no socket, no UI.
+    let mut s = Served::start("fallback", CONFIG);
+    s.stop();
+    let broken = CONFIG.replace("10.9.0.1/24", "10.9.0.300/24");
+    std::fs::write(s.dir.path().join("router.yaml"), &broken).expect("edit");
+    s.spawn();
+    assert!(s.lab.has_address(), "generation 1's address stays");
+    let started = status(&s.socket()).expect("the daemon answers");
+    assert_eq!(started["configFallback"]["running"], 1, "{started}");
+    let first = started["configFallback"]["errors"][0].as_str().unwrap_or_default().to_string();
+    assert!(first.contains("router.yaml:20:"), "the file's error with its line: {started}");
+    assert!(s.logged("running generation 1, the last applied, instead"));
+    let doctor = s.ctl(&["-o", "json", "doctor", "config"]);
+    assert_eq!(doctor.status.code(), Some(2), "a failing check");
+    let checks: serde_json::Value = serde_json::from_slice(&doctor.stdout).expect("JSON");
+    let check = &checks["checks"][0];
+    assert_eq!((&check["code"], &check["status"]), (&"C001".into(), &"fail".into()), "{checks}");
+    assert!(check["detail"].as_str().unwrap_or_default().contains("generation 1"), "{checks}");
+    let table = String::from_utf8_lossy(&s.ctl(&["status"]).stdout).into_owned();
+    assert!(table.contains("does not load, running generation 1"), "{table}");
+
+    // An apply writes the file again; the operator's broken text is kept beside it.
+    let out = s.apply(&with_route(), &["--no-confirm"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let applied = status(&s.socket()).expect("the daemon answers");
+    assert!(applied.get("configFallback").is_none(), "{applied}");
+    let kept = std::fs::read_to_string(s.dir.path().join("router.yaml.invalid")).expect("kept");
+    assert_eq!(kept, broken);
+    s.stop();
+}
+
+#[test]
+fn a_first_boot_without_a_valid_file_serves_the_control_socket_and_applies_nothing() {
+    let lab = Lab::new("unconf");
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("router.yaml"), "apiVersion: [").expect("config");
+    let socket = dir.path().join("control.sock");
+    let mut daemon = Daemon(
+        serve_command(lab.name(), dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("routerd serve starts"),
+    );
+    wait_for("the unconfigured daemon", Duration::from_secs(20), || {
+        status(&socket).is_some_and(|s| s["state"] == "unconfigured")
+    });
+    let before = status(&socket).expect("status");
+    assert_eq!(before["reconciles"], 0, "no reconcile without a config: {before}");
+    assert!(before["configFallback"]["running"].is_null(), "{before}");
+    // A config applied through the socket takes over.
+    let file = dir.path().join("next.yaml");
+    std::fs::write(&file, CONFIG).expect("write");
+    let out = Command::new(routerctl())
+        .args(["--socket", &socket.to_string_lossy(), "apply", "-f"])
+        .arg(&file)
+        .output()
+        .expect("routerctl");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(lab.has_address());
+    assert!(status(&socket).is_some_and(|s| s.get("configFallback").is_none()));
+    let pid = daemon.0.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().expect("kill").success());
+    assert!(daemon.0.wait().expect("wait").success());
+}
+
+#[test]
 fn sighup_applies_an_edited_config_file_and_ignores_an_invalid_one() {
     let mut s = Served::start("sighup", CONFIG);
     let pid = s.daemon.as_ref().expect("running").0.id().to_string();
