@@ -41,6 +41,9 @@ pub struct Session {
     /// The token its forms must carry.
     pub csrf: String,
     expires: Instant,
+    /// The credentials' stamp at login ([`crate::Backend::credentials_stamp`]): the session
+    /// ends when the password changes.
+    stamp: String,
 }
 
 /// The live sessions.
@@ -68,24 +71,31 @@ fn cookie_id(headers: &HeaderMap) -> Option<String> {
 }
 
 impl Sessions {
-    /// A new session: its id and CSRF token.
-    pub fn create(&self) -> (String, String) {
+    /// A new session, made under the credentials `stamp`: its id and CSRF token.
+    pub fn create(&self, stamp: String) -> (String, String) {
         let id = random_id();
         let csrf = random_id();
         let mut map = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let now = Instant::now();
         map.retain(|_, s| s.expires > now);
         if !id.is_empty() {
-            map.insert(id.clone(), Session { csrf: csrf.clone(), expires: now + SESSION_TTL });
+            let session = Session { csrf: csrf.clone(), expires: now + SESSION_TTL, stamp };
+            map.insert(id.clone(), session);
         }
         (id, csrf)
     }
 
-    /// The live session `headers` carry.
-    pub fn get(&self, headers: &HeaderMap) -> Option<Session> {
+    /// The live session `headers` carry, if it was made under the current credentials `stamp`
+    /// (one made before a password change is gone).
+    pub fn get(&self, headers: &HeaderMap, stamp: &str) -> Option<Session> {
         let id = cookie_id(headers)?;
-        let map = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        map.get(&id).filter(|s| s.expires > Instant::now()).cloned()
+        let mut map = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let session = map.get(&id).filter(|s| s.expires > Instant::now()).cloned();
+        if session.as_ref().is_some_and(|s| s.stamp != stamp) {
+            map.remove(&id);
+            return None;
+        }
+        session
     }
 
     /// Ends the session `headers` carry.

@@ -98,12 +98,15 @@ impl<B: Backend> axum::extract::FromRequestParts<Arc<AppState<B>>> for SignedIn 
 }
 
 /// The session of the request.
-pub(crate) fn session<B>(app: &AppState<B>, headers: &HeaderMap) -> Result<Session, Denied> {
-    app.sessions.get(headers).ok_or(Denied::Login)
+pub(crate) fn session<B: Backend>(
+    app: &AppState<B>,
+    headers: &HeaderMap,
+) -> Result<Session, Denied> {
+    app.sessions.get(headers, &app.backend.credentials_stamp()).ok_or(Denied::Login)
 }
 
 /// The session when `csrf` is its token.
-pub(crate) fn checked<B>(
+pub(crate) fn checked<B: Backend>(
     app: &AppState<B>,
     headers: &HeaderMap,
     csrf: &str,

@@ -55,6 +55,9 @@ pub trait Backend: Send + Sync + 'static {
     fn password_set(&self) -> bool;
     /// Whether `password` is the admin password (argon2id: slow on purpose).
     fn verify_password(&self, password: &str) -> bool;
+    /// A value that changes whenever the admin password is set (web or console); sessions
+    /// made under another value are over.
+    fn credentials_stamp(&self) -> String;
     /// Whether `token` is the one-time setup token.
     fn verify_setup_token(&self, token: &str) -> bool;
     /// Sets the admin password; the error is shown to the operator.
@@ -701,7 +704,7 @@ async fn login<B: Backend>(
     }
     app.gate.succeeded(from);
     tracing::info!("login of admin from {from}");
-    let (id, _) = app.sessions.create();
+    let (id, _) = app.sessions.create(app.backend.credentials_stamp());
     let mut response = Redirect::to("/").into_response();
     if let Ok(cookie) = HeaderValue::from_str(&auth::cookie(&id, app.options.tls)) {
         response.headers_mut().insert(header::SET_COOKIE, cookie);
@@ -806,7 +809,7 @@ async fn logout<B: Backend>(
     headers: HeaderMap,
     Form(form): Form<CsrfForm>,
 ) -> Response {
-    let Some(session) = app.sessions.get(&headers) else {
+    let Some(session) = app.sessions.get(&headers, &app.backend.credentials_stamp()) else {
         return Redirect::to("/login").into_response();
     };
     if !auth::same(&session.csrf, &form.csrf) {

@@ -132,6 +132,9 @@ impl Backend for TestBackend {
     fn verify_password(&self, password: &str) -> bool {
         self.slow_check(|| self.password.lock().expect("lock").as_deref() == Some(password))
     }
+    fn credentials_stamp(&self) -> String {
+        self.password.lock().expect("lock").clone().unwrap_or_default()
+    }
     fn verify_setup_token(&self, token: &str) -> bool {
         self.slow_check(|| !self.password_set() && token == TOKEN)
     }
@@ -547,6 +550,16 @@ async fn parallel_wrong_logins_are_refused_before_hashing_and_hash_one_at_a_time
     assert!((4..=5).contains(&wrong), "{statuses:?}");
     assert_eq!(ui.backend.checks[0].load(SeqCst), wrong, "only reserved attempts are checked");
     assert_eq!(ui.backend.checks[2].load(SeqCst), 1, "one check at a time");
+}
+
+#[tokio::test]
+async fn a_password_change_ends_every_session() {
+    let ui = Ui::with_password();
+    let cookie = ui.login().await;
+    assert_eq!(ui.get("/", Some(&cookie)).await.status(), StatusCode::OK);
+    // As `routerctl passwd` does, through the daemon.
+    ui.backend.set_password("another horse").expect("set");
+    assert_eq!(location(&ui.get("/", Some(&cookie)).await), "/login", "the session is over");
 }
 
 #[tokio::test]

@@ -82,6 +82,15 @@ impl AuthStore {
         }
     }
 
+    /// A value that changes whenever the password is set: the password file's inode and
+    /// modification time (every write renames a new file into place). Empty when none is set.
+    pub fn stamp(&self) -> String {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(self.password_file())
+            .map(|m| format!("{}:{}.{}", m.ino(), m.mtime(), m.mtime_nsec()))
+            .unwrap_or_default()
+    }
+
     /// Whether `password` is the admin password (false when none is set or the file is
     /// damaged).
     pub fn verify_password(&self, password: &str) -> bool {

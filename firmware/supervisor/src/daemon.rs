@@ -524,7 +524,7 @@ impl Daemon {
                     other => Refusal::Failed(other.to_string()),
                 });
                 if set.is_ok() {
-                    tracing::info!("the admin password was set");
+                    tracing::info!("password set for admin from the console (routerctl passwd)");
                 }
                 let _ = reply.send(set);
             }
@@ -721,6 +721,14 @@ impl Daemon {
             )));
         }
         let previous = self.status.generation;
+        let from = request.client.map_or_else(|| "an unknown address".into(), |c| c.to_string());
+        tracing::info!(
+            "apply by {} ({:?}) from {from}{}: {}",
+            request.author,
+            request.channel,
+            request.confirm.map_or(String::new(), |w| format!(", confirm within {}s", w.as_secs())),
+            request.comment
+        );
         let next = Applied::new(&self.session, request.yaml.clone(), input);
         let before = std::mem::replace(&mut self.applied, next);
         let Some(doc) = self.reconcile(&BTreeSet::from([Trigger::Api])).await else {
@@ -822,6 +830,7 @@ impl Daemon {
         self.confirm = None;
         self.write_config_file();
         self.publish(None);
+        tracing::info!("generation {} confirmed", pending.generation);
         Ok(ApplyOutcome {
             generation: pending.generation,
             phase: self.status.phase.clone().unwrap_or_default(),
@@ -858,6 +867,8 @@ impl Daemon {
                 .settle_generation(p.generation, GenerationResult::RolledBack)
                 .map_err(|e| Refusal::Failed(e.to_string()))?;
             tracing::warn!("generation {}: {why}; applying generation {target}", p.generation);
+        } else {
+            tracing::warn!("rollback to generation {target}: {why}");
         }
         self.confirm = None;
         self.applied = Applied::new(&self.session, record.yaml.clone(), input);

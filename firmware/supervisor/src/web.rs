@@ -176,6 +176,10 @@ impl Backend for WebBackend {
         self.auth.verify_setup_token(token)
     }
 
+    fn credentials_stamp(&self) -> String {
+        self.auth.stamp()
+    }
+
     fn set_password(&self, password: &str) -> Result<(), String> {
         self.auth.set_password(password).map_err(|e| e.to_string())
     }

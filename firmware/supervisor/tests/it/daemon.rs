@@ -722,6 +722,7 @@ fn a_restart_with_an_invalid_file_runs_the_last_applied_generation_and_says_so()
     // An apply writes the file again; the operator's broken text is kept beside it.
     let out = s.apply(&with_route(), &["--no-confirm"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(s.logged("apply by root (Cli)"), "the apply is logged with its author");
     let applied = status(&s.socket()).expect("the daemon answers");
     assert!(applied.get("configFallback").is_none(), "{applied}");
     let kept = std::fs::read_to_string(s.dir.path().join("router.yaml.invalid")).expect("kept");
@@ -959,6 +960,11 @@ fn the_web_ui_sets_up_the_password_with_the_console_token_and_logs_in() {
     let (status_line, _, body) = web(port, "GET", "/", "", &cookie);
     assert!(status_line.contains("200"), "{status_line}");
     assert!(body.contains("id=\"phase\">RequiresAdoption<"), "the daemon's phase: {body}");
+    // Security events reach the log with the user and the source address.
+    let log = std::fs::read_to_string(dir.path().join("daemon.log")).expect("log");
+    for event in ["password set for admin from 127.0.0.1", "login of admin from 127.0.0.1"] {
+        assert!(log.contains(event), "{event}:\n{log}");
+    }
     assert!(body.contains("Recent operations"), "{body}");
 
     // The editor: the applied text, validation at the line, apply with a confirm window.
