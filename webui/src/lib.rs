@@ -547,20 +547,22 @@ async fn security_headers(request: Request, next: Next) -> Response {
 }
 
 /// Why a state-changing request (not `GET` or `HEAD`) comes from another site, if it does: the
-/// browser's `Sec-Fetch-Site` says `cross-site` or `same-site` (Fetch Metadata), or its `Origin`
-/// is not this `Host` (RFC 6454). Clients that send neither (`curl`) pass to the CSRF check.
+/// browser's `Sec-Fetch-Site` says `cross-site` or `same-site` (Fetch Metadata, which every
+/// current browser sends and which decides when present), or, from an older browser, its
+/// `Origin` is not this `Host` (RFC 6454). An `Origin` of `null` decides nothing: our
+/// `Referrer-Policy: no-referrer` makes browsers send it for our own forms. Clients that send
+/// neither (`curl`) pass on to the CSRF check.
 fn cross_site(request: &Request) -> Option<&'static str> {
     if matches!(*request.method(), axum::http::Method::GET | axum::http::Method::HEAD) {
         return None;
     }
     let headers = request.headers();
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    if let Some(site) = text("sec-fetch-site")
-        && !matches!(site, "same-origin" | "none")
-    {
-        return Some("refused: a request from another site (Sec-Fetch-Site)");
+    if let Some(site) = text("sec-fetch-site") {
+        return (!matches!(site, "same-origin" | "none"))
+            .then_some("refused: a request from another site (Sec-Fetch-Site)");
     }
-    let origin = text("origin")?;
+    let origin = text("origin").filter(|o| *o != "null")?;
     let host = text("host").unwrap_or_default();
     let origin_host = origin.split_once("://").map_or("", |(_, rest)| rest);
     (origin_host.is_empty() || !origin_host.eq_ignore_ascii_case(host))

@@ -623,17 +623,23 @@ async fn a_state_changing_request_from_another_site_is_refused_before_its_handle
         &[("sec-fetch-site", "cross-site")][..],
         &[("sec-fetch-site", "same-site")],
         &[("origin", "http://evil.example")],
-        &[("origin", "null")],
+        &[("sec-fetch-site", "cross-site"), ("origin", "null")],
     ] {
         let response = ui.send(logout(headers)).await;
         assert_eq!(response.status(), StatusCode::FORBIDDEN, "{headers:?}");
         assert!(body(response).await.contains("another"), "{headers:?}");
     }
-    // The same origin reaches the handler, which then checks the CSRF token.
-    let same = [("sec-fetch-site", "same-origin"), ("origin", "http://router.lan")];
-    let response = ui.send(logout(&same)).await;
-    assert_eq!(response.status(), StatusCode::FORBIDDEN);
-    assert_eq!(body(response).await, "missing or wrong CSRF token");
+    // The same origin reaches the handler, which then checks the CSRF token; so does a form
+    // whose Origin is `null` (sent under `Referrer-Policy: no-referrer`).
+    for same in [
+        &[("sec-fetch-site", "same-origin"), ("origin", "null")][..],
+        &[("origin", "http://router.lan")],
+        &[("origin", "null")],
+    ] {
+        let response = ui.send(logout(same)).await;
+        assert_eq!(response.status(), StatusCode::FORBIDDEN);
+        assert_eq!(body(response).await, "missing or wrong CSRF token", "{same:?}");
+    }
 }
 
 /// The CSRF token in a page.

@@ -38,6 +38,16 @@ pub enum FetchError {
         /// What is wrong with it.
         reason: String,
     },
+    /// The host resolves to an address the caller's policy refuses (the router itself).
+    #[error("refusing to download from {host} ({address}): {reason}")]
+    Refused {
+        /// `host:port`.
+        host: String,
+        /// The refused address.
+        address: std::net::IpAddr,
+        /// Why, from the policy.
+        reason: String,
+    },
     /// DNS resolution, TCP connect or the TLS handshake failed or timed out.
     #[error("cannot connect to {host}: {reason}")]
     Connect {
@@ -96,14 +106,24 @@ pub struct Downloaded {
     pub bytes: u64,
 }
 
-/// Downloads `url` into `dest` (created or truncated), at most `limit` bytes.
+/// Which addresses a download may connect to: `Err(reason)` refuses one.
+pub type Destinations = dyn Fn(std::net::IpAddr) -> Result<(), String> + Sync;
+
+/// Downloads `url` into `dest` (created or truncated), at most `limit` bytes, connecting only
+/// where `allowed` agrees: every address the host of the URL (and of each redirect) resolves to
+/// is checked, and the connection goes to those checked addresses, not to a second lookup.
 ///
 /// The body is written to `dest` as it arrives; on any error the partial file is removed.
 /// Errors: [`FetchError`]; a `Content-Length` over `limit` fails before a byte is written.
-pub async fn download(url: &str, dest: &Path, limit: u64) -> Result<Downloaded, FetchError> {
+pub async fn download(
+    url: &str,
+    dest: &Path,
+    limit: u64,
+    allowed: &Destinations,
+) -> Result<Downloaded, FetchError> {
     let mut current = parse(url)?;
     for _ in 0..=MAX_REDIRECTS {
-        let response = get(&current).await?;
+        let response = get(&current, allowed).await?;
         let status = response.status();
         if status.is_redirection() {
             current = redirect_target(&current, response.headers())?;
@@ -159,14 +179,30 @@ fn redirect_target(from: &url::Url, headers: &hyper::HeaderMap) -> Result<url::U
 }
 
 /// One GET on a fresh connection; the response's body is still to be read.
-async fn get(url: &url::Url) -> Result<hyper::Response<hyper::body::Incoming>, FetchError> {
+async fn get(
+    url: &url::Url,
+    allowed: &Destinations,
+) -> Result<hyper::Response<hyper::body::Incoming>, FetchError> {
     let host = url.host_str().unwrap_or_default().to_string();
     let port = url.port_or_known_default().unwrap_or(80);
     let authority = format!("{host}:{port}");
     let connect_error = |reason: String| FetchError::Connect { host: authority.clone(), reason };
     // `host_str` keeps an IPv6 literal's brackets; the socket and TLS want it bare.
     let bare = host.trim_start_matches('[').trim_end_matches(']').to_string();
-    let tcp = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect((bare.as_str(), port)))
+    let resolve = tokio::net::lookup_host((bare.as_str(), port));
+    let addresses: Vec<std::net::SocketAddr> = tokio::time::timeout(CONNECT_TIMEOUT, resolve)
+        .await
+        .map_err(|_| connect_error(format!("no address within {CONNECT_TIMEOUT:?}")))?
+        .map_err(|e| connect_error(e.to_string()))?
+        .collect();
+    for address in &addresses {
+        allowed(address.ip()).map_err(|reason| FetchError::Refused {
+            host: authority.clone(),
+            address: address.ip(),
+            reason,
+        })?;
+    }
+    let tcp = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(addresses.as_slice()))
         .await
         .map_err(|_| connect_error(format!("no connection within {CONNECT_TIMEOUT:?}")))?
         .map_err(|e| connect_error(e.to_string()))?;

@@ -79,6 +79,10 @@ enum Command {
         /// RAUC's D-Bus address (`unix:path=…`); the system bus by default.
         #[arg(long, value_name = "ADDRESS")]
         rauc_bus: Option<String>,
+        /// Let the web UI's "install from a URL" download from loopback and this router's own
+        /// addresses (refused by default: a URL must not reach the router's local services).
+        #[arg(long)]
+        ota_fetch_local: bool,
         /// Never reboot: the health gate marks a failing slot bad and the web UI's Reboot only
         /// logs (tests, which must not reboot their host).
         #[arg(long, hide = true)]
@@ -202,6 +206,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             health_gate,
             health_window,
             rauc_bus,
+            ota_fetch_local,
             no_reboot,
         } => {
             service::init_logging();
@@ -212,6 +217,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 state_file: state_dir.join(ota::GATE_STATE_FILE),
                 reboot: !no_reboot,
                 staging_dir: state_dir.join(ota::STAGING_DIR),
+                fetch_local: ota_fetch_local,
             };
             runtime.block_on(daemon::serve(daemon::ServeOptions {
                 config: target.config,

@@ -60,6 +60,9 @@ pub struct OtaOptions {
     pub reboot: bool,
     /// Where the web UI's bundles are staged ([`STAGING_DIR`] in the state directory).
     pub staging_dir: PathBuf,
+    /// "Install from a URL" may download from loopback and this router's own addresses (a
+    /// mirror reached through an SSH tunnel); off by default ([`not_this_router`]).
+    pub fetch_local: bool,
 }
 
 /// The doctor's verdict for the gate: `Ok` when a reconcile finished, nothing fails and no
@@ -762,7 +765,10 @@ impl Updates {
         let mut staged = self.staged.lock().await;
         let (part, room) = self.begin(&mut staged)?;
         tracing::info!("ota: downloading {url}");
-        match routerd_ota::fetch::download(&url, &part, room).await {
+        let anywhere = |_| Ok(());
+        let allowed: &routerd_ota::fetch::Destinations =
+            if self.options.fetch_local { &anywhere } else { &not_this_router };
+        match routerd_ota::fetch::download(&url, &part, room, allowed).await {
             Ok(done) => self.stage(&mut staged, &part, url, done.bytes).await,
             Err(e) => Err(format!("Download failed: {e}")),
         }
@@ -820,5 +826,46 @@ impl Updates {
     pub async fn reboot(&self) -> Result<(), String> {
         tracing::warn!("ota: reboot asked for by the operator");
         reboot(self.options.reboot).await
+    }
+}
+
+/// The download policy of "install from a URL": never this router itself. A URL naming
+/// loopback, an unspecified or multicast address, or one of the router's own addresses would
+/// let whoever can reach the OTA page make the daemon request its own local services.
+///
+/// An address is the router's own when a socket can bind to it in this namespace (the kernel
+/// decides, for every interface and family at once; with `ip_nonlocal_bind` set, every
+/// address binds, so every download is refused: the check fails closed).
+fn not_this_router(ip: std::net::IpAddr) -> Result<(), String> {
+    let mapped = match ip {
+        std::net::IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, std::net::IpAddr::V4),
+        v4 => v4,
+    };
+    if mapped.is_loopback() || mapped.is_unspecified() || mapped.is_multicast() {
+        return Err("a loopback, unspecified or multicast address".into());
+    }
+    if std::net::UdpSocket::bind((mapped, 0)).is_ok() {
+        return Err("an address of this router".into());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::not_this_router;
+
+    #[test]
+    fn downloads_from_the_router_itself_are_refused() {
+        for refused in
+            ["127.0.0.1", "127.9.9.9", "::1", "0.0.0.0", "::", "::ffff:127.0.0.1", "224.0.0.1"]
+        {
+            let ip = refused.parse().expect("literal");
+            assert!(not_this_router(ip).is_err(), "{refused}");
+        }
+        // TEST-NET-1 and the documentation prefix are on no interface of a test machine.
+        for allowed in ["192.0.2.10", "2001:db8::10"] {
+            let ip = allowed.parse().expect("literal");
+            assert_eq!(not_this_router(ip), Ok(()), "{allowed}");
+        }
     }
 }

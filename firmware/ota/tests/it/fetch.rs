@@ -17,6 +17,7 @@ fn scripted(path: &str) -> Vec<u8> {
         "/latest" => response("302 Found", "Location: releases/v2\r\n", b""),
         "/releases/v2" => response("301 Moved Permanently", "Location: /bundle.raucb\r\n", b""),
         "/loop" => response("302 Found", "Location: /loop\r\n", b""),
+        "/elsewhere" => response("302 Found", "Location: http://[::1]:1/bundle.raucb\r\n", b""),
         "/chunked" => {
             // No Content-Length: the limit must hold while the body streams.
             let mut out = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
@@ -37,7 +38,8 @@ async fn a_download_follows_redirects_and_writes_the_body_byte_for_byte() {
     let base = serve_http(scripted);
     let dir = tempfile::tempdir().expect("tempdir");
     let dest = dir.path().join("staged.raucb");
-    let done = download(&format!("{base}/latest"), &dest, 1 << 20).await.expect("downloaded");
+    let done =
+        download(&format!("{base}/latest"), &dest, 1 << 20, &|_| Ok(())).await.expect("downloaded");
     assert_eq!(done.url, format!("{base}/bundle.raucb"), "two redirects, one relative");
     assert_eq!(done.bytes, 200_000);
     let mut written = Vec::new();
@@ -51,26 +53,44 @@ async fn refusals_and_limits_are_reported_and_leave_no_file() {
     let dir = tempfile::tempdir().expect("tempdir");
     let dest = dir.path().join("staged.raucb");
 
-    let missing = download(&format!("{base}/nope"), &dest, 1 << 20).await;
+    let missing = download(&format!("{base}/nope"), &dest, 1 << 20, &|_| Ok(())).await;
     assert!(
         matches!(&missing, Err(FetchError::Status { status, .. }) if status == "404 Not Found"),
         "{missing:?}"
     );
-    let looping = download(&format!("{base}/loop"), &dest, 1 << 20).await;
+    let looping = download(&format!("{base}/loop"), &dest, 1 << 20, &|_| Ok(())).await;
     let Err(FetchError::Redirect { reason, .. }) = looping else { panic!("{looping:?}") };
     assert!(reason.contains(&format!("more than {MAX_REDIRECTS}")), "{reason}");
 
     // Announced too large: refused before a byte is written.
-    let announced = download(&format!("{base}/bundle.raucb"), &dest, 100_000).await;
+    let announced = download(&format!("{base}/bundle.raucb"), &dest, 100_000, &|_| Ok(())).await;
     assert!(matches!(announced, Err(FetchError::TooLarge { limit: 100_000 })), "{announced:?}");
     assert!(!dest.exists());
     // Too large as it streams: stopped, and the partial file removed.
-    let streamed = download(&format!("{base}/chunked"), &dest, 120_000).await;
+    let streamed = download(&format!("{base}/chunked"), &dest, 120_000, &|_| Ok(())).await;
     assert!(matches!(streamed, Err(FetchError::TooLarge { limit: 120_000 })), "{streamed:?}");
     assert!(!dest.exists(), "no partial bundle left");
 
-    let refused = download("http://127.0.0.1:1/bundle.raucb", &dest, 1 << 20).await;
+    let refused = download("http://127.0.0.1:1/bundle.raucb", &dest, 1 << 20, &|_| Ok(())).await;
     assert!(matches!(refused, Err(FetchError::Connect { .. })), "{refused:?}");
-    let ftp = download("ftp://127.0.0.1/bundle.raucb", &dest, 1 << 20).await;
+    let ftp = download("ftp://127.0.0.1/bundle.raucb", &dest, 1 << 20, &|_| Ok(())).await;
     assert!(matches!(ftp, Err(FetchError::BadUrl { .. })), "{ftp:?}");
+}
+
+#[tokio::test]
+async fn an_address_the_policy_refuses_is_never_connected_to_not_even_after_a_redirect() {
+    let base = serve_http(scripted);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dest = dir.path().join("staged.raucb");
+    let no_v4 = |ip: std::net::IpAddr| if ip.is_ipv4() { Err("ipv4".to_string()) } else { Ok(()) };
+    let refused = download(&format!("{base}/bundle.raucb"), &dest, 1 << 20, &no_v4).await;
+    assert!(
+        matches!(&refused, Err(FetchError::Refused { address, .. }) if address.is_loopback()),
+        "{refused:?}"
+    );
+    let no_v6 = |ip: std::net::IpAddr| if ip.is_ipv6() { Err("ipv6".to_string()) } else { Ok(()) };
+    let redirected = download(&format!("{base}/elsewhere"), &dest, 1 << 20, &no_v6).await;
+    let message = redirected.as_ref().map_err(ToString::to_string).expect_err("refused");
+    assert!(message.contains("refusing to download from [::1]:1 (::1): ipv6"), "{message}");
+    assert!(!dest.exists(), "nothing written");
 }

@@ -617,7 +617,9 @@ async fn an_operator_installs_an_update_from_the_updates_page_in_chromium() {
 
     let driver = Driver::start(&out);
     let extra = ["--rauc-bus", fixture.address(), "--health-gate", "--health-window", "60s"];
-    let router = Router::start_with(&out, &[&extra[..], &["--no-reboot"]].concat());
+    // The bundle server is on loopback, which "install from a URL" refuses unless told.
+    let local = ["--no-reboot", "--ota-fetch-local"];
+    let router = Router::start_with(&out, &[&extra[..], &local].concat());
     let client = driver.connect().await;
     let ui = Ui { client, base: router.url(), out, step: Cell::new(0) };
     log_in(&ui, &router).await;

@@ -976,6 +976,12 @@ fn the_web_ui_sets_up_the_password_with_the_console_token_and_logs_in() {
         .and_then(|r| r.split('"').next())
         .expect("a CSRF token")
         .to_string();
+    // "Install from a URL" never fetches from the router itself (its own web UI here).
+    let url = form_encode(&format!("http://127.0.0.1:{port}/metrics"));
+    let (status_line, _, page) =
+        web(port, "POST", "/ota/fetch", &format!("csrf={csrf}&url={url}"), &cookie);
+    assert!(status_line.contains("422"), "{status_line}");
+    assert!(page.contains("refusing to download from 127.0.0.1"), "{page}");
     let broken = CONFIG.replace("10.9.0.1/24", "10.9.0.300/24");
     let form = format!("csrf={csrf}&yaml={}", form_encode(&broken));
     let (_, _, fragment) = web(port, "POST", "/config/validate", &form, &cookie);
