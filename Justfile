@@ -62,3 +62,10 @@ fuzz-variants cases="1000000" seed="1":
 # The ownership property on the real kernel with more cases than CI (root; issue 33 §2).
 property-ownership cases="200" seed="1":
     ROUTERD_OWNERSHIP_CASES={{cases}} ROUTERD_OWNERSHIP_SEED={{seed}} cargo nextest run --locked -p routerd-engine ownership
+
+# Coverage-guided fuzzing of the config parser (cargo-fuzz, libFuzzer; needs the nightly toolchain),
+# seeded from examples/ and the model's fixtures. Finds go to fuzz/corpus/config, which CI replays.
+fuzz-config seconds="600":
+    cargo fuzz --version >/dev/null 2>&1 || cargo install --locked cargo-fuzz
+    mkdir -p target/fuzz-corpus/config && cp examples/*.yaml firmware/model/tests/fixtures/*.yaml target/fuzz-corpus/config/
+    cd fuzz && cargo +nightly fuzz run config ../target/fuzz-corpus/config corpus/config -- -max_total_time={{seconds}} -max_len=65536

@@ -183,6 +183,25 @@ fn ten_thousand_variants_of_real_configs_never_panic_and_every_error_is_located(
 }
 
 #[test]
+fn the_fuzz_corpus_replays_without_a_panic_and_with_located_errors() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/config");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("fuzz/corpus/config")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.file_name().is_some_and(|n| n != "README"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "the corpus has inputs");
+    for file in files {
+        let bytes = std::fs::read(&file).expect("readable");
+        if let Err(what) = check(bytes) {
+            panic!("{}: {what}", file.display());
+        }
+    }
+}
+
+#[test]
 fn the_seeds_themselves_parse() {
     for seed in SEEDS {
         assert_eq!(check(seed.as_bytes().to_vec()), Ok(true));
