@@ -31,6 +31,8 @@ use crate::metrics::Metrics;
 
 /// Default confirm window of `POST /v1/apply`.
 const DEFAULT_CONFIRM_SECONDS: u64 = 90;
+/// Longest confirm window `POST /v1/apply` takes: a day (the web editor allows less).
+const MAX_CONFIRM_SECONDS: u64 = 86_400;
 
 /// Default path of the control socket.
 pub const DEFAULT_SOCKET: &str = "/run/routerd/control.sock";
@@ -196,6 +198,10 @@ async fn apply(State(state): State<ControlState>, body: axum::body::Bytes) -> Re
         Ok(b) => b,
         Err(e) => return error(StatusCode::BAD_REQUEST, &format!("request body: {e}")),
     };
+    if body.confirm_timeout_seconds > MAX_CONFIRM_SECONDS {
+        let message = format!("confirmTimeoutSeconds must be at most {MAX_CONFIRM_SECONDS}");
+        return error(StatusCode::BAD_REQUEST, &message);
+    }
     let request = ApplyRequest {
         yaml: body.yaml,
         source: "apply".into(),
@@ -536,3 +542,7 @@ async fn passwd(State(state): State<ControlState>, body: axum::body::Bytes) -> R
         Err(response) => response,
     }
 }
+
+#[cfg(test)]
+#[path = "control_tests.rs"]
+mod tests;

@@ -741,7 +741,7 @@ impl Daemon {
         let pending = confirm.map(|window| PendingConfirm {
             generation: doc.generation,
             previous,
-            deadline: unix_now() + window.as_secs(),
+            deadline: unix_now().saturating_add(window.as_secs()),
         });
         let record = GenerationRecord {
             generation: doc.generation,

@@ -1,0 +1,200 @@
+//! Generated variants of the control API's JSON requests (issue 33 §1): byte flips, truncation,
+//! deep nesting, huge strings and numbers, duplicate keys, wrong types, bytes that are not
+//! UTF-8. Every request gets an answer (2xx, 4xx or the loop's 503), never a panic or a 500.
+//! The reconcile loop is a stand-in that drops every message (the handlers answer 503), so
+//! what is tested is the handlers' own reading of the request; the daemon's reading of the YAML
+//! inside is `routerd-model`'s variant test. The seed is fixed.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use tower::ServiceExt;
+
+use super::*;
+
+/// SplitMix64: a fixed sequence from a seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        usize::try_from(self.next() % u64::try_from(n).unwrap_or(1)).unwrap_or(0)
+    }
+}
+
+/// Valid requests of every JSON endpoint, the variants' seeds: (method, path, body).
+const SEEDS: [(&str, &str, &str); 9] = [
+    (
+        "POST",
+        "/v1/apply",
+        r#"{"yaml": "apiVersion: routerd.net/v1alpha1\n", "comment": "c", "author": "admin", "channel": "cli", "confirmTimeoutSeconds": 90, "clientAddress": "192.168.50.10"}"#,
+    ),
+    ("POST", "/v1/plan", r#"{"yaml": "kind: Router\n"}"#),
+    ("POST", "/v1/plan", ""),
+    ("POST", "/v1/adopt", r#"{"apply": true, "only": ["nft.table/inet/routerd_nat"]}"#),
+    ("POST", "/v1/rollback", r#"{"generation": 3}"#),
+    ("POST", "/v1/passwd", r#"{"password": "correct horse"}"#),
+    ("POST", "/v1/confirm", ""),
+    ("GET", "/v1/doctor?area=reconcile", ""),
+    ("GET", "/v1/generations/3/diff/4", ""),
+];
+
+/// Text that means something to JSON or to a path.
+const STRAY: [&str; 16] = [
+    "\"",
+    "\\",
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    ":",
+    "null",
+    "-1",
+    "1e999",
+    "18446744073709551616",
+    "\\ud800",
+    "%00",
+    "/../",
+    "\u{202e}",
+];
+
+fn mutate(rng: &mut Rng, body: &str, kind: usize) -> Vec<u8> {
+    let mut bytes = body.as_bytes().to_vec();
+    let len = bytes.len().max(1);
+    match kind {
+        0 => {
+            for _ in 0..=rng.below(6) {
+                if let Some(b) = bytes.get_mut(rng.below(len)) {
+                    *b ^= 1 << rng.below(8);
+                }
+            }
+        }
+        1 => bytes.truncate(rng.below(len)),
+        2 => {
+            let depth = 1 + rng.below(5000);
+            let unit = ["[", "{\"a\":"][rng.below(2)];
+            let at = rng.below(len).min(bytes.len());
+            bytes.splice(at..at, unit.repeat(depth).into_bytes());
+        }
+        3 => {
+            let huge = format!("\"{}\"", "x".repeat(1 << (8 + rng.below(12))));
+            bytes = format!("{{\"yaml\": {huge}, \"password\": {huge}, \"generation\": 1}}")
+                .into_bytes();
+        }
+        4 => {
+            // A duplicate key, or a field of the wrong type.
+            let field =
+                ["yaml", "apply", "generation", "password", "only", "confirmTimeoutSeconds"];
+            let value =
+                ["1", "true", "\"x\"", "[1]", "{}", "null", "-5", "1.5", "99999999999999999999"];
+            let f = field[rng.below(field.len())];
+            let v = value[rng.below(value.len())];
+            bytes = format!("{{\"{f}\": {v}, \"{f}\": {v}}}").into_bytes();
+        }
+        _ => {
+            for _ in 0..=rng.below(3) {
+                let at = rng.below(len).min(bytes.len());
+                bytes.splice(at..at, STRAY[rng.below(STRAY.len())].bytes());
+            }
+        }
+    }
+    bytes
+}
+
+/// The control API over a loop that takes no message and a snapshot of a fresh daemon.
+fn api() -> Router {
+    let snapshot = Snapshot {
+        status: DaemonStatus {
+            config: "router.yaml".into(),
+            netns: None,
+            state: "running".into(),
+            generation: 1,
+            observed_generation: Some(1),
+            phase: None,
+            reconciles: 1,
+            last_reconcile: None,
+            last_error: None,
+            pending_confirm: None,
+            config_fallback: None,
+        },
+        result: None,
+        resources: Arc::new(Vec::new()),
+        yaml: Arc::from(""),
+    };
+    let (keep, snapshot) = watch::channel(snapshot);
+    // The sender lives as long as the test: a closed channel is not what is tested.
+    std::mem::forget(keep);
+    let (loop_tx, mut loop_rx) = mpsc::channel::<Msg>(64);
+    tokio::spawn(async move { while loop_rx.recv().await.is_some() {} });
+    let options = crate::ota::OtaOptions {
+        health_gate: false,
+        health_window: std::time::Duration::from_secs(60),
+        rauc_bus: Some("unix:path=/nonexistent".into()),
+        state_file: "/nonexistent/gate".into(),
+        reboot: false,
+        staging_dir: "/nonexistent/staging".into(),
+        fetch_local: false,
+    };
+    router(snapshot, loop_tx, Arc::new(Metrics::new()), Arc::new(crate::ota::Updates::new(options)))
+}
+
+#[tokio::test]
+async fn ten_thousand_variants_of_json_requests_get_an_answer_and_never_a_server_error() {
+    let api = api();
+    let mut rng = Rng(0x00c0_47e0_2026);
+    let mut answers = std::collections::BTreeMap::<u16, u32>::new();
+    for case in 0..10_000 {
+        let (method, path, body) = SEEDS[rng.below(SEEDS.len())];
+        let kind = rng.below(6);
+        let bytes = mutate(&mut rng, body, kind);
+        // A mutated path too, now and then (the query and the path's numbers are input).
+        let path = if rng.below(8) == 0 {
+            String::from_utf8_lossy(&mutate(&mut rng, path, 5))
+                .chars()
+                .filter(|c| c.is_ascii_graphic())
+                .collect::<String>()
+        } else {
+            path.to_string()
+        };
+        let Ok(request) = Request::builder()
+            .method(method)
+            .uri(if path.starts_with('/') { path.clone() } else { format!("/{path}") })
+            .header("content-type", "application/json")
+            .body(Body::from(bytes.clone()))
+        else {
+            continue; // not a request at all: nothing reaches a handler
+        };
+        let response = api.clone().oneshot(request).await.expect("infallible");
+        let status = response.status();
+        assert!(
+            status != StatusCode::INTERNAL_SERVER_ERROR,
+            "case {case}: {method} {path} {}: {status}",
+            String::from_utf8_lossy(&bytes[..bytes.len().min(300)])
+        );
+        *answers.entry(status.as_u16()).or_default() += 1;
+    }
+    // The variants reach both the refusals and the handlers behind them.
+    assert!(answers.get(&400).copied().unwrap_or(0) > 1000, "{answers:?}");
+    assert!(answers.get(&503).copied().unwrap_or(0) > 100, "{answers:?}");
+}
+
+#[tokio::test]
+async fn a_confirm_window_past_a_day_is_refused_before_the_loop() {
+    // u64::MAX seconds overflowed the deadline (a panic in debug builds, a deadline in the past
+    // and an at-once rollback in release builds).
+    let body = r#"{"yaml": "x", "confirmTimeoutSeconds": 18446744073709551615}"#;
+    let request = Request::post("/v1/apply").body(Body::from(body)).expect("request");
+    let response = api().oneshot(request).await.expect("infallible");
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let text = axum::body::to_bytes(response.into_body(), 1 << 16).await.expect("body");
+    assert!(String::from_utf8_lossy(&text).contains("at most 86400"));
+}
