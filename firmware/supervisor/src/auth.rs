@@ -19,8 +19,16 @@ use argon2::Argon2;
 use argon2::password_hash::phc::PasswordHash;
 use argon2::password_hash::{PasswordHasher, PasswordVerifier};
 
-/// Shortest accepted password, in characters.
+/// Shortest accepted password, in characters (NIST SP 800-63B §5.1.1.2).
 pub const MIN_PASSWORD_CHARS: usize = 8;
+
+/// Lowest zxcvbn score accepted (0 to 4): 2 is "somewhat guessable", out of reach of an online
+/// attack that the login's rate limits already slow down; 0 and 1 are common passwords, their
+/// close variants, repeats and sequences.
+const MIN_SCORE: zxcvbn::Score = zxcvbn::Score::Two;
+
+/// Words an attacker tries first on this device, beside zxcvbn's own lists.
+const DEVICE_WORDS: [&str; 5] = ["routerd", "router", "admin", "root", "firmware"];
 
 /// Why a password or token was not accepted or stored.
 #[derive(Debug, thiserror::Error)]
@@ -28,6 +36,9 @@ pub enum AuthError {
     /// Too short (see [`MIN_PASSWORD_CHARS`]).
     #[error("the password must have at least {MIN_PASSWORD_CHARS} characters")]
     TooShort,
+    /// Blank, one character repeated, or common enough to be guessed ([`check_password`]).
+    #[error("{0}")]
+    Weak(String),
     /// The state directory or a file in it could not be read or written.
     #[error("{path}: {source}")]
     Io {
@@ -69,11 +80,10 @@ impl AuthStore {
     /// Hashes `password` (argon2id, random salt) and stores it; the setup token, if any, is
     /// spent.
     ///
-    /// Errors: [`AuthError::TooShort`], [`AuthError::Io`], [`AuthError::Hash`].
+    /// Errors: [`AuthError::TooShort`], [`AuthError::Weak`], [`AuthError::Io`],
+    /// [`AuthError::Hash`].
     pub fn set_password(&self, password: &str) -> Result<(), AuthError> {
-        if password.chars().count() < MIN_PASSWORD_CHARS {
-            return Err(AuthError::TooShort);
-        }
+        check_password(password)?;
         self.write(&self.password_file(), &hash(password)?)?;
         match std::fs::remove_file(self.token_file()) {
             Ok(()) => Ok(()),
@@ -142,6 +152,41 @@ impl AuthStore {
     }
 }
 
+/// Checks a new password as NIST SP 800-63B §5.1.1.2 asks: at least [`MIN_PASSWORD_CHARS`]
+/// characters, any characters (no composition rules), not blank or one character repeated, and
+/// not found in or near lists of common and breached passwords (zxcvbn's estimate, with this
+/// device's own words added).
+///
+/// Errors: [`AuthError::TooShort`]; [`AuthError::Weak`] saying why, with zxcvbn's advice.
+pub fn check_password(password: &str) -> Result<(), AuthError> {
+    if password.trim().is_empty() {
+        return Err(AuthError::Weak("the password must not be blank".into()));
+    }
+    if password.chars().count() < MIN_PASSWORD_CHARS {
+        return Err(AuthError::TooShort);
+    }
+    let mut chars = password.chars();
+    if let Some(first) = chars.next()
+        && chars.all(|c| c == first)
+    {
+        return Err(AuthError::Weak("the password must not be one character repeated".into()));
+    }
+    let estimate = zxcvbn::zxcvbn(password, &DEVICE_WORDS);
+    if estimate.score() >= MIN_SCORE {
+        return Ok(());
+    }
+    let mut why = String::from("the password is too easy to guess");
+    if let Some(feedback) = estimate.feedback() {
+        if let Some(warning) = feedback.warning() {
+            why.push_str(&format!(": {warning}"));
+        }
+        for suggestion in feedback.suggestions() {
+            why.push_str(&format!(" {suggestion}"));
+        }
+    }
+    Err(AuthError::Weak(why))
+}
+
 fn hash(secret: &str) -> Result<String, AuthError> {
     Argon2::default()
         .hash_password(secret.as_bytes())
@@ -184,5 +229,26 @@ mod tests {
         };
         assert_eq!(mode("state/admin.phc"), 0o600);
         assert_eq!(mode("state"), 0o700);
+    }
+
+    #[test]
+    fn passwords_follow_nist_800_63b() {
+        let weak = |p: &str| match check_password(p) {
+            Err(AuthError::Weak(why)) => why,
+            other => panic!("{p:?}: {other:?}"),
+        };
+        assert!(weak("        ").contains("blank"));
+        assert!(weak("\t\t \t\t \t\t").contains("blank"));
+        assert!(weak("aaaaaaaaaa").contains("one character repeated"));
+        for common in ["password1", "12345678", "qwertyuiop", "iloveyou2", "routerd1", "admin123"] {
+            assert!(weak(common).starts_with("the password is too easy to guess"), "{common}");
+        }
+        assert!(weak("12345678").contains("common password"), "zxcvbn's advice");
+        assert!(matches!(check_password("abc"), Err(AuthError::TooShort)));
+        // No composition rules: long phrases and random strings pass, whatever they contain.
+        for good in ["correct horse", "zq8#Lp2v", "tomatoes under the bridge", "ÄÖÜ-straße-77"]
+        {
+            assert!(check_password(good).is_ok(), "{good}");
+        }
     }
 }

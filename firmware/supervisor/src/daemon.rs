@@ -520,7 +520,9 @@ impl Daemon {
             }
             Msg::Passwd(password, reply) => {
                 let set = self.auth.set_password(&password).map_err(|e| match e {
-                    crate::auth::AuthError::TooShort => Refusal::Conflict(e.to_string()),
+                    crate::auth::AuthError::TooShort | crate::auth::AuthError::Weak(_) => {
+                        Refusal::Conflict(e.to_string())
+                    }
                     other => Refusal::Failed(other.to_string()),
                 });
                 if set.is_ok() {

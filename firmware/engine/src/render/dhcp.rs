@@ -100,7 +100,7 @@ pub(super) fn render_ipv4_client(
     if let Some(m) = s.route_metric {
         settings.push(format!("RouteMetric={m}"));
     }
-    client(ctx, res, &s.interface, s.client.as_deref(), DhcpBinding::Ipv4, settings, s, out);
+    client(ctx, res, &s.interface, s.client.as_deref(), DhcpBinding::Ipv4, settings, out);
 }
 
 pub(super) fn render_ipv6_client(
@@ -110,7 +110,7 @@ pub(super) fn render_ipv6_client(
     out: &mut Out,
 ) {
     let settings = vec!["[DHCPv6]".to_string(), "UseHostname=no".into()];
-    client(ctx, res, &s.interface, s.client.as_deref(), DhcpBinding::Ipv6, settings, s, out);
+    client(ctx, res, &s.interface, s.client.as_deref(), DhcpBinding::Ipv6, settings, out);
 }
 
 pub(super) fn render_prefix_delegation(
@@ -159,7 +159,7 @@ pub(super) fn render_prefix_delegation(
         out.warn("hintFromState: systemd-networkd keeps no delegation across restarts to hint");
     }
     let client_name = s.client.as_deref();
-    client(ctx, res, &s.interface, client_name, DhcpBinding::PrefixDelegation, settings, s, out);
+    client(ctx, res, &s.interface, client_name, DhcpBinding::PrefixDelegation, settings, out);
 }
 
 fn yes_no(b: bool) -> &'static str {
@@ -193,15 +193,13 @@ fn duid_bytes(text: &str) -> Option<String> {
 
 /// A DHCP client binding on `iface`, run by systemd-networkd: the block of routerd's
 /// `.network` file for the link.
-#[allow(clippy::too_many_arguments)]
-fn client<S: Serialize>(
+fn client(
     ctx: &RenderCtx<'_>,
     res: &Resource,
     iface: &str,
     client: Option<&str>,
     binding: DhcpBinding,
     settings: Vec<String>,
-    s: &S,
     out: &mut Out,
 ) {
     let Some(link) = ctx.interface(iface) else { return out.unresolved("interface", iface) };
@@ -215,29 +213,25 @@ fn client<S: Serialize>(
             link.ifname
         ));
     }
-    match client {
-        None | Some("" | "networkd" | "systemd-networkd") => {
-            let ifname = link.ifname.clone();
-            let spec = DhcpClientSpec {
-                binding,
-                ifname,
-                settings,
-                effective: true,
-                addresses: Vec::new(),
-                gateway: None,
-                dns_servers: Vec::new(),
-            };
-            out.ensure(ArtifactSpec::DhcpClient(spec), ApplyWith::Networkd, deps);
-        }
-        Some(other) => {
-            out.warn(format!(
-                "{}: client {other:?} is not in this build; systemd-networkd is (leave client \
-                 out, or set it to networkd)",
-                res.name
-            ));
-            out.ensure_opaque(binding.kind(), link.ifname.clone(), s, ApplyWith::Networkd, deps);
-        }
+    if let Some(other) = client.filter(|c| !matches!(*c, "" | "networkd" | "systemd-networkd")) {
+        // routerd's configs name the client their distribution ships (dhclient, dhcpcd,
+        // dhcp6c); the binding is the same DHCP exchange, which this firmware's networkd runs.
+        out.warn(format!(
+            "{}: client {other:?} is not in this firmware; systemd-networkd runs the binding \
+             instead (set client: networkd, or leave it out, to silence this)",
+            res.name
+        ));
     }
+    let spec = DhcpClientSpec {
+        binding,
+        ifname: link.ifname.clone(),
+        settings,
+        effective: true,
+        addresses: Vec::new(),
+        gateway: None,
+        dns_servers: Vec::new(),
+    };
+    out.ensure(ArtifactSpec::DhcpClient(spec), ApplyWith::Networkd, deps);
 }
 
 pub(super) fn render_ipv4_server(

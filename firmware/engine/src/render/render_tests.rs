@@ -325,7 +325,7 @@ fn a_delegated_address_takes_its_subnet_and_suffix_and_refuses_a_subnet_networkd
 }
 
 #[test]
-fn a_dhcp_client_other_than_networkd_is_not_applied_and_says_why() {
+fn a_dhcp_client_other_than_networkd_is_applied_through_networkd_with_a_warning() {
     let yaml = ALL_KINDS.replace(
         "        interface: wan\n        required: false\n",
         "        interface: wan\n        client: dhclient\n        required: false\n",
@@ -334,10 +334,13 @@ fn a_dhcp_client_other_than_networkd_is_not_applied_and_says_why() {
     let config = parse_config(&yaml, "all-kinds.yaml").expect("fixture parses");
     let rendered = render(&config);
     let i = intent(&rendered, "dhcp.ipv4.client/enp1s0");
-    assert!(matches!(i.artifact.spec, ArtifactSpec::Opaque(_)));
+    assert!(matches!(i.artifact.spec, ArtifactSpec::DhcpClient(_)), "{:?}", i.artifact.spec);
+    assert_eq!(i.apply_with, ApplyWith::Networkd);
     let warnings = &rendered.warnings["net.routerd.net/v1alpha1/IPv4DHCPAddress/wan-v4-dhcp"];
     assert!(
-        warnings.iter().any(|w| w.contains("\"dhclient\" is not in this build")),
+        warnings.iter().any(|w| w.contains(
+            "client \"dhclient\" is not in this firmware; systemd-networkd runs the binding"
+        )),
         "{warnings:?}"
     );
 }

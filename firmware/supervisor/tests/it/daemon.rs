@@ -853,6 +853,10 @@ fn a_setup_token_is_announced_until_routerctl_passwd_sets_a_password() {
     let short = passwd("short");
     assert_eq!(short.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&short.stderr).contains("at least 8 characters"));
+    // NIST SP 800-63B: common passwords and near variants are refused, with why.
+    let common = passwd("password1");
+    assert_eq!(common.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&common.stderr).contains("too easy to guess"));
     let state = s.dir.path().join("state");
     assert!(!state.join("admin.phc").exists());
 
