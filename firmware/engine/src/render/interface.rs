@@ -1,5 +1,5 @@
 //! `Interface`: an existing link. `managed: true` (and `owner` not `external`) ensures its
-//! admin state; otherwise the link is observed only. The link has no kind in its spec, so
+//! admin state and MTU; otherwise the link is observed only. The link has no kind in its spec, so
 //! routerd never creates it (only `VLANInterface` links are created) and never deletes it.
 
 use routerd_host::ArtifactSpec;
@@ -15,11 +15,17 @@ pub(super) fn render(s: &InterfaceSpec, out: &mut Out) {
         let link = LinkSpec {
             ifname: s.ifname.clone(),
             admin_up: s.admin_up.then_some(true),
-            mtu: None,
+            mtu: s.mtu,
             kind: None,
         };
         out.ensure(ArtifactSpec::Link(link), ApplyWith::Rtnetlink, Vec::new());
     } else {
+        if let Some(mtu) = s.mtu {
+            out.warn(format!(
+                "mtu {mtu} is not applied: routerd changes only a link it manages \
+                 (managed: true, owner not external)"
+            ));
+        }
         let link = LinkSpec { ifname: s.ifname.clone(), admin_up: None, mtu: None, kind: None };
         out.observe(ArtifactSpec::Link(link), ApplyWith::Rtnetlink);
     }

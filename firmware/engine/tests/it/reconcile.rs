@@ -39,6 +39,24 @@ async fn apply_from_empty_creates_everything_and_the_second_apply_is_a_no_op() {
 }
 
 #[tokio::test]
+async fn an_interface_mtu_is_set_and_its_drift_repaired() {
+    // Issue 33 §5: `Interface.mtu`, a field routerd added later, loads and applies.
+    let config =
+        LAB.replacen("        ifname: lan0\n", "        ifname: lan0\n        mtu: 1400\n", 1);
+    assert_ne!(config, LAB, "the lab's lan Interface");
+    let lab = Lab::new();
+    let doc = lab.reconcile(&config).await;
+    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
+    let mtu = || lab.ip(&["-j", "link", "show", "lan0"]);
+    assert!(mtu().contains("\"mtu\":1400"), "{}", mtu());
+    lab.ip(&["link", "set", "lan0", "mtu", "1500"]);
+    let plan = lab.plan(&config, false).await;
+    assert!(ops(&plan, "planned").contains(&"modify linux.link/lan0".to_string()), "drift");
+    lab.reconcile(&config).await;
+    assert!(mtu().contains("\"mtu\":1400"), "repaired: {}", mtu());
+}
+
+#[tokio::test]
 async fn drift_is_repaired_after_an_address_and_an_nft_rule_are_deleted_by_hand() {
     let lab = Lab::new();
     lab.reconcile(LAB).await;

@@ -20,6 +20,13 @@ pub struct InterfaceSpec {
     pub admin_up: bool,
     /// `owner`: who owns the link; absent means `routerd` when `managed`, else `external`.
     pub owner: Option<InterfaceOwner>,
+    /// `mtu`: bytes, 68..=65535 (IPv4's minimum, RFC 791; the kernel may refuse more than the
+    /// device takes); set through rtnetlink (`IFLA_MTU`) and repaired when it drifts, like the
+    /// admin state. Absent leaves the MTU as it is. Applied only when routerd manages the link.
+    /// A field routerd added after the v1alpha1 schema: not serialized when absent, so a
+    /// config without it round-trips to the schema's fields.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<u32>,
 }
 
 /// `Interface.owner`.

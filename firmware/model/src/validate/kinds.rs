@@ -31,7 +31,10 @@ pub(super) fn check(c: &mut Check<'_, '_>, spec: &ResourceSpec) {
         }
         ResourceSpec::NixOsHost(s) => nixos_host(c, s),
         ResourceSpec::Hostname(s) => c.shape("hostname", names::check_hostname(&s.hostname)),
-        ResourceSpec::Interface(s) => c.shape("ifname", names::check_ifname(&s.ifname)),
+        ResourceSpec::Interface(s) => {
+            c.shape("ifname", names::check_ifname(&s.ifname));
+            c.range("mtu", s.mtu.map(u64::from), 68, 65535);
+        }
         ResourceSpec::PppoeInterface(s) => pppoe_interface(c, s),
         ResourceSpec::VlanInterface(s) => vlan_interface(c, s),
         ResourceSpec::Ipv4StaticAddress(s) => {

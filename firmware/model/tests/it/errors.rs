@@ -8,14 +8,14 @@ const LAN: &str = "net.routerd.net/v1alpha1/Interface/lan";
 
 #[test]
 fn unknown_field_is_reported_at_its_key() {
-    let source = document(&format!("{}        mtu: 1500\n", interface("lan", "eth1")));
+    let source = document(&format!("{}        speed: 1000\n", interface("lan", "eth1")));
     let error = single_error(&source);
     assert_error(
         &error,
         (14, 9),
         Some(LAN),
-        "spec.resources[0].spec.mtu",
-        "unknown field `mtu`, expected one of `ifname`, `managed`, `adminUp`, `owner`",
+        "spec.resources[0].spec.speed",
+        "unknown field `speed`, expected one of `ifname`, `managed`, `adminUp`, `owner`, `mtu`",
     );
 }
 
@@ -195,13 +195,13 @@ fn empty_file_is_an_error() {
 
 #[test]
 fn error_display_has_file_position_resource_path_and_message() {
-    let source = document(&format!("{}        mtu: 1500\n", interface("lan", "eth1")));
+    let source = document(&format!("{}        speed: 1000\n", interface("lan", "eth1")));
     let errors = parse_config(&source, "/etc/routerd/router.yaml").expect_err("unknown field");
     assert_eq!(
         errors.to_string(),
         "/etc/routerd/router.yaml:14:9: net.routerd.net/v1alpha1/Interface/lan: \
-         spec.resources[0].spec.mtu: unknown field `mtu`, expected one of `ifname`, `managed`, \
-         `adminUp`, `owner`"
+         spec.resources[0].spec.speed: unknown field `speed`, expected one of `ifname`, \
+         `managed`, `adminUp`, `owner`, `mtu`"
     );
 }
 
