@@ -64,6 +64,12 @@ struct CountdownFragment {
     confirm: Option<(u64, u64, String)>,
 }
 
+#[derive(Template)]
+#[template(path = "banner.html")]
+struct BannerFragment {
+    fallback: Option<crate::FallbackView>,
+}
+
 /// Why a request was turned away before its handler ran.
 pub(crate) enum Denied {
     /// No session: to the login page.
@@ -277,6 +283,19 @@ pub(crate) async fn countdown<B: Backend>(
         // Confirmed or rolled back meanwhile: htmx reloads the page, whose figures (generation,
         // operations, the Confirm buttons) are those of before.
         Ok(html) if settled => ([("hx-refresh", "true")], Html(html)).into_response(),
+        Ok(html) => Html(html).into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
+}
+
+/// `GET /banner`: what every page shows above its content while it holds (htmx loads it with
+/// the page): the config file that did not load at start, and what runs instead.
+pub(crate) async fn banner<B: Backend>(
+    State(app): State<Arc<AppState<B>>>,
+    _: SignedIn,
+) -> Response {
+    let fragment = BannerFragment { fallback: app.backend.overview().config_fallback };
+    match fragment.render() {
         Ok(html) => Html(html).into_response(),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
     }

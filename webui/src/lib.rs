@@ -419,6 +419,17 @@ pub struct Overview {
     pub operations: Vec<OperationView>,
     /// An apply waiting for its confirm.
     pub pending_confirm: Option<ConfirmView>,
+    /// The config file did not load at start: what runs instead (every page's banner).
+    pub config_fallback: Option<FallbackView>,
+}
+
+/// The config file did not load at start (the daemon's `configFallback`).
+#[derive(Clone, Debug, Default)]
+pub struct FallbackView {
+    /// The generation running instead; `None`: nothing is applied.
+    pub running: Option<u64>,
+    /// The file's errors, `file:line:column: message`.
+    pub errors: Vec<String>,
 }
 
 /// One operation in the overview.
@@ -485,6 +496,7 @@ pub fn router<B: Backend>(backend: Arc<B>, options: Options) -> Router {
         .route("/confirm", post(config::confirm::<B>))
         .route("/rollback", post(config::rollback::<B>))
         .route("/confirm/countdown", get(config::countdown::<B>))
+        .route("/banner", get(config::banner::<B>))
         .route("/history", get(history::list::<B>))
         .route("/history/diff", get(history::diff::<B>))
         .route("/history/rollback", post(history::rollback::<B>))

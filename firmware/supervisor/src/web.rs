@@ -151,6 +151,10 @@ impl Backend for WebBackend {
                         .collect()
                 })
                 .unwrap_or_default(),
+            config_fallback: s.config_fallback.as_ref().map(|f| routerd_webui::FallbackView {
+                running: f.running,
+                errors: f.errors.clone(),
+            }),
             pending_confirm: s.pending_confirm.as_ref().map(|c| ConfirmView {
                 generation: c.generation,
                 previous: c.previous,
