@@ -50,6 +50,8 @@ PLAN_PAGE_RESOURCES = 1000
 LOGIN_BURST = 200
 LOGIN_REFUSED_MIN = 190
 LOGIN_PEAK_RSS_MAX_MIB = 64
+CONCURRENT_PLANS = 50
+OVERVIEW_P99_MAX_MS = 100
 
 
 def ip(ns, *args):
@@ -106,9 +108,9 @@ def big_config(base, metric):
 class Web:
     """A logged-in session on the web UI at 127.0.0.1:`port`."""
 
-    def __init__(self, port):
+    def __init__(self, port, cookie=""):
         self.port = port
-        self.cookie = ""
+        self.cookie = cookie
 
     def request(self, method, path, form=None):
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
@@ -152,11 +154,47 @@ def plan_page(args, routerd, prefix):
             render_ms = float(timing["render"].removeprefix("dur="))
             samples.append((plan_ms, render_ms, plan_ms + render_ms))
         mix = {op: page.count(f'<tr class="op-{op}"') for op in ("create", "modify", "delete")}
-        return samples, len(page), mix
+        overview = overview_under_plans(web, csrf, changed)
+        return samples, len(page), mix, overview
     finally:
         daemon.terminate()
         daemon.wait(timeout=30)
         log.close()
+
+
+def overview_under_plans(web, csrf, changed):
+    """GET / latencies (seconds) while CONCURRENT_PLANS plans of the 1,000-resource config are
+    posted at once: the overview is read from the daemon's snapshot, so it must not wait for
+    the plans (issue 33 §3). Returns (latencies, plans answered 200)."""
+    import threading
+    done = []
+    start = threading.Barrier(CONCURRENT_PLANS + 1)
+
+    def plan():
+        start.wait()
+        response, _ = Web(web.port, web.cookie).request("POST", "/config/plan",
+                                                        {"csrf": csrf, "yaml": changed})
+        done.append(response.status)
+    threads = [threading.Thread(target=plan) for _ in range(CONCURRENT_PLANS)]
+    for t in threads:
+        t.start()
+    start.wait()
+    latencies = []
+    while any(t.is_alive() for t in threads) or len(latencies) < 20:
+        began = time.monotonic()
+        response, _ = web.request("GET", "/")
+        latencies.append(time.monotonic() - began)
+        if response.status != 200:
+            raise RuntimeError(f"the overview answered {response.status} under load")
+        time.sleep(0.01)
+    for t in threads:
+        t.join(timeout=300)
+    return latencies, done.count(200)
+
+
+def percentile(values, p):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * p / 100))]
 
 
 def web_daemon(routerd, routerctl, router_ns, config_text, work):
@@ -269,7 +307,7 @@ def measure(args):
         daemon.terminate()
         daemon.wait(timeout=30)
         daemon = None
-        plan_samples, page_bytes, mix = plan_page(args, routerd, prefix)
+        plan_samples, page_bytes, mix, overview = plan_page(args, routerd, prefix)
         burst = login_burst(args, routerd, prefix)
     finally:
         if daemon is not None:
@@ -277,7 +315,7 @@ def measure(args):
             daemon.wait(timeout=30)
         subprocess.run([lab, "down", prefix], check=False)
     sizes = {name: os.path.getsize(os.path.join(args.target, name)) for name in ("routerd", "routerctl")}
-    return idle_rss, peak_rss, repairs, sizes, plan_samples, page_bytes, mix, burst
+    return idle_rss, peak_rss, repairs, sizes, plan_samples, page_bytes, mix, burst, overview
 
 
 def main():
@@ -287,7 +325,8 @@ def main():
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args()
     try:
-        idle_rss, peak_rss, repairs, sizes, plan_samples, page_bytes, mix, burst = measure(args)
+        idle_rss, peak_rss, repairs, sizes, plan_samples, page_bytes, mix, burst, overview = \
+            measure(args)
     except (RuntimeError, subprocess.CalledProcessError) as e:
         print(f"daemon.py: {e}", file=sys.stderr)
         return 1
@@ -311,6 +350,11 @@ def main():
                lambda c: "PASS" if statistics.median(c) < PLAN_PAGE_MAX_MS else "FAIL"),
               ("server-side total", [t for _, _, t in plan_samples], "", lambda c: ""),
           ]],
+        (f"overview GET during {CONCURRENT_PLANS} concurrent plans of 1,000 resources "
+         f"({len(overview[0])} GETs, {overview[1]} plans answered), p99",
+         ms(percentile(overview[0], 99)), ms(min(overview[0])), ms(max(overview[0])),
+         f"< {OVERVIEW_P99_MAX_MS} ms",
+         "PASS" if percentile(overview[0], 99) * 1000 < OVERVIEW_P99_MAX_MS else "FAIL"),
         (f"login burst: {LOGIN_BURST} wrong logins at once, refused before hashing (429)",
          str(burst[0].get(429, 0)), "", "", f">= {LOGIN_REFUSED_MIN}",
          "PASS" if burst[0].get(429, 0) >= LOGIN_REFUSED_MIN else "FAIL"),

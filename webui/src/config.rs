@@ -159,9 +159,13 @@ pub(crate) async fn validate<B: Backend>(
     if let Err(denied) = checked(&app, &headers, &form.csrf) {
         return denied.into_response();
     }
-    let fragment = match app.backend.validate(&form.yaml) {
-        Ok(n) => ProblemsFragment { resources: Some(n), problems: Vec::new() },
-        Err(problems) => ProblemsFragment { resources: None, problems },
+    // Parsing a large config takes milliseconds of CPU: off the thread that answers requests.
+    let backend = Arc::clone(&app.backend);
+    let checked = tokio::task::spawn_blocking(move || backend.validate(&form.yaml)).await;
+    let fragment = match checked {
+        Ok(Ok(n)) => ProblemsFragment { resources: Some(n), problems: Vec::new() },
+        Ok(Err(problems)) => ProblemsFragment { resources: None, problems },
+        Err(e) => return (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
     };
     match fragment.render() {
         Ok(html) => Html(html).into_response(),

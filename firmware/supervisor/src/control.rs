@@ -294,9 +294,10 @@ async fn reconcile(State(state): State<ControlState>) -> Response {
     }
 }
 
-/// A bound control socket; the file is removed on drop.
+/// A bound control socket; the file is removed on drop. Bound outside any runtime (a std
+/// listener), so that the thread that serves it can take it into its own runtime.
 pub struct ControlSocket {
-    listener: Option<UnixListener>,
+    listener: Option<std::os::unix::net::UnixListener>,
     path: PathBuf,
 }
 
@@ -322,15 +323,16 @@ impl ControlSocket {
             }
             std::fs::remove_file(path)?;
         }
-        let listener = UnixListener::bind(path)?;
+        let listener = std::os::unix::net::UnixListener::bind(path)?;
+        listener.set_nonblocking(true)?;
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
         Ok(Self { listener: Some(listener), path: path.to_path_buf() })
     }
 
-    /// Serves `router` until the process stops.
+    /// Serves `router` on the current runtime until the process stops.
     pub async fn serve(mut self, router: Router) -> io::Result<()> {
         let listener = self.listener.take().ok_or_else(|| io::Error::other("already served"))?;
-        axum::serve(listener, router).await
+        axum::serve(UnixListener::from_std(listener)?, router).await
     }
 
     /// The socket path.

@@ -340,20 +340,14 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
     let socket_path = socket.path().to_path_buf();
     let metrics = Arc::new(Metrics::new());
     let updates = Arc::new(crate::ota::Updates::new(opts.ota.clone()));
-    let web = match opts.listen {
-        Some(addr) => Some(
-            crate::web::bind(crate::web::WebOptions {
-                addr,
-                snapshot: snapshot_rx.clone(),
-                loop_tx: msg_tx.clone(),
-                metrics: Arc::clone(&metrics),
-                state_dir: opts.state_dir.clone(),
-                updates: Arc::clone(&updates),
-            })
-            .await?,
-        ),
-        None => None,
-    };
+    let web = opts.listen.map(|addr| crate::web::WebOptions {
+        addr,
+        snapshot: snapshot_rx.clone(),
+        loop_tx: msg_tx.clone(),
+        metrics: Arc::clone(&metrics),
+        state_dir: opts.state_dir.clone(),
+        updates: Arc::clone(&updates),
+    });
     if opts.ota.health_gate {
         crate::ota::spawn_gate(opts.ota.clone(), msg_tx.clone());
     }
@@ -371,8 +365,8 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         session.aftr(),
         msg_tx.clone(),
     );
-    let server =
-        tokio::spawn(socket.serve(router(snapshot_rx, msg_tx, Arc::clone(&metrics), updates)));
+    let control = router(snapshot_rx, msg_tx, Arc::clone(&metrics), updates);
+    let servers = crate::http::Servers::start(socket, control, web)?;
     tracing::info!(
         "serving {} (control socket {}, resync every {})",
         opts.config.display(),
@@ -472,12 +466,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
     service::notify(&[NotifyState::Stopping]);
     daemon.status.state = "stopping".into();
     daemon.publish(None);
-    server.abort();
-    let _ = server.await;
-    if let Some(web) = web {
-        web.abort();
-        let _ = web.await;
-    }
+    servers.stop();
     let _ = std::fs::remove_file(&socket_path);
     drop(daemon);
     tracing::info!("stopped");

@@ -9,6 +9,7 @@ mod control;
 mod daemon;
 mod doctor;
 mod health;
+mod http;
 mod lockout;
 mod malloc;
 mod metrics;
