@@ -32,9 +32,11 @@ pub struct WebBackend {
     auth: AuthStore,
     metrics: Arc<Metrics>,
     updates: Arc<crate::ota::Updates>,
-    /// The last graph drawn, by the SHA-256 of its DOT: the graph page and the image it embeds
-    /// ask for the same drawing, and a layout can take a second.
-    drawn: std::sync::Mutex<Option<([u8; 32], GraphSvg)>>,
+    /// The last graph layout, by the SHA-256 of its DOT, and how it went: the graph page and
+    /// the image it embeds ask for the same graph, and a layout that failed (or timed out) is
+    /// not tried again for the same graph. The async lock makes it one layout at a time: a
+    /// request for the graph being laid out waits for that layout and reads its result.
+    drawn: tokio::sync::Mutex<Option<([u8; 32], Result<GraphSvg, String>)>>,
 }
 
 fn problems(errors: &routerd_model::ConfigErrors) -> Vec<ConfigProblem> {
@@ -337,17 +339,13 @@ impl Backend for WebBackend {
         use sha2::{Digest, Sha256};
         let dot = self.graph_dot().await?;
         let digest: [u8; 32] = Sha256::digest(dot.as_bytes()).into();
-        let hit = self.drawn.lock().ok().and_then(|slot| {
-            slot.as_ref().filter(|(seen, _)| *seen == digest).map(|(_, drawn)| drawn.clone())
-        });
-        if let Some(drawn) = hit {
-            return Ok(drawn);
+        let mut slot = self.drawn.lock().await;
+        if let Some((_, drawn)) = slot.as_ref().filter(|(seen, _)| *seen == digest) {
+            return drawn.clone();
         }
-        let drawn = render_graph(&dot).await?;
-        if let Ok(mut slot) = self.drawn.lock() {
-            *slot = Some((digest, drawn.clone()));
-        }
-        Ok(drawn)
+        let drawn = render_graph(&dot).await;
+        *slot = Some((digest, drawn.clone()));
+        drawn
     }
 
     async fn doctor(&self) -> Result<Vec<CheckView>, String> {
@@ -560,7 +558,7 @@ pub async fn bind(opts: WebOptions) -> anyhow::Result<tokio::task::JoinHandle<()
         auth: AuthStore::new(&opts.state_dir),
         metrics: opts.metrics,
         updates: opts.updates,
-        drawn: std::sync::Mutex::new(None),
+        drawn: tokio::sync::Mutex::new(None),
     });
     let app = routerd_webui::router(backend, Options { tls });
     let service = app.into_make_service_with_connect_info::<SocketAddr>();
