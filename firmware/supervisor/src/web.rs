@@ -36,8 +36,11 @@ pub struct WebBackend {
     /// the image it embeds ask for the same graph, and a layout that failed (or timed out) is
     /// not tried again for the same graph. The async lock makes it one layout at a time: a
     /// request for the graph being laid out waits for that layout and reads its result.
-    drawn: tokio::sync::Mutex<Option<([u8; 32], Result<GraphSvg, String>)>>,
+    drawn: tokio::sync::Mutex<Option<Layout>>,
 }
+
+/// A graph layout: the SHA-256 of its DOT and the drawing, or why there is none.
+type Layout = ([u8; 32], Result<GraphSvg, String>);
 
 fn problems(errors: &routerd_model::ConfigErrors) -> Vec<ConfigProblem> {
     errors
