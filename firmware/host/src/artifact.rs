@@ -696,6 +696,22 @@ pub struct DhcpClientSpec {
     pub dns_servers: Vec<std::net::IpAddr>,
 }
 
+impl DhcpClientSpec {
+    /// The desired binding of `ifname` with its block's `settings`: effective, and none of the
+    /// observed results (addresses, gateway, DNS servers).
+    pub fn desired(binding: DhcpBinding, ifname: String, settings: Vec<String>) -> Self {
+        Self {
+            binding,
+            ifname,
+            settings,
+            effective: true,
+            addresses: Vec::new(),
+            gateway: None,
+            dns_servers: Vec::new(),
+        }
+    }
+}
+
 /// `linux.hostname`, always named `system`: the system's hostname, as systemd-hostnamed keeps
 /// it (org.freedesktop.hostname1(5)). Reconciled, never deleted.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -222,15 +222,7 @@ fn client(
             res.name
         ));
     }
-    let spec = DhcpClientSpec {
-        binding,
-        ifname: link.ifname.clone(),
-        settings,
-        effective: true,
-        addresses: Vec::new(),
-        gateway: None,
-        dns_servers: Vec::new(),
-    };
+    let spec = DhcpClientSpec::desired(binding, link.ifname.clone(), settings);
     out.ensure(ArtifactSpec::DhcpClient(spec), ApplyWith::Networkd, deps);
 }
 

@@ -68,14 +68,7 @@ pub(super) fn render(ctx: &RenderCtx<'_>, s: &Ipv6DelegatedAddressSpec, out: &mu
         format!("Token=static:{suffix}"),
         format!("Announce={}", yes_no(s.announce)),
     ];
-    let spec = DhcpClientSpec {
-        binding: DhcpBinding::DelegatedAddress,
-        ifname: link.ifname.clone(),
-        settings,
-        effective: true,
-        addresses: Vec::new(),
-        gateway: None,
-        dns_servers: Vec::new(),
-    };
+    let spec =
+        DhcpClientSpec::desired(DhcpBinding::DelegatedAddress, link.ifname.clone(), settings);
     out.ensure(ArtifactSpec::DhcpClient(spec), ApplyWith::Networkd, deps);
 }

@@ -30,37 +30,21 @@ const REMOVABLE: [(&str, &str); 7] = [
 const CONFIG_TABLES: [u32; 3] = [100, 101, 150];
 const CONFIG_MARKS: [u32; 3] = [0x100, 0x101, 0x1a0];
 
-/// SplitMix64: a fixed sequence from a seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        usize::try_from(self.next() % u64::try_from(n).unwrap_or(1)).unwrap_or(0)
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
+/// One of `items`.
+fn pick<T: Copy>(rng: &mut fastrand::Rng, items: &[T]) -> T {
+    items[rng.usize(..items.len())]
 }
 
 /// The lab config with the policy route on a random table and mark, less a random subset of
 /// [`REMOVABLE`].
-fn random_config(rng: &mut Rng) -> String {
-    let table = rng.pick(&CONFIG_TABLES);
-    let mark = rng.pick(&CONFIG_MARKS);
+fn random_config(rng: &mut fastrand::Rng) -> String {
+    let table = pick(rng, &CONFIG_TABLES);
+    let mark = pick(rng, &CONFIG_MARKS);
     let mut yaml = LAB
         .replace("        table: 100\n", &format!("        table: {table}\n"))
         .replace("        mark: 0x100\n", &format!("        mark: {mark:#x}\n"));
     for (kind, name) in REMOVABLE {
-        if rng.below(3) == 0 {
+        if rng.usize(..3) == 0 {
             yaml = without(&yaml, kind, name);
         }
     }
@@ -79,16 +63,16 @@ struct Foreign {
 /// Up to eight foreign objects: routes with routerd's protocol or another in the config's
 /// tables and in `main`, rules inside the fwmark range (exact and masked) and outside it, nft
 /// tables named `routerd_*` and not, an address on a link routerd manages.
-fn random_foreign(rng: &mut Rng, case: u64) -> Vec<Foreign> {
+fn random_foreign(rng: &mut fastrand::Rng, case: u64) -> Vec<Foreign> {
     let mut out = Vec::new();
-    for i in 0..=rng.below(8) {
-        let foreign = match rng.below(4) {
+    for i in 0..=rng.usize(..8) {
+        let foreign = match rng.usize(..4) {
             0 => {
-                let table = match rng.below(4) {
+                let table = match rng.usize(..4) {
                     0 => "main".to_string(),
-                    _ => rng.pick(&CONFIG_TABLES).to_string(),
+                    _ => pick(rng, &CONFIG_TABLES).to_string(),
                 };
-                let proto = *rng.pick(&["208", "static", "boot"]);
+                let proto = pick(rng, &["208", "static", "boot"]);
                 let dst = format!("10.{}.{i}.0/24", 100 + case % 100);
                 let add = ["route", "add", &dst, "dev", "lan0", "table", &table, "proto", proto];
                 Foreign {
@@ -100,13 +84,13 @@ fn random_foreign(rng: &mut Rng, case: u64) -> Vec<Foreign> {
             }
             1 => {
                 // Marks the configs never use, so no foreign rule is a desired one.
-                let mark = match rng.below(4) {
+                let mark = match rng.usize(..4) {
                     0 => "0x150/0xff0".to_string(),
                     1 => "0x1c0/0xffffff00".to_string(),
                     2 => "0x200".to_string(),
-                    _ => format!("{:#x}", 0x110 + rng.below(0x80)),
+                    _ => format!("{:#x}", 0x110 + rng.usize(..0x80)),
                 };
-                let table = rng.pick(&["100", "main", "200"]).to_string();
+                let table = pick(rng, &["100", "main", "200"]).to_string();
                 let priority = (20_000 + i).to_string();
                 let add = ["rule", "add", "fwmark", &mark, "lookup", &table, "priority", &priority];
                 Foreign {
@@ -117,7 +101,7 @@ fn random_foreign(rng: &mut Rng, case: u64) -> Vec<Foreign> {
                 }
             }
             2 => {
-                let name = format!("{}{i}", rng.pick(&["routerd_foreign", "foreign"]));
+                let name = format!("{}{i}", pick(rng, &["routerd_foreign", "foreign"]));
                 Foreign {
                     add: ["add", "table", "inet", &name].map(String::from).to_vec(),
                     show: vec!["list", "tables"],
@@ -148,7 +132,7 @@ fn run_on(lab: &Lab, f: &Foreign, args: &[&str]) -> String {
 async fn reconcile_deletes_exactly_what_plan_listed_and_only_what_the_ledger_records() {
     let seed = std::env::var("ROUTERD_OWNERSHIP_SEED").ok().and_then(|s| s.parse().ok());
     let cases = std::env::var("ROUTERD_OWNERSHIP_CASES").ok().and_then(|s| s.parse().ok());
-    let mut rng = Rng(seed.unwrap_or(0x0a11_0c8e_2026));
+    let mut rng = fastrand::Rng::with_seed(seed.unwrap_or(0x0a11_0c8e_2026));
     let mut deleted = 0;
     for case in 0..cases.unwrap_or(CASES) {
         let lab = Lab::new();

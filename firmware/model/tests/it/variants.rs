@@ -20,24 +20,6 @@ const SEEDS: [&str; 4] = [
 /// Variants in CI.
 const CASES: u64 = 10_000;
 
-/// SplitMix64 (Steele, Lea, Flood 2014): a fixed sequence from a seed, no crate needed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` (`n > 0`).
-    fn below(&mut self, n: usize) -> usize {
-        usize::try_from(self.next() % u64::try_from(n).unwrap_or(u64::MAX)).unwrap_or(0)
-    }
-}
-
 /// Characters that mean something to YAML or to a terminal.
 const STRAY: [&str; 18] = [
     "\t",
@@ -61,28 +43,28 @@ const STRAY: [&str; 18] = [
 ];
 
 /// Start of a random line of `bytes`.
-fn line_start(rng: &mut Rng, bytes: &[u8]) -> usize {
-    let at = rng.below(bytes.len().max(1));
+fn line_start(rng: &mut fastrand::Rng, bytes: &[u8]) -> usize {
+    let at = rng.usize(..bytes.len().max(1));
     bytes[..at].iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1)
 }
 
 /// One variant of `seed`; `kind` picks the mutation.
-fn mutate(rng: &mut Rng, seed: &str, kind: usize) -> Vec<u8> {
+fn mutate(rng: &mut fastrand::Rng, seed: &str, kind: usize) -> Vec<u8> {
     let mut bytes = seed.as_bytes().to_vec();
     let len = bytes.len();
     match kind {
         // Bit flips, which also make text that is not UTF-8.
         0 => {
-            for _ in 0..=rng.below(8) {
-                let at = rng.below(len);
-                bytes[at] ^= 1 << rng.below(8);
+            for _ in 0..=rng.usize(..8) {
+                let at = rng.usize(..len);
+                bytes[at] ^= 1 << rng.usize(..8);
             }
         }
-        1 => bytes.truncate(rng.below(len)),
+        1 => bytes.truncate(rng.usize(..len)),
         // Deep nesting at a line start, block or flow.
         2 => {
-            let depth = 30 + rng.below(5000);
-            let unit = ["- ", "[", "{a: ", "? "][rng.below(4)];
+            let depth = 30 + rng.usize(..5000);
+            let unit = ["- ", "[", "{a: ", "? "][rng.usize(..4)];
             let at = line_start(rng, &bytes);
             bytes.splice(at..at, unit.repeat(depth).into_bytes());
         }
@@ -90,14 +72,14 @@ fn mutate(rng: &mut Rng, seed: &str, kind: usize) -> Vec<u8> {
         3 => {
             let at = line_start(rng, &bytes);
             let end = bytes[at..].iter().position(|b| *b == b'\n').map_or(len, |i| at + i);
-            let text = format!("    x: {}", "y".repeat(1 << (10 + rng.below(8))));
+            let text = format!("    x: {}", "y".repeat(1 << (10 + rng.usize(..8))));
             bytes.splice(at..end, text.into_bytes());
         }
         // Nested aliases (10 to 10,000 nodes) at a line start. One past the expansion budget
         // costs some 100,000 node copies: `hostile.rs` parses that one once.
         4 => {
             let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
-            for (name, prev) in ["b", "c", "d"].iter().zip(["a", "b", "c"]).take(rng.below(4)) {
+            for (name, prev) in ["b", "c", "d"].iter().zip(["a", "b", "c"]).take(rng.usize(..4)) {
                 let aliases = vec![format!("*{prev}"); 10].join(", ");
                 bomb.push_str(&format!("{name}: &{name} [{aliases}]\n"));
             }
@@ -115,7 +97,7 @@ fn mutate(rng: &mut Rng, seed: &str, kind: usize) -> Vec<u8> {
         6 => {
             let at = line_start(rng, &bytes);
             let end = bytes[at..].iter().position(|b| *b == b'\n').map_or(len, |i| at + i + 1);
-            match rng.below(3) {
+            match rng.usize(..3) {
                 0 => drop(bytes.drain(at..end)),
                 1 => drop(bytes.splice(at..at, *b"  ")),
                 _ => {
@@ -126,12 +108,12 @@ fn mutate(rng: &mut Rng, seed: &str, kind: usize) -> Vec<u8> {
         }
         // Stray characters anywhere (on a character boundary).
         _ => {
-            for _ in 0..=rng.below(4) {
-                let mut at = rng.below(bytes.len().max(1));
+            for _ in 0..=rng.usize(..4) {
+                let mut at = rng.usize(..bytes.len().max(1));
                 while at > 0 && at < bytes.len() && (bytes[at] & 0xc0) == 0x80 {
                     at -= 1;
                 }
-                bytes.splice(at..at, STRAY[rng.below(STRAY.len())].bytes());
+                bytes.splice(at..at, STRAY[rng.usize(..STRAY.len())].bytes());
             }
         }
     }
@@ -160,12 +142,12 @@ fn check(bytes: Vec<u8>) -> Result<bool, String> {
 fn ten_thousand_variants_of_real_configs_never_panic_and_every_error_is_located() {
     let seed = std::env::var("ROUTERD_VARIANTS_SEED").ok().and_then(|s| s.parse().ok());
     let cases = std::env::var("ROUTERD_VARIANTS").ok().and_then(|s| s.parse().ok());
-    let mut rng = Rng(seed.unwrap_or(0x5eed_2026_1126));
+    let mut rng = fastrand::Rng::with_seed(seed.unwrap_or(0x5eed_2026_1126));
     let (mut valid, mut kinds) = (0, [0u32; 8]);
     let cases = cases.unwrap_or(CASES);
     for case in 0..cases {
-        let seed_text = SEEDS[rng.below(SEEDS.len())];
-        let kind = rng.below(kinds.len());
+        let seed_text = SEEDS[rng.usize(..SEEDS.len())];
+        let kind = rng.usize(..kinds.len());
         kinds[kind] += 1;
         let bytes = mutate(&mut rng, seed_text, kind);
         let keep = bytes.clone();
