@@ -33,179 +33,19 @@ use routerd_engine::{ConfigInput, Phase, ResultDocument, Session, SessionOptions
 use routerd_host::Netns;
 use routerd_host::netlink::{Change, NetlinkMonitor};
 use routerd_ledger::{Channel, GenerationRecord, GenerationResult, PendingConfirm};
-use routerd_model::ConfigErrors;
-use routerd_model::status::{
-    ConfigFallback, ConfirmStatus, DaemonStatus, DoctorCheck, FALLBACK_ERRORS, ReconcileSummary,
-};
-use serde::Serialize;
+use routerd_model::status::{ConfirmStatus, DaemonStatus, ReconcileSummary};
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 
 use crate::control::{ControlSocket, Snapshot, router};
 use crate::metrics::Metrics;
 use crate::service::{self, NotifyState};
 use crate::status::{StatusTracker, spec_digests};
 
-/// Why the loop should reconcile.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Trigger {
-    /// The daemon just started.
-    Start,
-    /// The periodic resync.
-    Resync,
-    /// `POST /v1/reconcile`.
-    Api,
-    /// A change on the host.
-    Host(Change),
-    /// A HealthCheck's verdict changed.
-    Health,
-    /// A StatePolicy variable changed, or a `when.state` condition started or stopped holding.
-    State,
-    /// A DS-Lite tunnel's AFTR resolved to other addresses.
-    Aftr,
-}
-
-impl Trigger {
-    fn as_str(self) -> &'static str {
-        match self {
-            Trigger::Start => "start",
-            Trigger::Resync => "resync",
-            Trigger::Api => "api",
-            Trigger::Host(Change::Link) => "link",
-            Trigger::Host(Change::Address) => "address",
-            Trigger::Host(Change::Route) => "route",
-            Trigger::Host(Change::Rule) => "rule",
-            Trigger::Host(Change::Other) => "other",
-            Trigger::Health => "health",
-            Trigger::State => "state",
-            Trigger::Aftr => "aftr",
-        }
-    }
-}
-
-/// A new config for the daemon (`POST /v1/apply`).
-#[derive(Debug)]
-pub struct ApplyRequest {
-    /// The YAML text, kept as written.
-    pub yaml: String,
-    /// The name config errors are located in (`apply`, the config file's path).
-    pub source: String,
-    /// Who applies it.
-    pub author: String,
-    /// Through which door.
-    pub channel: Channel,
-    /// Why.
-    pub comment: String,
-    /// The confirm window; `None` applies without one.
-    pub confirm: Option<Duration>,
-    /// The address the requesting client reaches the router from, when known (the web UI's
-    /// peer, `SSH_CONNECTION` for `routerctl`): the lockout guard's input.
-    pub client: Option<std::net::IpAddr>,
-}
-
-/// What an apply, confirm or rollback did.
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ApplyOutcome {
-    /// The generation now applied.
-    pub generation: u64,
-    /// Phase of its Result document.
-    pub phase: String,
-    /// Operations executed.
-    pub operations: usize,
-    /// Operations that failed.
-    pub failed: usize,
-    /// The confirm deadline (RFC 3339) when the apply waits for one.
-    pub confirm_deadline: Option<String>,
-    /// What the change does to the requesting client's own connection (lockout guard).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
-}
-
-/// Why an apply, confirm or rollback was refused. Nothing changed on the host or in the ledger.
-#[derive(Debug)]
-pub enum Refusal {
-    /// The config does not validate (every error, located).
-    Invalid(ConfigErrors),
-    /// The request conflicts with the daemon's state (a confirm pending, nothing to confirm).
-    Conflict(String),
-    /// No such generation.
-    NotFound(String),
-    /// The engine or the ledger failed.
-    Failed(String),
-}
-
-/// The answer to a request that changes the config.
-pub type Reply = oneshot::Sender<Result<ApplyOutcome, Refusal>>;
-
-/// A message to the loop.
-#[derive(Debug)]
-pub enum Msg {
-    /// Reconcile (coalesced with others arriving within the debounce window).
-    Reconcile(Trigger),
-    /// Apply a new config.
-    Apply(ApplyRequest, Reply),
-    /// Confirm the pending apply.
-    Confirm(Reply),
-    /// Roll back: to `Some(generation)`, or (with `None`) the pending apply.
-    Rollback(Option<u64>, Reply),
-    /// Recorded generations: all (without their text), or one (with it).
-    Generations(Option<u64>, oneshot::Sender<Result<Vec<GenerationRecord>, Refusal>>),
-    /// Run the doctor's checks.
-    Doctor(oneshot::Sender<Vec<DoctorCheck>>),
-    /// Set the admin password (`routerctl passwd`).
-    Passwd(String, oneshot::Sender<Result<(), Refusal>>),
-    /// A read-mostly engine request.
-    Engine(EngineQuery, oneshot::Sender<Result<EngineAnswer, Refusal>>),
-}
-
-/// Engine requests the control API forwards.
-#[derive(Debug)]
-pub enum EngineQuery {
-    /// What a reconcile of this YAML (or, with `None`, of the applied config) would do.
-    Plan(Option<String>),
-    /// Adoption candidates; with `apply`, record the matching ones as owned (ledger only).
-    Adopt {
-        /// Record them.
-        apply: bool,
-        /// Only these (`kind/name`); all matching ones when `None`.
-        only: Option<Vec<String>>,
-    },
-    /// Every ledger entry.
-    Ledger,
-    /// The planned transition of the applied config as Graphviz DOT.
-    Graph,
-}
-
-/// The engine's answer.
-#[derive(Debug)]
-pub enum EngineAnswer {
-    /// A Result document.
-    Document(Box<ResultDocument>),
-    /// Ledger entries.
-    Entries(Vec<routerd_ledger::LedgerEntry>),
-    /// DOT text.
-    Dot(String),
-}
-
-/// The daemon loop is gone: it is stopping.
-#[derive(Debug)]
-pub struct Stopping;
-
-/// What the control API and the web UI say when the loop is gone.
-pub const STOPPING: &str = "the daemon is stopping";
-
-/// Sends the message `make` builds around a reply channel to the loop, and waits for the reply.
-///
-/// Errors: [`Stopping`] when the loop no longer takes messages or dropped the reply.
-pub async fn request<T>(
-    loop_tx: &mpsc::Sender<Msg>,
-    make: impl FnOnce(oneshot::Sender<T>) -> Msg,
-) -> Result<T, Stopping> {
-    let (tx, rx) = oneshot::channel();
-    loop_tx.send(make(tx)).await.map_err(|_| Stopping)?;
-    rx.await.map_err(|_| Stopping)
-}
+pub use crate::msg::{
+    ApplyOutcome, ApplyRequest, EngineAnswer, EngineQuery, Msg, Refusal, STOPPING, Stopping,
+    Trigger, request,
+};
 
 /// Options of `routerd serve`.
 pub struct ServeOptions {
@@ -298,8 +138,11 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
     crate::service::forward_logs(session.log_sinks());
     // A confirm pending from before a restart: its generation is what runs until the deadline.
     let pending = session.ledger().pending_confirm()?;
-    let start =
-        startup_config(session.ledger(), pending.as_ref().map(|p| p.generation), &opts.config)?;
+    let start = crate::startup::startup_config(
+        session.ledger(),
+        pending.as_ref().map(|p| p.generation),
+        &opts.config,
+    )?;
     let applied = Applied::new(&session, start.yaml, start.input);
     let health_store = session.health();
     let auth = crate::auth::AuthStore::new(&opts.state_dir);
@@ -946,73 +789,6 @@ impl Daemon {
         }
         line
     }
-}
-
-/// The config the daemon starts with.
-struct Startup {
-    yaml: String,
-    input: ConfigInput,
-    /// Set when the config file could not be used.
-    fallback: Option<ConfigFallback>,
-}
-
-/// An empty router: what runs (without reconciling) when nothing else can.
-const UNCONFIGURED: &str = "apiVersion: routerd.net/v1alpha1\nkind: Router\nmetadata:\n  name: unconfigured\nspec:\n  resources: []\n";
-
-/// Picks the config to start with, in this order: the generation waiting for its confirm
-/// (`pending`); the config file; the newest applied generation in the ledger (the file missing
-/// or invalid, say after a refused SIGHUP edit); nothing at all (first boot without a valid
-/// file). Each fallback is logged and reported in the status and the doctor.
-///
-/// Errors: the ledger cannot be read.
-fn startup_config(
-    ledger: &routerd_ledger::Ledger,
-    pending: Option<u64>,
-    path: &Path,
-) -> anyhow::Result<Startup> {
-    let parse = |yaml: String, file: &str| {
-        ConfigInput::parse(&yaml, file).map(|input| Startup { yaml, input, fallback: None })
-    };
-    if let Some(generation) = pending
-        && let Some(record) = ledger.generation_record(generation)?
-    {
-        match parse(record.yaml, &format!("generation {generation}")) {
-            Ok(start) => return Ok(start),
-            Err(errors) => tracing::error!(
-                "generation {generation} waits for its confirm but does not load:\n{errors}"
-            ),
-        }
-    }
-    let errors = match routerd_model::read_source(path)
-        .and_then(|yaml| parse(yaml, &path.display().to_string()))
-    {
-        Ok(start) => return Ok(start),
-        Err(errors) => errors,
-    };
-    let listed: Vec<String> =
-        errors.iter().take(FALLBACK_ERRORS).map(ToString::to_string).collect();
-    let applied = |r: &GenerationRecord| {
-        matches!(r.result, GenerationResult::Applied | GenerationResult::Degraded)
-    };
-    for record in ledger.generation_records()?.into_iter().rev().filter(applied) {
-        let generation = record.generation;
-        if let Ok(mut start) = parse(record.yaml, &format!("generation {generation}")) {
-            tracing::error!(
-                "{} does not load; running generation {generation}, the last applied, instead:\n{errors}",
-                path.display()
-            );
-            start.fallback = Some(ConfigFallback { errors: listed, running: Some(generation) });
-            return Ok(start);
-        }
-    }
-    tracing::error!(
-        "{} does not load and no applied generation does; nothing is applied until a config is:\n{errors}",
-        path.display()
-    );
-    let mut start = parse(UNCONFIGURED.to_string(), "unconfigured")
-        .map_err(|e| anyhow::anyhow!("the empty config: {e}"))?;
-    start.fallback = Some(ConfigFallback { errors: listed, running: None });
-    Ok(start)
 }
 
 fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {

@@ -1,0 +1,174 @@
+//! The messages of the reconcile loop ([`crate::daemon`]): what triggers a reconcile, and the
+//! requests the control API and the web UI send it, each with the channel its answer comes
+//! back on.
+
+use std::time::Duration;
+
+use routerd_engine::ResultDocument;
+use routerd_host::netlink::Change;
+use routerd_ledger::{Channel, GenerationRecord};
+use routerd_model::ConfigErrors;
+use routerd_model::status::DoctorCheck;
+use serde::Serialize;
+use tokio::sync::{mpsc, oneshot};
+
+/// Why the loop should reconcile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Trigger {
+    /// The daemon just started.
+    Start,
+    /// The periodic resync.
+    Resync,
+    /// `POST /v1/reconcile`.
+    Api,
+    /// A change on the host.
+    Host(Change),
+    /// A HealthCheck's verdict changed.
+    Health,
+    /// A StatePolicy variable changed, or a `when.state` condition started or stopped holding.
+    State,
+    /// A DS-Lite tunnel's AFTR resolved to other addresses.
+    Aftr,
+}
+
+impl Trigger {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Trigger::Start => "start",
+            Trigger::Resync => "resync",
+            Trigger::Api => "api",
+            Trigger::Host(Change::Link) => "link",
+            Trigger::Host(Change::Address) => "address",
+            Trigger::Host(Change::Route) => "route",
+            Trigger::Host(Change::Rule) => "rule",
+            Trigger::Host(Change::Other) => "other",
+            Trigger::Health => "health",
+            Trigger::State => "state",
+            Trigger::Aftr => "aftr",
+        }
+    }
+}
+
+/// A new config for the daemon (`POST /v1/apply`).
+#[derive(Debug)]
+pub struct ApplyRequest {
+    /// The YAML text, kept as written.
+    pub yaml: String,
+    /// The name config errors are located in (`apply`, the config file's path).
+    pub source: String,
+    /// Who applies it.
+    pub author: String,
+    /// Through which door.
+    pub channel: Channel,
+    /// Why.
+    pub comment: String,
+    /// The confirm window; `None` applies without one.
+    pub confirm: Option<Duration>,
+    /// The address the requesting client reaches the router from, when known (the web UI's
+    /// peer, `SSH_CONNECTION` for `routerctl`): the lockout guard's input.
+    pub client: Option<std::net::IpAddr>,
+}
+
+/// What an apply, confirm or rollback did.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplyOutcome {
+    /// The generation now applied.
+    pub generation: u64,
+    /// Phase of its Result document.
+    pub phase: String,
+    /// Operations executed.
+    pub operations: usize,
+    /// Operations that failed.
+    pub failed: usize,
+    /// The confirm deadline (RFC 3339) when the apply waits for one.
+    pub confirm_deadline: Option<String>,
+    /// What the change does to the requesting client's own connection (lockout guard).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// Why an apply, confirm or rollback was refused. Nothing changed on the host or in the ledger.
+#[derive(Debug)]
+pub enum Refusal {
+    /// The config does not validate (every error, located).
+    Invalid(ConfigErrors),
+    /// The request conflicts with the daemon's state (a confirm pending, nothing to confirm).
+    Conflict(String),
+    /// No such generation.
+    NotFound(String),
+    /// The engine or the ledger failed.
+    Failed(String),
+}
+
+/// The answer to a request that changes the config.
+pub type Reply = oneshot::Sender<Result<ApplyOutcome, Refusal>>;
+
+/// A message to the loop.
+#[derive(Debug)]
+pub enum Msg {
+    /// Reconcile (coalesced with others arriving within the debounce window).
+    Reconcile(Trigger),
+    /// Apply a new config.
+    Apply(ApplyRequest, Reply),
+    /// Confirm the pending apply.
+    Confirm(Reply),
+    /// Roll back: to `Some(generation)`, or (with `None`) the pending apply.
+    Rollback(Option<u64>, Reply),
+    /// Recorded generations: all (without their text), or one (with it).
+    Generations(Option<u64>, oneshot::Sender<Result<Vec<GenerationRecord>, Refusal>>),
+    /// Run the doctor's checks.
+    Doctor(oneshot::Sender<Vec<DoctorCheck>>),
+    /// Set the admin password (`routerctl passwd`).
+    Passwd(String, oneshot::Sender<Result<(), Refusal>>),
+    /// A read-mostly engine request.
+    Engine(EngineQuery, oneshot::Sender<Result<EngineAnswer, Refusal>>),
+}
+
+/// Engine requests the control API forwards.
+#[derive(Debug)]
+pub enum EngineQuery {
+    /// What a reconcile of this YAML (or, with `None`, of the applied config) would do.
+    Plan(Option<String>),
+    /// Adoption candidates; with `apply`, record the matching ones as owned (ledger only).
+    Adopt {
+        /// Record them.
+        apply: bool,
+        /// Only these (`kind/name`); all matching ones when `None`.
+        only: Option<Vec<String>>,
+    },
+    /// Every ledger entry.
+    Ledger,
+    /// The planned transition of the applied config as Graphviz DOT.
+    Graph,
+}
+
+/// The engine's answer.
+#[derive(Debug)]
+pub enum EngineAnswer {
+    /// A Result document.
+    Document(Box<ResultDocument>),
+    /// Ledger entries.
+    Entries(Vec<routerd_ledger::LedgerEntry>),
+    /// DOT text.
+    Dot(String),
+}
+
+/// The daemon loop is gone: it is stopping.
+#[derive(Debug)]
+pub struct Stopping;
+
+/// What the control API and the web UI say when the loop is gone.
+pub const STOPPING: &str = "the daemon is stopping";
+
+/// Sends the message `make` builds around a reply channel to the loop, and waits for the reply.
+///
+/// Errors: [`Stopping`] when the loop no longer takes messages or dropped the reply.
+pub async fn request<T>(
+    loop_tx: &mpsc::Sender<Msg>,
+    make: impl FnOnce(oneshot::Sender<T>) -> Msg,
+) -> Result<T, Stopping> {
+    let (tx, rx) = oneshot::channel();
+    loop_tx.send(make(tx)).await.map_err(|_| Stopping)?;
+    rx.await.map_err(|_| Stopping)
+}
