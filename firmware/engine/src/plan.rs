@@ -107,6 +107,10 @@ pub struct EnginePlan {
     pub candidates: Vec<Candidate>,
     /// Keys the ledger proves we own.
     pub owned: HashSet<ArtifactKey>,
+    /// Desired artifacts absent from the host that no configurator can create there, with why
+    /// ([`uncreatable`]): planned as if present (no operation) and reported `Blocked`, so plan
+    /// never says `create` for what reconcile cannot create.
+    pub unavailable: BTreeMap<ArtifactKey, String>,
 }
 
 /// An orphan with the policy's verdict.
@@ -157,6 +161,7 @@ pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan,
     let mut current_items: Vec<HostItem> = Vec::with_capacity(input.observed.len());
     let mut orphans = Vec::new();
     let mut candidates = Vec::new();
+    let mut unavailable = BTreeMap::new();
     let mut wanted = desired.by_key.iter().map(|&i| (i, &desired.intents[i], &desired.items[i]));
     let mut next_wanted = wanted.next();
     let mut observed = input.observed.iter().peekable();
@@ -174,6 +179,11 @@ pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan,
             if intent.apply_with == ApplyWith::Routerd {
                 // Engine-internal artifacts have no host state: they exist as soon as declared.
                 current_items.push(desired_item.clone());
+            } else if obs.is_none()
+                && let Some(why) = uncreatable(intent)
+            {
+                current_items.push(desired_item.clone());
+                unavailable.insert(intent.key().clone(), why);
             } else if let Some(obs) = obs {
                 // Owner and dependencies are the intent's: shared with the intended item.
                 current_items.push(HostItem { artifact: Arc::clone(obs), ..desired_item.clone() });
@@ -246,7 +256,30 @@ pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan,
     let ops =
         routerd_graph::plan(&current, &desired.intended, input.needs_recreate, Selection::All)
             .map_err(|e| EngineError::Cycle(e.to_string()))?;
-    Ok(EnginePlan { desired: Arc::clone(desired), current, ops, orphans, candidates, owned })
+    Ok(EnginePlan {
+        desired: Arc::clone(desired),
+        current,
+        ops,
+        orphans,
+        candidates,
+        owned,
+        unavailable,
+    })
+}
+
+/// Why the absent artifact `intent` ensures cannot be created on this host, if it cannot: a
+/// sysctl key without a `/proc/sys` file, when nothing it depends on is still to come (a
+/// per-link key of a link created in the same run appears with the link). The sysctl
+/// inventory reads exactly the keys asked for, so absent means no file.
+fn uncreatable(intent: &Intent) -> Option<String> {
+    let ArtifactSpec::Sysctl(s) = &intent.artifact.spec else { return None };
+    (intent.action == Action::Ensure && intent.dependencies.is_empty()).then(|| {
+        format!(
+            "no /proc/sys/{} on this kernel: the key is not applied (a key of another system, \
+             or of a module not loaded)",
+            s.key.replace('.', "/")
+        )
+    })
 }
 
 /// Whether the host's IPv4 table `table` holds a route (of any protocol) that the ledger does

@@ -4,7 +4,7 @@ use routerd_engine::result::ResourceResult;
 use routerd_engine::{Phase, ResultDocument};
 use routerd_ledger::{EntryState, Ledger, LedgerChange, LedgerEntry, Origin};
 
-use crate::support::{LAB, Lab, deletes, ops, resource, run, without};
+use crate::support::{LAB, Lab, condition, deletes, ops, resource, run, without};
 
 #[tokio::test]
 async fn apply_from_empty_creates_everything_and_the_second_apply_is_a_no_op() {
@@ -36,6 +36,33 @@ async fn apply_from_empty_creates_everything_and_the_second_apply_is_a_no_op() {
     let again = lab.reconcile(LAB).await;
     assert!(again.operations.is_empty(), "second apply did {:#?}", again.operations);
     assert_eq!(again.phase, Phase::RequiresAdoption);
+}
+
+#[tokio::test]
+async fn a_sysctl_key_this_kernel_lacks_is_blocked_not_planned_as_a_create() {
+    // Issue 33 §5: plan said `create linux.sysctl/…` for a FreeBSD key; apply then failed.
+    let config = LAB.replacen(
+        "        key: net.ipv4.ip_forward\n",
+        "        key: net.inet.ip.forwarding\n",
+        1,
+    );
+    assert_ne!(config, LAB, "the lab's Sysctl");
+    let lab = Lab::new();
+    let plan = lab.plan(&config, false).await;
+    assert!(
+        !plan.operations.iter().any(|o| o.name.as_ref() == "net.inet.ip.forwarding"),
+        "{:#?}",
+        plan.operations
+    );
+    let doc = lab.reconcile(&config).await;
+    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
+    let sysctl = resource(&doc, "Sysctl/ipv4-forwarding");
+    let (status, reason) = condition(sysctl, "Blocked").expect("a Blocked condition");
+    assert_eq!((status.as_str(), reason.as_str()), ("True", "KeyMissing"));
+    let message = &sysctl.conditions.iter().find(|c| c.type_ == "Blocked").expect("c").message;
+    assert!(message.contains("/proc/sys/net/inet/ip/forwarding"), "{message}");
+    // Everything else applied.
+    assert!(lab.ip(&["-j", "addr", "show", "dev", "lan0"]).contains("192.168.50.1"));
 }
 
 #[tokio::test]
