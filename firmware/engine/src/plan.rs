@@ -107,10 +107,20 @@ pub struct EnginePlan {
     pub candidates: Vec<Candidate>,
     /// Keys the ledger proves we own.
     pub owned: HashSet<ArtifactKey>,
-    /// Desired artifacts absent from the host that no configurator can create there, with why
-    /// ([`uncreatable`]): planned as if present (no operation) and reported `Blocked`, so plan
-    /// never says `create` for what reconcile cannot create.
-    pub unavailable: BTreeMap<ArtifactKey, String>,
+    /// Desired artifacts absent from the host that no configurator can create there, with the
+    /// condition reason and message ([`uncreatable`]): reported `Blocked` and never planned as
+    /// a create, so plan never says `create` for what reconcile cannot create.
+    pub unavailable: BTreeMap<ArtifactKey, (&'static str, String)>,
+    /// The intended graph when this plan changed the desired one (a link it awaits is external
+    /// here); `None`: the desired state's own. Read it through [`EnginePlan::intended`].
+    awaiting: Option<Graph<HostItem>>,
+}
+
+impl EnginePlan {
+    /// The intended graph this plan was made against: apply must reconcile toward the same.
+    pub fn intended(&self) -> &Graph<HostItem> {
+        self.awaiting.as_ref().unwrap_or(&self.desired.intended)
+    }
 }
 
 /// An orphan with the policy's verdict.
@@ -162,6 +172,7 @@ pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan,
     let mut orphans = Vec::new();
     let mut candidates = Vec::new();
     let mut unavailable = BTreeMap::new();
+    let mut awaited = Vec::new();
     let mut wanted = desired.by_key.iter().map(|&i| (i, &desired.intents[i], &desired.items[i]));
     let mut next_wanted = wanted.next();
     let mut observed = input.observed.iter().peekable();
@@ -180,10 +191,15 @@ pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan,
                 // Engine-internal artifacts have no host state: they exist as soon as declared.
                 current_items.push(desired_item.clone());
             } else if obs.is_none()
-                && let Some(why) = uncreatable(intent)
+                && let Some(missing) = uncreatable(intent)
             {
-                current_items.push(desired_item.clone());
-                unavailable.insert(intent.key().clone(), why);
+                match missing.until {
+                    // Nothing waits for a sysctl: planned as present, no operation.
+                    Until::Never => current_items.push(desired_item.clone()),
+                    // What runs on the link waits for it, as for an observed link.
+                    Until::Appears => awaited.push(desired_item.key.clone()),
+                }
+                unavailable.insert(intent.key().clone(), (missing.reason, missing.message));
             } else if let Some(obs) = obs {
                 // Owner and dependencies are the intent's: shared with the intended item.
                 current_items.push(HostItem { artifact: Arc::clone(obs), ..desired_item.clone() });
@@ -253,9 +269,20 @@ pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan,
     }
 
     let current: Graph<HostItem> = current_items.into_iter().collect();
-    let ops =
-        routerd_graph::plan(&current, &desired.intended, input.needs_recreate, Selection::All)
-            .map_err(|e| EngineError::Cycle(e.to_string()))?;
+    // A link routerd cannot create is awaited like an observed one: external in this plan, so
+    // it is never created and what depends on it waits. The copy is made only then.
+    let awaiting = (!awaited.is_empty()).then(|| {
+        let mut graph = desired.intended.clone();
+        for key in &awaited {
+            if let Some(item) = graph.get(key).cloned() {
+                graph.put(HostItem { external: true, ..item });
+            }
+        }
+        graph
+    });
+    let intended = awaiting.as_ref().unwrap_or(&desired.intended);
+    let ops = routerd_graph::plan(&current, intended, input.needs_recreate, Selection::All)
+        .map_err(|e| EngineError::Cycle(e.to_string()))?;
     Ok(EnginePlan {
         desired: Arc::clone(desired),
         current,
@@ -264,22 +291,56 @@ pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan,
         candidates,
         owned,
         unavailable,
+        awaiting,
     })
 }
 
-/// Why the absent artifact `intent` ensures cannot be created on this host, if it cannot: a
-/// sysctl key without a `/proc/sys` file, when nothing it depends on is still to come (a
-/// per-link key of a link created in the same run appears with the link). The sysctl
-/// inventory reads exactly the keys asked for, so absent means no file.
-fn uncreatable(intent: &Intent) -> Option<String> {
-    let ArtifactSpec::Sysctl(s) = &intent.artifact.spec else { return None };
-    (intent.action == Action::Ensure && intent.dependencies.is_empty()).then(|| {
-        format!(
-            "no /proc/sys/{} on this kernel: the key is not applied (a key of another system, \
-             or of a module not loaded)",
-            s.key.replace('.', "/")
-        )
-    })
+/// A desired artifact absent from the host that no configurator can create there.
+struct Uncreatable {
+    reason: &'static str,
+    message: String,
+    until: Until,
+}
+
+/// How long an [`Uncreatable`] artifact stays so.
+enum Until {
+    /// Until the host changes outside routerd (a kernel or module); nothing waits for it.
+    Never,
+    /// Until it appears (a link plugged in or made by another tool); its dependents wait.
+    Appears,
+}
+
+/// Why the absent artifact `intent` ensures cannot be created on this host, if it cannot:
+/// - a sysctl key without a `/proc/sys` file, when it depends on nothing still to come (a
+///   per-link key of a link created in the same run appears with the link); the sysctl
+///   inventory reads exactly the keys asked for, so absent means no file;
+/// - a link of no kind (an `Interface`'s existing link): routerd creates only the links whose
+///   kind it declares (VLANs, tunnels).
+fn uncreatable(intent: &Intent) -> Option<Uncreatable> {
+    if intent.action != Action::Ensure {
+        return None;
+    }
+    match &intent.artifact.spec {
+        ArtifactSpec::Sysctl(s) if intent.dependencies.is_empty() => Some(Uncreatable {
+            reason: "KeyMissing",
+            message: format!(
+                "no /proc/sys/{} on this kernel: the key is not applied (a key of another \
+                 system, or of a module not loaded)",
+                s.key.replace('.', "/")
+            ),
+            until: Until::Never,
+        }),
+        ArtifactSpec::Link(l) if l.kind.is_none() => Some(Uncreatable {
+            reason: "LinkMissing",
+            message: format!(
+                "waiting for link {} to appear: routerd manages an existing link, it does not \
+                 create one",
+                l.ifname
+            ),
+            until: Until::Appears,
+        }),
+        _ => None,
+    }
 }
 
 /// Whether the host's IPv4 table `table` holds a route (of any protocol) that the ledger does

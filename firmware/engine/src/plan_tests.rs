@@ -378,7 +378,10 @@ fn a_large_report_keeps_each_resource_in_its_slot() {
     let config = crate::fixtures::router(&yaml);
     let support = |_: &Intent| crate::item::Support::Applied;
     let desired = Arc::new(Desired::new(render(&config), &BTreeSet::new(), &support));
-    let observed = BTreeMap::new();
+    // The host has the link (routerd does not create it) and none of the routes.
+    let link = LinkSpec { ifname: "wan0".into(), admin_up: None, mtu: None, kind: None };
+    let link = Arc::new(Artifact::new(ArtifactSpec::Link(link)));
+    let observed = BTreeMap::from([(link.key.clone(), link)]);
     let input = PlanInput {
         observed: &observed,
         ledger: &[],

@@ -123,8 +123,8 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
             }
             if let Some((reason, msg)) = plan.desired.blocked.get(i.key()) {
                 conds.push(("Blocked", *reason, format!("{}: {msg}", i.key())));
-            } else if let Some(msg) = plan.unavailable.get(i.key()) {
-                conds.push(("Blocked", "KeyMissing", format!("{}: {msg}", i.key())));
+            } else if let Some((reason, msg)) = plan.unavailable.get(i.key()) {
+                conds.push(("Blocked", *reason, format!("{}: {msg}", i.key())));
             } else if let Some(o) = failed.get(&(i.kind().as_str(), i.key().name.as_str())) {
                 let err = o.error.clone().unwrap_or_default();
                 conds.push((

@@ -298,7 +298,7 @@ impl Session {
         let snap = self.snapshot(&desired, listing).await?;
         let desired = self.bound(&input.config, &desired, &snap);
         let plan = self.plan_of(&desired, &snap)?;
-        Ok(plan.ops.to_dot(&plan.current, &desired.intended, &input.config.metadata.name))
+        Ok(plan.ops.to_dot(&plan.current, plan.intended(), &input.config.metadata.name))
     }
 
     /// Applies the config. See the module docs for the steps.
@@ -743,7 +743,7 @@ impl Session {
         let mut log = Vec::new();
         loop {
             let status = reconciler
-                .reconcile(&mut current, &plan.desired.intended, Selection::All)
+                .reconcile(&mut current, plan.intended(), Selection::All)
                 .await
                 .map_err(|e| EngineError::Cycle(e.to_string()))?;
             log.extend(status.op_log);

@@ -66,6 +66,34 @@ async fn a_sysctl_key_this_kernel_lacks_is_blocked_not_planned_as_a_create() {
 }
 
 #[tokio::test]
+async fn an_interface_whose_link_is_absent_waits_for_it_instead_of_a_create() {
+    // Issue 33 §5: plan said `create linux.link/…` for a link routerd cannot create.
+    let config = LAB.replacen("        ifname: lan0\n", "        ifname: lan9\n", 1);
+    assert_ne!(config, LAB, "the lab's lan Interface");
+    let lab = Lab::new();
+    let plan = lab.plan(&config, false).await;
+    assert!(
+        !plan.operations.iter().any(|o| o.name.as_ref() == "lan9" && o.operation == "create"),
+        "{:#?}",
+        plan.operations
+    );
+    let doc = lab.reconcile(&config).await;
+    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
+    let lan = resource(&doc, "Interface/lan");
+    assert_eq!(condition(lan, "Blocked").map(|c| c.1).as_deref(), Some("LinkMissing"));
+    let message = &lan.conditions.iter().find(|c| c.type_ == "Blocked").expect("c").message;
+    assert!(message.contains("waiting for link lan9 to appear"), "{message}");
+    let address = resource(&doc, "IPv4StaticAddress/lan-v4");
+    assert_eq!(condition(address, "Blocked").map(|c| c.1).as_deref(), Some("DependencyPending"));
+    assert!(lab.ip(&["-j", "addr", "show", "dev", "wan0"]).contains("198.51.100.2"), "wan applied");
+    // Once the link appears, what waited for it applies.
+    lab.ip(&["link", "add", "lan9", "type", "veth", "peer", "name", "lan9p"]);
+    let doc = lab.reconcile(&config).await;
+    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
+    assert!(lab.ip(&["-j", "addr", "show", "dev", "lan9"]).contains("192.168.50.1"));
+}
+
+#[tokio::test]
 async fn an_interface_mtu_is_set_and_its_drift_repaired() {
     // Issue 33 §5: `Interface.mtu`, a field routerd added later, loads and applies.
     let config =
