@@ -54,7 +54,7 @@ struct PlanPage {
 #[derive(Template)]
 #[template(path = "problems.html")]
 struct ProblemsFragment {
-    resources: Option<usize>,
+    valid: Option<crate::Valid>,
     problems: Vec<ConfigProblem>,
 }
 
@@ -163,8 +163,8 @@ pub(crate) async fn validate<B: Backend>(
     let backend = Arc::clone(&app.backend);
     let checked = tokio::task::spawn_blocking(move || backend.validate(&form.yaml)).await;
     let fragment = match checked {
-        Ok(Ok(n)) => ProblemsFragment { resources: Some(n), problems: Vec::new() },
-        Ok(Err(problems)) => ProblemsFragment { resources: None, problems },
+        Ok(Ok(valid)) => ProblemsFragment { valid: Some(valid), problems: Vec::new() },
+        Ok(Err(problems)) => ProblemsFragment { valid: None, problems },
         Err(e) => return (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
     };
     match fragment.render() {

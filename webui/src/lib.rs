@@ -64,8 +64,8 @@ pub trait Backend: Send + Sync + 'static {
     fn set_password(&self, password: &str) -> Result<(), String>;
     /// The applied config's text, as written.
     fn config_text(&self) -> String;
-    /// Validates `yaml`: its resource count, or every problem with its location.
-    fn validate(&self, yaml: &str) -> Result<usize, Vec<ConfigProblem>>;
+    /// Validates `yaml`: its resource count and warnings, or every problem with its location.
+    fn validate(&self, yaml: &str) -> Result<Valid, Vec<ConfigProblem>>;
     /// Applies a config (the daemon validates it again and records the generation).
     fn apply(
         &self,
@@ -361,6 +361,16 @@ pub struct ConfigProblem {
     pub resource: Option<String>,
     /// What is wrong.
     pub message: String,
+}
+
+/// A config that validates.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Valid {
+    /// Resources in it.
+    pub resources: usize,
+    /// `(resource ID, message)` of what applies with a caveat: two resources declaring one
+    /// artifact (shared or in conflict), a value the firmware replaces.
+    pub warnings: Vec<(String, String)>,
 }
 
 /// An apply from the editor.

@@ -10,7 +10,7 @@ use routerd_webui::{
     ApplyRequest, ApplyView, ArtifactRow, ArtifactStatus, AttributeChange, Backend, BundleView,
     CandidateView, CheckView, ConfigProblem, ConfirmView, FallbackView, GateRow, GenerationView,
     GraphSvg, InstallPhase, InstallView, LedgerRow, OperationView, Options, OrphanView, OtaView,
-    Overview, PlanOp, PlanView, Refused, SlotRow, router,
+    Overview, PlanOp, PlanView, Refused, SlotRow, Valid, router,
 };
 use tower::ServiceExt;
 
@@ -151,8 +151,14 @@ impl Backend for TestBackend {
     fn config_text(&self) -> String {
         "name: lan\nifname: lan0\n".into()
     }
-    fn validate(&self, yaml: &str) -> Result<usize, Vec<ConfigProblem>> {
-        check(yaml)
+    fn validate(&self, yaml: &str) -> Result<Valid, Vec<ConfigProblem>> {
+        let resources = check(yaml)?;
+        let warnings = yaml
+            .lines()
+            .filter_map(|l| l.strip_prefix("# warn: "))
+            .map(|w| ("net.routerd.net/v1alpha1/Interface/lan".to_string(), w.to_string()))
+            .collect();
+        Ok(Valid { resources, warnings })
     }
     async fn apply(&self, request: ApplyRequest) -> Result<ApplyView, Refused> {
         check(&request.yaml).map_err(Refused::Invalid)?;
@@ -708,6 +714,15 @@ async fn the_editor_validates_as_you_type_and_shows_problems_at_their_line() {
         body(ui.post("/config/validate", &good, Some(&cookie)).await)
             .await
             .contains("Valid: 1 resources")
+    );
+    // Warnings of a valid config are shown with the resource they concern.
+    let warned = format!("csrf={csrf}&yaml={}", urlencode("name: lan\n# warn: shared <x>\n"));
+    let fragment = body(ui.post("/config/validate", &warned, Some(&cookie)).await).await;
+    assert!(
+        fragment.contains("Valid: 2 resources")
+            && fragment
+                .contains("warning: net.routerd.net/v1alpha1/Interface/lan: shared &#60;x&#62;"),
+        "{fragment}"
     );
     let forged = ui
         .post("/config/validate", &format!("csrf=x&yaml={}", urlencode("a: b")), Some(&cookie))

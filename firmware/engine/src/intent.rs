@@ -176,6 +176,12 @@ pub struct Intent {
     /// Owner resource ID (`apiVersion/kind/name`), shared by the resource's intents and the
     /// graph items made from them.
     pub owner: Arc<str>,
+    /// Further resources declaring the same artifact (issue 33 §5): with equal attributes they
+    /// share it (it is deleted only when none of them nor `owner` declares it); with other
+    /// attributes it is a conflict and the intent is observe-only. Empty for almost every
+    /// intent; set by de-duplication, never by a render.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub co_owners: Vec<Arc<str>>,
     /// Ensure, observe or delete.
     pub action: Action,
     /// Configurator family.
@@ -193,6 +199,11 @@ impl Intent {
     /// The artifact kind.
     pub fn kind(&self) -> ArtifactKind {
         self.artifact.key.kind
+    }
+
+    /// Every resource declaring the artifact: `owner`, then the co-owners.
+    pub fn owners(&self) -> impl Iterator<Item = &Arc<str>> + '_ {
+        std::iter::once(&self.owner).chain(&self.co_owners)
     }
 }
 

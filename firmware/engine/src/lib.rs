@@ -28,4 +28,4 @@ pub mod table;
 
 pub use error::EngineError;
 pub use result::{Phase, ResultDocument};
-pub use session::{ConfigInput, Session, SessionOptions};
+pub use session::{ConfigInput, Session, SessionOptions, config_warnings};

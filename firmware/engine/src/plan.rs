@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use routerd_graph::{Graph, Plan, Selection};
 use routerd_host::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, AttributeDiff};
-use routerd_ledger::{EntryHead, EntryState};
+use routerd_ledger::{EntryHead, EntryState, LedgerChange};
 
 use crate::error::EngineError;
 use crate::intent::{Action, ApplyWith, Intent, is_inventory_backed};
@@ -59,7 +59,7 @@ impl Desired {
         support: &dyn Fn(&Intent) -> Support,
     ) -> Self {
         let Rendered { intents, mut warnings, reads } = rendered;
-        let intents = dedupe(intents, protected_ifnames, &mut warnings);
+        let (intents, conflicts) = dedupe(intents, protected_ifnames, &mut warnings);
         let items: Vec<HostItem> = intents.iter().map(item).collect();
         let mut by_key: Vec<usize> = (0..intents.len()).collect();
         by_key.sort_unstable_by(|&a, &b| intents[a].key().cmp(intents[b].key()));
@@ -75,7 +75,7 @@ impl Desired {
                 _ => None,
             })
             .collect();
-        let blocked = blocked(&intents, support);
+        let blocked = blocked(&intents, support, conflicts);
         let runtime = Default::default();
         Self { intents, items, by_key, intended, blocked, warnings, tables_in_use, runtime, reads }
     }
@@ -295,6 +295,37 @@ pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan,
     })
 }
 
+/// Ledger changes recording who declares each recorded artifact now: one
+/// [`LedgerChange::SetOwners`] per entry whose owner or co-owners differ from its ensure
+/// intent's (a resource sharing it was added or removed, or renamed). Entries nothing ensures
+/// are left to orphan handling.
+pub fn owner_changes(desired: &Desired, entries: &[EntryHead]) -> Vec<LedgerChange> {
+    let mut changes = Vec::new();
+    for e in entries {
+        let Some(kind) = ArtifactKind::parse(&e.kind) else { continue };
+        let found = desired.by_key.binary_search_by(|&i| {
+            let key = desired.intents[i].key();
+            (key.kind, key.name.as_str()).cmp(&(kind, e.name.as_str()))
+        });
+        let Ok(at) = found else { continue };
+        let intent = &desired.intents[desired.by_key[at]];
+        let same = intent.action == Action::Ensure
+            && *intent.owner == *e.owner
+            && intent.co_owners.len() == e.co_owners.len()
+            && intent.co_owners.iter().zip(&e.co_owners).all(|(a, b)| **a == **b);
+        if same || intent.action != Action::Ensure {
+            continue;
+        }
+        changes.push(LedgerChange::SetOwners {
+            kind: e.kind.clone(),
+            name: e.name.clone(),
+            owner: intent.owner.to_string(),
+            co_owners: intent.co_owners.iter().map(|o| o.to_string()).collect(),
+        });
+    }
+    changes
+}
+
 /// A desired artifact absent from the host that no configurator can create there.
 struct Uncreatable {
     reason: &'static str,
@@ -357,16 +388,26 @@ fn holds_unowned_routes(
         .any(|(k, _)| !owned.contains(k))
 }
 
-/// First intent per key wins. An identical second declaration is shared silently; a different
-/// one is a conflict reported on the later resource. Ensure beats observe. Ensure intents on a
-/// protected interface become observe.
+/// One intent per key (issue 33 §5: two resources may declare the same artifact):
+/// - ensure beats observe; of several observe declarations the first is kept;
+/// - ensure declarations with equal attributes share the artifact: the first declarer is the
+///   intent's `owner`, the others its `co_owners`, and each gets a warning naming the others;
+/// - ensure declarations that differ are a conflict: neither is applied. The intent is kept
+///   as observe-only (so what is on the host is neither changed nor taken for an orphan), with
+///   every declarer as owner, and its key is returned with a `Conflict` message naming the
+///   declarers and the differing attributes.
+///
+/// Ensure intents on a protected interface become observe first.
 fn dedupe(
     rendered: Vec<Intent>,
     protected: &BTreeSet<String>,
     warnings: &mut BTreeMap<String, Vec<String>>,
-) -> Vec<Intent> {
+) -> (Vec<Intent>, BTreeMap<ArtifactKey, (&'static str, String)>) {
     let mut out: Vec<Intent> = Vec::with_capacity(rendered.len());
     let mut index: HashMap<ArtifactKey, usize> = HashMap::with_capacity(rendered.len());
+    // Further ensure declarations of a kept intent's key, by its index in `out`: rare, so
+    // kept aside and settled once every declaration is known.
+    let mut also: BTreeMap<usize, Vec<Intent>> = BTreeMap::new();
     for mut intent in rendered {
         let protected_ifname =
             artifact_ifname(&intent.artifact).filter(|i| protected.contains(*i)).map(str::to_owned);
@@ -380,32 +421,87 @@ fn dedupe(
                 index.insert(intent.key().clone(), out.len());
                 out.push(intent);
             }
-            Some(&i) => {
-                let first = &mut out[i];
-                if first.action == Action::Observe && intent.action == Action::Ensure {
-                    *first = intent;
-                } else if intent.action == Action::Ensure
-                    && first.artifact.spec != intent.artifact.spec
-                {
-                    let msg = format!(
-                        "{} is also declared by {} with other attributes; that declaration wins",
-                        intent.key(),
-                        first.owner
-                    );
-                    warnings.entry(intent.owner.to_string()).or_default().push(msg);
-                }
-            }
+            Some(_) if intent.action != Action::Ensure => {} // observing adds nothing
+            Some(&i) if out[i].action != Action::Ensure => out[i] = intent,
+            Some(&i) => also.entry(i).or_default().push(intent),
         }
     }
-    out
+    let mut conflicts = BTreeMap::new();
+    for (i, others) in also {
+        let first = &mut out[i];
+        let mut declarers: Vec<(Arc<str>, Arc<Artifact>)> =
+            vec![(Arc::clone(&first.owner), Arc::clone(&first.artifact))];
+        for other in others {
+            if !declarers.iter().any(|(owner, a)| *owner == other.owner && *a == other.artifact) {
+                declarers.push((other.owner, other.artifact));
+            }
+        }
+        let mut co_owners: Vec<Arc<str>> = Vec::new();
+        for (owner, _) in &declarers[1..] {
+            if *owner != first.owner && !co_owners.contains(owner) {
+                co_owners.push(Arc::clone(owner));
+            }
+        }
+        let differing =
+            declarers[1..].iter().find(|(_, a)| a.spec != first.artifact.spec).map(|(owner, a)| {
+                (Arc::clone(owner), differing_attributes(&first.artifact.spec, &a.spec))
+            });
+        let key = first.key().clone();
+        match differing {
+            None => {
+                let all: Vec<&str> =
+                    std::iter::once(&*first.owner).chain(co_owners.iter().map(|o| &**o)).collect();
+                for owner in &all {
+                    let others: Vec<&str> = all.iter().copied().filter(|o| o != owner).collect();
+                    if others.is_empty() {
+                        continue; // one resource declaring it twice
+                    }
+                    let msg = format!(
+                        "{key} is also declared, with the same attributes, by {}: shared, and \
+                         deleted only when no resource declares it",
+                        others.join(", ")
+                    );
+                    warnings.entry(owner.to_string()).or_default().push(msg);
+                }
+            }
+            Some((other, attributes)) => {
+                let msg = format!(
+                    "{key} is declared by {} and by {other} with different {attributes}: neither \
+                     is applied until they agree",
+                    first.owner
+                );
+                for owner in std::iter::once(&first.owner).chain(&co_owners) {
+                    warnings.entry(owner.to_string()).or_default().push(msg.clone());
+                }
+                first.action = Action::Observe;
+                conflicts.insert(key, ("Conflict", msg));
+            }
+        }
+        first.co_owners = co_owners;
+    }
+    (out, conflicts)
 }
 
-/// Intents this build cannot apply, and the intents that depend on them (transitively).
+/// The attributes in which two declarations of one artifact differ, for a `Conflict` message:
+/// `priority (1000 / 2000)`, comma-separated.
+fn differing_attributes(a: &ArtifactSpec, b: &ArtifactSpec) -> String {
+    let mut names: Vec<String> = Vec::new();
+    for d in a.drift(b).into_iter().chain(b.drift(a)) {
+        if !names.iter().any(|n| n.starts_with(&format!("{} (", d.attribute))) {
+            names.push(format!("{} ({} / {})", d.attribute, d.desired, d.observed));
+        }
+    }
+    if names.is_empty() { "attributes".to_string() } else { names.join(", ") }
+}
+
+/// Intents this build cannot apply (besides the `conflicts` of [`dedupe`]), and the intents
+/// that depend on them (transitively).
 fn blocked(
     intents: &[Intent],
     support: &dyn Fn(&Intent) -> Support,
+    conflicts: BTreeMap<ArtifactKey, (&'static str, String)>,
 ) -> BTreeMap<ArtifactKey, (&'static str, String)> {
-    let mut blocked = BTreeMap::new();
+    let mut blocked = conflicts;
     let applies = |i: &Intent| i.action != Action::Ensure || i.apply_with == ApplyWith::Routerd;
     for i in intents.iter().filter(|i| !applies(i)) {
         let (kind, with) = (i.kind(), i.apply_with);

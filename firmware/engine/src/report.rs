@@ -63,7 +63,13 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
     // Grouped once: a config has thousands of resources, a scan per resource is quadratic.
     let pairs: Vec<(&Intent, &HostItem)> =
         plan.desired.intents.iter().zip(&plan.desired.items).collect();
-    let intents_of = group_by_owner(pairs.iter(), |(i, _)| &*i.owner);
+    // A shared or conflicting artifact is listed under every resource declaring it.
+    let mut intents_of: HashMap<&str, Vec<&(&Intent, &HostItem)>> = HashMap::new();
+    for pair in &pairs {
+        for owner in pair.0.owners() {
+            intents_of.entry(&**owner).or_default().push(pair);
+        }
+    }
     let planned_of = group_by_owner(planned.iter(), |o| &*o.owner);
     let operations_of = group_by_owner(operations.iter(), |o| &*o.owner);
     // One allocation for the time every condition carries.

@@ -390,6 +390,7 @@ impl Session {
                 name: o.key.name.clone(),
             });
         }
+        changes.extend(crate::plan::owner_changes(&desired, &snap.entries));
         let generation = self.generation(&input.digest)?;
         changes.push(LedgerChange::SetGeneration { generation, digest: input.digest.clone() });
         timed!(self, "commit", self.ledger.apply(&changes)?);
@@ -470,6 +471,7 @@ impl Session {
                 kind: c.intent.kind().as_str().into(),
                 name: c.intent.key().name.clone(),
                 owner: c.intent.owner.to_string(),
+                co_owners: c.intent.co_owners.iter().map(|o| o.to_string()).collect(),
                 origin: Origin::Adopted,
                 state: EntryState::Owned,
                 generation,
@@ -715,6 +717,7 @@ impl Session {
                 kind: key.kind.as_str().into(),
                 name: key.name.clone(),
                 owner: intent.owner.to_string(),
+                co_owners: intent.co_owners.iter().map(|o| o.to_string()).collect(),
                 origin: Origin::Created,
                 state: EntryState::Pending,
                 generation,
@@ -930,12 +933,27 @@ fn apply_changes<'a>(
                     e.state = EntryState::Owned;
                 }
             }
+            LedgerChange::SetOwners { kind, name, owner, co_owners } => {
+                if let Some(e) = by_key.get_mut(&routerd_ledger::entry_key(kind, name)) {
+                    e.owner.clone_from(owner);
+                    e.co_owners.clone_from(co_owners);
+                }
+            }
             LedgerChange::Remove { kind, name } => {
                 by_key.remove(&routerd_ledger::entry_key(kind, name));
             }
             LedgerChange::PromoteAll | LedgerChange::SetGeneration { .. } => {}
         }
     }
+}
+
+/// The warnings of `config`'s render and de-duplication by resource ID, from the config alone
+/// (no host, no ledger): two resources sharing or conflicting on an artifact, an ensure on a
+/// protected interface, a value routerd replaces. What `routerd validate` and the web editor
+/// show besides errors; a plan's Result document carries the same per resource.
+pub fn config_warnings(config: &Config) -> BTreeMap<String, Vec<String>> {
+    let rendered = crate::render::render(config);
+    Desired::new(rendered, &protected_ifnames(config), &|_| crate::item::Support::Applied).warnings
 }
 
 /// Kernel names of `spec.reconcile.protectedInterfaces` (interface resource names or kernel

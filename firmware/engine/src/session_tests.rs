@@ -9,6 +9,7 @@ fn entry(name: &str, state: EntryState) -> LedgerEntry {
         kind: "linux.ipv4.route".into(),
         name: name.into(),
         owner: "o".into(),
+        co_owners: Vec::new(),
         origin: Origin::Created,
         state,
         generation: 1,

@@ -63,8 +63,13 @@ pub struct LedgerEntry {
     pub kind: String,
     /// Artifact name (`inet/routerd_nat`).
     pub name: String,
-    /// Resource ID of the owner (`net.routerd.net/v1alpha1/IPv4SourceNAT/lan-nat`).
+    /// Resource ID of the owner (`net.routerd.net/v1alpha1/IPv4SourceNAT/lan-nat`): the first
+    /// resource (in config order) declaring the artifact.
     pub owner: String,
+    /// Resource IDs of further resources declaring the same artifact (issue 33 §5), in config
+    /// order; absent from the stored JSON when empty, so older entries read as they are.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub co_owners: Vec<String>,
     /// Created or adopted.
     pub origin: Origin,
     /// Pending or owned. Not part of the stored value: the store keeps the keys of pending
@@ -91,6 +96,9 @@ pub struct EntryHead {
     pub name: String,
     /// Resource ID of the owner.
     pub owner: String,
+    /// Further resources declaring the artifact (see [`LedgerEntry::co_owners`]).
+    #[serde(default)]
+    pub co_owners: Vec<String>,
     /// Created or adopted.
     pub origin: Origin,
     /// Pending or owned (see [`LedgerEntry::state`]).
@@ -114,6 +122,7 @@ impl From<LedgerEntry> for EntryHead {
             kind: e.kind,
             name: e.name,
             owner: e.owner,
+            co_owners: e.co_owners,
             origin: e.origin,
             state: e.state,
             generation: e.generation,
@@ -127,6 +136,7 @@ impl From<&LedgerEntry> for EntryHead {
             kind: e.kind.clone(),
             name: e.name.clone(),
             owner: e.owner.clone(),
+            co_owners: e.co_owners.clone(),
             origin: e.origin,
             state: e.state,
             generation: e.generation,

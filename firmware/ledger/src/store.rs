@@ -41,6 +41,18 @@ pub enum LedgerChange {
     /// transaction holds: a commit removes its failed creates and promotes the rest in one
     /// change instead of one per artifact.
     PromoteAll,
+    /// Record who declares an entry's artifact now (owner and co-owners), leaving the rest of
+    /// the stored entry as it is; nothing when there is no entry.
+    SetOwners {
+        /// Artifact kind string.
+        kind: String,
+        /// Artifact name.
+        name: String,
+        /// Resource ID of the first declarer.
+        owner: String,
+        /// Further declarers (see [`LedgerEntry::co_owners`]).
+        co_owners: Vec<String>,
+    },
     /// Remove the entry with this kind and name, if present.
     Remove {
         /// Artifact kind string.
@@ -285,6 +297,7 @@ impl Ledger {
                     let key = match c {
                         LedgerChange::Put(e) => e.key(),
                         LedgerChange::Promote { kind, name }
+                        | LedgerChange::SetOwners { kind, name, .. }
                         | LedgerChange::Remove { kind, name } => entry_key(kind, name),
                         LedgerChange::PromoteAll | LedgerChange::SetGeneration { .. } => {
                             String::new()
@@ -325,6 +338,29 @@ impl Ledger {
                     }
                     LedgerChange::Promote { .. } => {
                         pending_changed |= list.remove(&key);
+                    }
+                    LedgerChange::SetOwners { owner, co_owners, .. } => {
+                        let stored = table
+                            .get(key.as_str())
+                            .map_err(|e| self.storage("write", e))?
+                            .map(|v| v.value().to_vec());
+                        let Some(stored) = stored else { continue };
+                        let mut entry: LedgerEntry =
+                            serde_json::from_slice(&stored).map_err(|source| {
+                                LedgerError::Decode {
+                                    path: self.path.clone(),
+                                    key: key.clone(),
+                                    source,
+                                }
+                            })?;
+                        entry.owner.clone_from(owner);
+                        entry.co_owners.clone_from(co_owners);
+                        json.clear();
+                        serde_json::to_writer(&mut json, &entry)
+                            .expect("invariant: ledger entries always serialise");
+                        table
+                            .insert(key.as_str(), json.as_slice())
+                            .map_err(|e| self.storage("write", e))?;
                     }
                     LedgerChange::PromoteAll => {
                         list.clear();
@@ -392,6 +428,7 @@ mod tests {
             kind: kind.into(),
             name: name.into(),
             owner: "net.routerd.net/v1alpha1/IPv4SourceNAT/nat".into(),
+            co_owners: Vec::new(),
             origin: Origin::Created,
             state,
             generation: 1,
@@ -432,6 +469,35 @@ mod tests {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
         drop(Ledger::open(&path)?);
         assert_eq!(mode(&path), 0o600);
+        Ok(())
+    }
+
+    #[test]
+    fn set_owners_rewrites_the_owners_only() -> Result<(), LedgerError> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ledger = Ledger::open(&dir.path().join("o.redb"))?;
+        let rule = entry("linux.ipv4.fwmarkRule", "0x10", EntryState::Pending);
+        ledger.apply(&[LedgerChange::Put(rule.clone())])?;
+        let set = |owner: &str, co_owners: &[&str]| LedgerChange::SetOwners {
+            kind: "linux.ipv4.fwmarkRule".into(),
+            name: "0x10".into(),
+            owner: owner.into(),
+            co_owners: co_owners.iter().map(|o| o.to_string()).collect(),
+        };
+        // Changes to one key keep their order: the last wins.
+        ledger.apply(&[set("x", &[]), set("a", &["b"])])?;
+        let got = ledger.get("linux.ipv4.fwmarkRule", "0x10")?.expect("entry");
+        let want = LedgerEntry { owner: "a".into(), co_owners: vec!["b".into()], ..rule };
+        assert_eq!(got, want, "owners changed, state and attributes kept");
+        assert_eq!(ledger.heads()?[0].co_owners, ["b"]);
+        // No entry, nothing recorded: owners are not proof of anything.
+        ledger.apply(&[LedgerChange::SetOwners {
+            kind: "nft.table".into(),
+            name: "inet/x".into(),
+            owner: "a".into(),
+            co_owners: Vec::new(),
+        }])?;
+        assert_eq!(ledger.entries()?.len(), 1);
         Ok(())
     }
 

@@ -505,6 +505,11 @@ fn ledger_table(list: &serde_json::Value) -> String {
         let owner = e["owner"].as_str().unwrap_or("");
         out.push_str(&fit(&format!("{:<23}{owner}", "")));
         out.push('\n');
+        // Further resources sharing the artifact (issue 33 §5), one line each.
+        for co in e["coOwners"].as_array().into_iter().flatten().filter_map(|c| c.as_str()) {
+            out.push_str(&fit(&format!("{:<21}+ {co}", "")));
+            out.push('\n');
+        }
     }
     out
 }

@@ -16,7 +16,7 @@ use routerd_ledger::Channel;
 use routerd_webui::{
     ApplyRequest, ApplyView, ArtifactRow, ArtifactStatus, AttributeChange, Backend, BundleView,
     CandidateView, CheckView, ConfigProblem, ConfirmView, GenerationView, GraphSvg, InstallView,
-    LedgerRow, OperationView, Options, OrphanView, OtaView, Overview, PlanOp, PlanView, Refused,
+    LedgerRow, OperationView, Options, OrphanView, OtaView, Overview, PlanOp, PlanView, Refused, Valid,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -197,10 +197,13 @@ impl Backend for WebBackend {
         self.snapshot.borrow().yaml.to_string()
     }
 
-    fn validate(&self, yaml: &str) -> Result<usize, Vec<ConfigProblem>> {
-        routerd_model::parse_config(yaml, "editor")
-            .map(|c| c.spec.resources.len())
-            .map_err(|e| problems(&e))
+    fn validate(&self, yaml: &str) -> Result<Valid, Vec<ConfigProblem>> {
+        let config = routerd_model::parse_config(yaml, "editor").map_err(|e| problems(&e))?;
+        let warnings = routerd_engine::config_warnings(&config)
+            .into_iter()
+            .flat_map(|(id, messages)| messages.into_iter().map(move |m| (id.clone(), m)))
+            .collect();
+        Ok(Valid { resources: config.spec.resources.len(), warnings })
     }
 
     async fn apply(&self, request: ApplyRequest) -> Result<ApplyView, Refused> {
@@ -319,7 +322,7 @@ impl Backend for WebBackend {
                 state: word(serde_json::to_value(e.state)),
                 kind: e.kind,
                 name: e.name,
-                owner: e.owner,
+                owner: std::iter::once(e.owner).chain(e.co_owners).collect::<Vec<_>>().join(", "),
                 generation: e.generation,
             })
             .collect())

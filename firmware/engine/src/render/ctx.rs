@@ -436,6 +436,7 @@ impl Out {
         self.intents.push(Intent {
             artifact,
             owner: Arc::clone(&self.owner),
+            co_owners: Vec::new(),
             action,
             apply_with,
             dependencies,

@@ -252,6 +252,84 @@ async fn a_removed_policy_route_leaves_foreign_routes_in_its_table_and_hand_made
     assert!(deletes(&again, "planned").is_empty(), "{:#?}", again.operations);
 }
 
+/// The lab config with a second policy route on the lab's mark, table and priority (for other
+/// sources), at `priority`.
+fn lab_with_second_policy_route(priority: u32) -> String {
+    format!(
+        "{LAB}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4PolicyRoute
+      metadata:
+        name: printers-via-wan
+      spec:
+        outboundInterface: wan
+        sourceCIDRs: [192.168.50.64/28]
+        table: 100
+        priority: {priority}
+        mark: 0x100
+"
+    )
+}
+
+#[tokio::test]
+async fn two_resources_share_an_artifact_they_declare_alike_and_block_on_one_they_do_not() {
+    // Issue 33 §5: routerd accepts two resources declaring one artifact.
+    let lab = Lab::new();
+    let (first, second) = ("guests-via-wan", "printers-via-wan");
+    let rule = || lab.ledger_entry("linux.ipv4.fwmarkRule", "0x100").expect("rule recorded");
+    let shared = lab_with_second_policy_route(10000);
+    let doc = lab.reconcile(&shared).await;
+    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
+    for (me, other) in [(first, second), (second, first)] {
+        let r = resource(&doc, me);
+        assert_eq!(r.phase, Phase::Healthy, "{me}: {:#?}", r.conditions);
+        assert!(
+            r.warnings
+                .iter()
+                .any(|w| w.contains("linux.ipv4.fwmarkRule/0x100") && w.contains(other)),
+            "{me}: {:?}",
+            r.warnings
+        );
+    }
+    let recorded = rule();
+    assert!(recorded.owner.ends_with(first), "{recorded:?}");
+    assert_eq!(recorded.co_owners, [format!("net.routerd.net/v1alpha1/IPv4PolicyRoute/{second}")]);
+
+    // The first declarer goes: the artifact stays, the second owns it alone.
+    let doc = lab.reconcile(&without(&shared, "IPv4PolicyRoute", first)).await;
+    assert!(deletes(&doc, "done").iter().all(|d| !d.contains("/0x100")), "{:#?}", doc.operations);
+    assert!(lab.ip(&["rule", "show"]).contains("fwmark 0x100 lookup 100"));
+    let recorded = rule();
+    assert!(recorded.owner.ends_with(second) && recorded.co_owners.is_empty(), "{recorded:?}");
+
+    // Declared otherwise by each: both are blocked on it, the host keeps it as it is, and
+    // everything else applies.
+    let doc = lab.reconcile(&lab_with_second_policy_route(10001)).await;
+    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
+    assert!(ops(&doc, "done").iter().all(|o| !o.contains("/0x100")), "{:#?}", doc.operations);
+    for (me, other) in [(first, second), (second, first)] {
+        let r = resource(&doc, me);
+        assert_eq!(r.phase, Phase::Blocked, "{me}");
+        let c = r.conditions.iter().find(|c| c.reason == "Conflict").expect("a Conflict");
+        for part in [other, "linux.ipv4.fwmarkRule/0x100", "priority (10000 / 10001)"] {
+            assert!(c.message.contains(part), "{me}: {part} not in {}", c.message);
+        }
+    }
+    let others = doc.resources.iter().filter(|r| !r.id.ends_with(first) && !r.id.ends_with(second));
+    for r in others {
+        assert_ne!(r.phase, Phase::Blocked, "{}: {:#?}", r.id, r.conditions);
+    }
+    let rules = lab.ip(&["rule", "show"]);
+    assert!(rules.contains("10000:\tfrom all fwmark 0x100 lookup 100"), "{rules}");
+    assert!(!rules.contains("10001:"), "{rules}");
+
+    // Neither declares it: it goes, with its record.
+    let doc = lab.reconcile(&without(LAB, "IPv4PolicyRoute", first)).await;
+    assert!(deletes(&doc, "done").contains(&"delete linux.ipv4.fwmarkRule/0x100".to_string()));
+    assert!(!lab.ip(&["rule", "show"]).contains("0x100"));
+    assert!(lab.ledger_entry("linux.ipv4.fwmarkRule", "0x100").is_none());
+}
+
 #[tokio::test]
 async fn matching_pre_existing_artifacts_are_adoption_candidates_and_adopt_records_them() {
     let lab = Lab::new();

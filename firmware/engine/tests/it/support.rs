@@ -166,6 +166,14 @@ impl Lab {
             .collect()
     }
 
+    /// The ledger entry of `kind/name`, if any (read-only).
+    pub fn ledger_entry(&self, kind: &str, name: &str) -> Option<routerd_ledger::LedgerEntry> {
+        routerd_ledger::Ledger::open_read_only(&self.ledger)
+            .expect("ledger opens")
+            .get(kind, name)
+            .expect("ledger reads")
+    }
+
     /// The ledger file's bytes (empty when absent).
     pub fn ledger_bytes(&self) -> Vec<u8> {
         std::fs::read(&self.ledger).unwrap_or_default()

@@ -169,27 +169,25 @@ fn unambiguous_interface_names(resources: &[(usize, Resource)], diag: &mut Diagn
     }
 }
 
-/// fwmarks of policy routes, route-set targets and default-route candidates must be unique.
+/// Within one resource, the fwmarks of policy routes, route-set targets and default-route
+/// candidates must be unique (two targets of one set on one mark is a typing error). Across
+/// resources a mark may repeat, as routerd allows: the two declare the same fwmark rule, which
+/// the engine shares when they agree and blocks with a `Conflict` when they do not (issue 33 §5).
 fn unique_marks(resources: &[(usize, Resource)], diag: &mut Diagnostics<'_>) {
-    let mut seen: HashMap<u32, (String, String)> = HashMap::new();
     for (i, resource) in resources {
+        let mut seen: HashMap<u32, String> = HashMap::new();
         for (field, mark) in marks_of(&resource.spec) {
             if mark == 0 {
                 continue; // reported by the per-kind range check
             }
-            let id = resource.id();
             match seen.get(&mark) {
-                Some((first_id, first_field)) => {
-                    let owner = match (*first_id == id, first_field.as_str()) {
-                        (true, _) => first_field.clone(),
-                        (false, "mark") => first_id.clone(),
-                        (false, _) => format!("{first_id} {first_field}"),
-                    };
-                    let msg = format!("mark {mark} is already used by {owner}");
+                Some(first_field) => {
+                    let msg = format!("mark {mark} is already used by {first_field}");
+                    let id = resource.id();
                     diag.at_value(Some(&id), &format!("spec.resources[{i}].spec.{field}"), msg);
                 }
                 None => {
-                    seen.insert(mark, (id, field));
+                    seen.insert(mark, field);
                 }
             }
         }
