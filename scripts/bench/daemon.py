@@ -19,6 +19,12 @@ reconciles, and measures:
     /config/plan and reads the handler's Server-Timing header: `plan` (the daemon's engine
     plan, with host inventory) and `render` (the page); server-side = both.
 
+  - graph page: on the same daemon (1,000 resources), the page and the image it embeds, as a
+    browser loads them, wall clock from the first request to the image's last byte: the
+    overview (one node per resource kind) and one resource's neighbourhood
+    (`?resource=…/Interface/lan`, whose neighbours include the 985 routes), each laid out for
+    the first time (the daemon caches a layout by the digest of its DOT).
+
   - login burst: a third daemon with the web UI (lab config, a password set with the setup
     token) takes 200 wrong logins sent at once from 200 threads; counts the answers (429:
     refused before hashing, 401: hashed and wrong) and reads the daemon's peak RSS (VmHWM).
@@ -52,6 +58,7 @@ LOGIN_REFUSED_MIN = 190
 LOGIN_PEAK_RSS_MAX_MIB = 64
 CONCURRENT_PLANS = 50
 OVERVIEW_P99_MAX_MS = 100
+GRAPH_PAGE_MAX_S = 2.0
 
 
 def ip(ns, *args):
@@ -154,12 +161,33 @@ def plan_page(args, routerd, prefix):
             render_ms = float(timing["render"].removeprefix("dur="))
             samples.append((plan_ms, render_ms, plan_ms + render_ms))
         mix = {op: page.count(f'<tr class="op-{op}"') for op in ("create", "modify", "delete")}
+        graph = graph_page(web, work)
         overview = overview_under_plans(web, csrf, changed)
-        return samples, len(page), mix, overview
+        return samples, len(page), mix, overview, graph
     finally:
         daemon.terminate()
         daemon.wait(timeout=30)
         log.close()
+
+
+def graph_page(web, work):
+    """Seconds to load the graph page and its image, and the node count the page states, for
+    the overview and for one resource: {"kinds": (s, page text), "resource": (s, page text)}."""
+    out = {}
+    lan = urllib.parse.quote("net.routerd.net/v1alpha1/Interface/lan", safe="")
+    for name, query in (("kinds", ""), ("resource", f"?resource={lan}")):
+        began = time.monotonic()
+        response, page = web.request("GET", f"/graph{query}")
+        image, svg = web.request("GET", f"/graph.svg{query}")
+        took = time.monotonic() - began
+        if response.status != 200 or image.status != 200 or "<svg" not in svg:
+            with open(os.path.join(work, f"graph-{name}.html"), "w") as f:
+                f.write(page + "\n" + svg)
+            raise RuntimeError(f"the graph page ({name}): {response.status}, image "
+                               f"{image.status} (in {work}/graph-{name}.html)")
+        count = page.split('<p id="count">', 1)[1].split("<a ", 1)[0].strip()
+        out[name] = (took, count, len(svg))
+    return out
 
 
 # The overview probe runs in a process of its own: in this one, fifty threads reading 700 KiB
@@ -329,7 +357,7 @@ def measure(args):
         daemon.terminate()
         daemon.wait(timeout=30)
         daemon = None
-        plan_samples, page_bytes, mix, overview = plan_page(args, routerd, prefix)
+        plan_samples, page_bytes, mix, overview, graph = plan_page(args, routerd, prefix)
         burst = login_burst(args, routerd, prefix)
     finally:
         if daemon is not None:
@@ -337,7 +365,7 @@ def measure(args):
             daemon.wait(timeout=30)
         subprocess.run([lab, "down", prefix], check=False)
     sizes = {name: os.path.getsize(os.path.join(args.target, name)) for name in ("routerd", "routerctl")}
-    return idle_rss, peak_rss, repairs, sizes, plan_samples, page_bytes, mix, burst, overview
+    return idle_rss, peak_rss, repairs, sizes, plan_samples, page_bytes, mix, burst, overview, graph
 
 
 def main():
@@ -347,7 +375,7 @@ def main():
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args()
     try:
-        idle_rss, peak_rss, repairs, sizes, plan_samples, page_bytes, mix, burst, overview = \
+        idle_rss, peak_rss, repairs, sizes, plan_samples, page_bytes, mix, burst, overview, graph = \
             measure(args)
     except (RuntimeError, subprocess.CalledProcessError) as e:
         print(f"daemon.py: {e}", file=sys.stderr)
@@ -377,6 +405,11 @@ def main():
          ms(percentile(overview[0], 99)), ms(min(overview[0])), ms(max(overview[0])),
          f"< {OVERVIEW_P99_MAX_MS} ms",
          "PASS" if percentile(overview[0], 99) * 1000 < OVERVIEW_P99_MAX_MS else "FAIL"),
+        *[(f"graph page + image, 1,000 resources, {label}: {graph[key][1]} "
+           f"(SVG {graph[key][2] // 1024} KiB)",
+           ms(graph[key][0]), "", "", f"< {GRAPH_PAGE_MAX_S:.0f} s",
+           "PASS" if graph[key][0] < GRAPH_PAGE_MAX_S else "FAIL")
+          for key, label in (("kinds", "overview"), ("resource", "around Interface/lan"))],
         (f"login burst: {LOGIN_BURST} wrong logins at once, refused before hashing (429)",
          str(burst[0].get(429, 0)), "", "", f">= {LOGIN_REFUSED_MIN}",
          "PASS" if burst[0].get(429, 0) >= LOGIN_REFUSED_MIN else "FAIL"),

@@ -15,9 +15,11 @@
 use std::sync::Arc;
 
 use askama::Template;
-use axum::extract::State;
+use axum::extract::{Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+
+use serde::Deserialize;
 
 use crate::assets::Links;
 use crate::config::SignedIn;
@@ -30,16 +32,52 @@ const OPTIMISE_UP_TO: usize = 150;
 /// Above this many nodes nothing is drawn: the page links the DOT text instead.
 pub const DRAW_UP_TO: usize = 2_000;
 
-/// A drawn graph.
-#[derive(Clone, Debug)]
-pub struct GraphSvg {
-    /// Nodes in the graph.
-    pub nodes: usize,
-    /// The SVG document, or `None` when the graph has more than [`DRAW_UP_TO`] nodes.
-    pub svg: Option<String>,
+/// Above this many artifacts the page draws one node per resource kind, not every artifact: a
+/// plan of 1,000 routes drawn whole is an image some 600,000 pixels wide.
+pub const WHOLE_UP_TO: usize = 150;
+
+/// Which drawing the page asks for (`/graph`, `?resource=ID`, `?view=whole`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum GraphChoice {
+    /// Every artifact up to [`WHOLE_UP_TO`], else one node per resource kind.
+    #[default]
+    Auto,
+    /// Every artifact, however many (drawn up to [`DRAW_UP_TO`] nodes).
+    Whole,
+    /// One resource's artifacts and their neighbours, folded into one node per neighbouring
+    /// resource (per resource kind where a kind has many).
+    Resource(String),
 }
 
-/// Lays out Graphviz DOT `dot` and draws it as an SVG document.
+/// What a drawing shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GraphShown {
+    /// Every artifact.
+    #[default]
+    Whole,
+    /// One node per resource kind.
+    Kinds,
+    /// One resource and its neighbours.
+    Resource,
+}
+
+/// A drawn graph.
+#[derive(Clone, Debug, Default)]
+pub struct GraphSvg {
+    /// Nodes in the drawing.
+    pub nodes: usize,
+    /// The SVG document, or `None` when the drawing has more than [`DRAW_UP_TO`] nodes.
+    pub svg: Option<String>,
+    /// What it shows.
+    pub shown: GraphShown,
+    /// Artifacts in the plan.
+    pub artifacts: usize,
+    /// For [`GraphShown::Resource`]: the resource's own artifacts (0: not in the plan).
+    pub own: usize,
+}
+
+/// Lays out Graphviz DOT `dot` and draws it as an SVG document (`shown`, `artifacts` and `own`
+/// left at their defaults for the caller to fill).
 ///
 /// Errors: the DOT does not parse (the parser's message). Panics where layout-rs does; run it
 /// where a panic is contained (see the module docs).
@@ -51,11 +89,53 @@ pub fn render_svg(dot: &str) -> Result<GraphSvg, String> {
     let mut graph = builder.get();
     let nodes = graph.num_nodes();
     if nodes > DRAW_UP_TO {
-        return Ok(GraphSvg { nodes, svg: None });
+        return Ok(GraphSvg { nodes, ..GraphSvg::default() });
     }
     let mut svg = layout::backends::svg::SVGWriter::new();
     graph.do_it(false, nodes > OPTIMISE_UP_TO, false, &mut svg);
-    Ok(GraphSvg { nodes, svg: Some(svg.finalize()) })
+    Ok(GraphSvg { nodes, svg: Some(svg.finalize()), ..GraphSvg::default() })
+}
+
+/// The query of `/graph` and `/graph.svg`.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct GraphQuery {
+    /// A resource ID: draw around it.
+    #[serde(default)]
+    resource: Option<String>,
+    /// `whole`: every artifact.
+    #[serde(default)]
+    view: Option<String>,
+}
+
+impl GraphQuery {
+    fn choice(&self) -> GraphChoice {
+        match (self.resource.as_deref().map(str::trim), self.view.as_deref()) {
+            (Some(id), _) if !id.is_empty() => GraphChoice::Resource(id.to_string()),
+            (_, Some("whole")) => GraphChoice::Whole,
+            _ => GraphChoice::Auto,
+        }
+    }
+
+    /// The query string that asks for the same drawing (`?resource=…`), for the image.
+    fn again(&self) -> String {
+        match self.choice() {
+            GraphChoice::Auto => String::new(),
+            GraphChoice::Whole => "?view=whole".into(),
+            GraphChoice::Resource(id) => format!("?resource={}", encode(&id)),
+        }
+    }
+}
+
+/// Percent-encodes `text` for a query value (RFC 3986 unreserved characters kept).
+fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 #[derive(Template)]
@@ -64,40 +144,56 @@ struct GraphPage {
     assets: Links,
     signed_in: bool,
     csrf: String,
-    nodes: usize,
-    drawn: bool,
+    drawing: GraphSvg,
+    kinds: bool,
+    around: Option<String>,
+    image: String,
     limit: usize,
+    whole_up_to: usize,
+    resources: Vec<String>,
     error: Option<String>,
 }
 
-/// `GET /graph`.
+/// `GET /graph[?resource=ID|?view=whole]`.
 pub(crate) async fn page<B: Backend>(
     State(app): State<Arc<AppState<B>>>,
     SignedIn(session): SignedIn,
+    Query(query): Query<GraphQuery>,
 ) -> Response {
-    let (nodes, drawn, error) = match app.backend.graph_svg().await {
-        Ok(g) => (g.nodes, g.svg.is_some(), None),
-        Err(e) => (0, false, Some(e)),
+    let choice = query.choice();
+    let (drawing, error) = match app.backend.graph_svg(choice.clone()).await {
+        Ok(g) => (g, None),
+        Err(e) => (GraphSvg::default(), Some(e)),
+    };
+    let around = match choice {
+        GraphChoice::Resource(id) => Some(id),
+        _ => None,
     };
     let page = GraphPage {
         assets: Links::get(),
         signed_in: true,
         csrf: session.csrf,
-        nodes,
-        drawn,
+        kinds: drawing.shown == GraphShown::Kinds,
+        drawing,
+        around,
+        image: format!("/graph.svg{}", query.again()),
         limit: DRAW_UP_TO,
+        whole_up_to: WHOLE_UP_TO,
+        resources: app.backend.resource_ids(),
         error,
     };
     render(&page, StatusCode::OK)
 }
 
-/// `GET /graph.svg`: shown through `<img>`, where an SVG runs no script; its inline `<style>`
-/// needs `style-src 'unsafe-inline'`, granted to this response only.
+/// `GET /graph.svg[?resource=ID|?view=whole]`: shown through `<img>`, where an SVG runs no
+/// script; its inline `<style>` needs `style-src 'unsafe-inline'`, granted to this response
+/// only.
 pub(crate) async fn svg<B: Backend>(
     State(app): State<Arc<AppState<B>>>,
     SignedIn(_): SignedIn,
+    Query(query): Query<GraphQuery>,
 ) -> Response {
-    match app.backend.graph_svg().await {
+    match app.backend.graph_svg(query.choice()).await {
         Ok(GraphSvg { svg: Some(svg), .. }) => {
             let mut response = ([(header::CONTENT_TYPE, "image/svg+xml")], svg).into_response();
             response.headers_mut().insert(
@@ -108,7 +204,7 @@ pub(crate) async fn svg<B: Backend>(
             );
             response
         }
-        Ok(GraphSvg { nodes, svg: None }) => (
+        Ok(GraphSvg { nodes, svg: None, .. }) => (
             StatusCode::NOT_FOUND,
             format!("{nodes} nodes: more than {DRAW_UP_TO}, not drawn; see /graph.dot"),
         )
@@ -117,7 +213,7 @@ pub(crate) async fn svg<B: Backend>(
     }
 }
 
-/// `GET /graph.dot`: the DOT text as a download.
+/// `GET /graph.dot`: the DOT text of every artifact, as a download.
 pub(crate) async fn dot<B: Backend>(
     State(app): State<Arc<AppState<B>>>,
     SignedIn(_): SignedIn,

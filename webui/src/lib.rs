@@ -39,7 +39,7 @@ use serde::Deserialize;
 use tokio::sync::{mpsc, watch};
 
 pub use crate::artifacts::{ArtifactRow, ArtifactStatus};
-pub use crate::graph::{DRAW_UP_TO, GraphSvg, render_svg};
+pub use crate::graph::{DRAW_UP_TO, GraphChoice, GraphShown, GraphSvg, WHOLE_UP_TO, render_svg};
 
 use crate::assets::Links;
 use crate::auth::{HASH_QUEUE, Hasher, LoginGate, Refusal, Sessions};
@@ -94,10 +94,16 @@ pub trait Backend: Send + Sync + 'static {
     fn ledger(&self) -> impl Future<Output = Result<Vec<LedgerRow>, String>> + Send;
     /// Every declared artifact as the last reconcile found it, then the orphans it reported.
     fn artifacts(&self) -> Vec<ArtifactRow>;
-    /// The planned transition of the applied config as Graphviz DOT.
+    /// The planned transition of the applied config as Graphviz DOT, every artifact.
     fn graph_dot(&self) -> impl Future<Output = Result<String, String>> + Send;
-    /// That graph drawn ([`render_svg`], run where a layout panic is contained).
-    fn graph_svg(&self) -> impl Future<Output = Result<GraphSvg, String>> + Send;
+    /// That graph drawn as `choice` asks ([`render_svg`], run where a layout panic is
+    /// contained).
+    fn graph_svg(
+        &self,
+        choice: GraphChoice,
+    ) -> impl Future<Output = Result<GraphSvg, String>> + Send;
+    /// The applied config's resource IDs, in config order (the graph page's resource picker).
+    fn resource_ids(&self) -> Vec<String>;
     /// The doctor's checks, run now.
     fn doctor(&self) -> impl Future<Output = Result<Vec<CheckView>, String>> + Send;
     /// RAUC's slots, the health gate's records and the staged bundle (`docs/ota.md`).

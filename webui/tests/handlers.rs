@@ -9,8 +9,8 @@ use axum::response::Response;
 use routerd_webui::{
     ApplyRequest, ApplyView, ArtifactRow, ArtifactStatus, AttributeChange, Backend, BundleView,
     CandidateView, CheckView, ConfigProblem, ConfirmView, FallbackView, GateRow, GenerationView,
-    GraphSvg, InstallPhase, InstallView, LedgerRow, OperationView, Options, OrphanView, OtaView,
-    Overview, PlanOp, PlanView, Refused, SlotRow, Valid, router,
+    GraphChoice, GraphShown, GraphSvg, InstallPhase, InstallView, LedgerRow, OperationView,
+    Options, OrphanView, OtaView, Overview, PlanOp, PlanView, Refused, SlotRow, Valid, router,
 };
 use tower::ServiceExt;
 
@@ -126,8 +126,19 @@ impl Backend for TestBackend {
     async fn graph_dot(&self) -> Result<String, String> {
         Ok(GRAPH.into())
     }
-    async fn graph_svg(&self) -> Result<GraphSvg, String> {
-        routerd_webui::render_svg(GRAPH)
+    async fn graph_svg(&self, choice: GraphChoice) -> Result<GraphSvg, String> {
+        let drawn = routerd_webui::render_svg(GRAPH)?;
+        Ok(match choice {
+            GraphChoice::Resource(id) if id.ends_with("/lan") => {
+                GraphSvg { shown: GraphShown::Resource, own: 1, artifacts: 2, ..drawn }
+            }
+            GraphChoice::Resource(_) => GraphSvg { shown: GraphShown::Resource, ..drawn },
+            GraphChoice::Auto => GraphSvg { shown: GraphShown::Kinds, artifacts: 900, ..drawn },
+            GraphChoice::Whole => GraphSvg { artifacts: 2, ..drawn },
+        })
+    }
+    fn resource_ids(&self) -> Vec<String> {
+        vec!["net.routerd.net/v1alpha1/Interface/lan".into()]
     }
     fn password_set(&self) -> bool {
         self.password.lock().expect("lock").is_some()
@@ -982,8 +993,25 @@ async fn the_graph_page_draws_the_plan_as_svg_and_offers_the_dot() {
         assert_eq!(location(&ui.get(path, None).await), "/login", "{path}");
     }
     let cookie = ui.login().await;
+    // A large plan: one node per kind, and a picker of the resources.
     let page = body(ui.get("/graph", Some(&cookie)).await).await;
-    assert!(page.contains("2 nodes") && page.contains("<img src=\"/graph.svg\""), "{page}");
+    assert!(page.contains("900 artifacts, more than 150: one node per resource kind"), "{page}");
+    assert!(page.contains("<img src=\"/graph.svg\""), "{page}");
+    assert!(page.contains("<option value=\"net.routerd.net/v1alpha1/Interface/lan\">"), "{page}");
+    // Around one resource: the image asks for the same drawing.
+    let around = "/graph?resource=net.routerd.net%2Fv1alpha1%2FInterface%2Flan";
+    let page = body(ui.get(around, Some(&cookie)).await).await;
+    assert!(page.contains("Interface/lan: 1 artifacts and their neighbours, 2 nodes"), "{page}");
+    assert!(
+        page.contains(
+            "<img src=\"/graph.svg?resource=net.routerd.net%2Fv1alpha1%2FInterface%2Flan\""
+        ),
+        "{page}"
+    );
+    let page = body(ui.get("/graph?resource=nope", Some(&cookie)).await).await;
+    assert!(page.contains("No artifact of nope in the plan."), "{page}");
+    let page = body(ui.get("/graph?view=whole", Some(&cookie)).await).await;
+    assert!(page.contains("2 nodes") && page.contains("/graph.svg?view=whole"), "{page}");
     let svg = ui.get("/graph.svg", Some(&cookie)).await;
     assert_eq!(svg.headers()[header::CONTENT_TYPE], "image/svg+xml");
     let csp = svg.headers()["content-security-policy"].to_str().expect("ascii").to_string();

@@ -7,6 +7,7 @@
 //! current-state graph; see `docs/adr/0002-ownership-rules.md`.
 
 pub mod aftr;
+pub mod drawing;
 mod error;
 #[cfg(test)]
 mod fixtures;

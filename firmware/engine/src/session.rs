@@ -19,6 +19,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use routerd_graph::{Operation, Reconciler, Selection};
+
+use crate::drawing::{Drawing, GraphView};
 use routerd_host::bus::SystemBus;
 use routerd_host::dnsmasq::DnsmasqBackend;
 use routerd_host::files::FilesBackend;
@@ -294,11 +296,22 @@ impl Session {
     ///
     /// Errors: inventory and ledger failures, dependency cycles.
     pub async fn dot(&self, input: &ConfigInput) -> Result<String, EngineError> {
+        Ok(self.drawing(input, &GraphView::Whole).await?.dot)
+    }
+
+    /// The planned transition drawn as `view` asks (see [`crate::drawing`]).
+    ///
+    /// Errors: as [`Session::dot`].
+    pub async fn drawing(
+        &self,
+        input: &ConfigInput,
+        view: &GraphView,
+    ) -> Result<Drawing, EngineError> {
         let (desired, listing) = self.desired_listing(&input.config);
         let snap = self.snapshot(&desired, listing).await?;
         let desired = self.bound(&input.config, &desired, &snap);
         let plan = self.plan_of(&desired, &snap)?;
-        Ok(plan.ops.to_dot(&plan.current, plan.intended(), &input.config.metadata.name))
+        Ok(crate::drawing::draw(&plan, &input.config.metadata.name, view))
     }
 
     /// Applies the config. See the module docs for the steps.

@@ -184,6 +184,134 @@ impl<I: Item> Plan<I> {
     }
 }
 
+/// Where an item goes in a grouped drawing ([`Plan::to_dot_grouped`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// A node of its own, drawn as [`Plan::to_dot`] draws it.
+    Own,
+    /// Merged into the one node of the group with this name.
+    Group(String),
+    /// Not drawn; edges to and from it neither.
+    Hidden,
+}
+
+/// What a group node counts.
+#[derive(Default)]
+struct Tally {
+    items: usize,
+    ops: BTreeMap<Operation, usize>,
+    pending: usize,
+}
+
+impl<I: Item> Plan<I> {
+    /// [`Plan::to_dot`] with items merged or left out by `place`, so that a plan of thousands
+    /// of items can be drawn in a readable form: one node per resource kind, or one resource
+    /// with its neighbours.
+    ///
+    /// Shape: [`Place::Own`] items as in [`Plan::to_dot`]; one box per [`Place::Group`] name,
+    /// labelled with the name, its item count and the operations on them, coloured by the
+    /// operation when all its changed items share one (bold when it holds changes of several);
+    /// one edge per pair of drawn nodes that any of their items' dependencies join (none
+    /// within a group); a dotted "missing" node for a dependency on a key neither graph holds.
+    /// Side effects: none.
+    pub fn to_dot_grouped(
+        &self,
+        current: &Graph<I>,
+        intended: &Graph<I>,
+        title: &str,
+        place: impl Fn(&I) -> Place,
+    ) -> String {
+        let summary = self.summary();
+        let pending: BTreeSet<&Key<I::Kind>> = self.pending.iter().map(|(key, _)| key).collect();
+        let keys: BTreeSet<&Key<I::Kind>> = current.keys().chain(intended.keys()).collect();
+        let mut dot = DotWriter::new();
+        let mut node_of: BTreeMap<&Key<I::Kind>, Option<String>> = BTreeMap::new();
+        let mut groups: BTreeMap<String, Tally> = BTreeMap::new();
+        let mut drawn_items: Vec<(&I, String)> = Vec::new();
+        for key in keys {
+            let Some(item) = intended.get(key).or_else(|| current.get(key)) else { continue };
+            let node = match place(item) {
+                Place::Hidden => None,
+                Place::Own => {
+                    let subgraph = intended.subgraph_of(key).or_else(|| current.subgraph_of(key));
+                    let (label, attrs) = match summary.get(key) {
+                        Some(op) => (
+                            format!("{}\n{op}", item.label()),
+                            format!(", color={}", op_color(*op)),
+                        ),
+                        None if pending.contains(key) => (
+                            format!("{}\npending", item.label()),
+                            format!(", style=\"rounded,dashed\", color={PENDING_COLOR}"),
+                        ),
+                        None if item.is_external() => {
+                            (item.label(), ", style=\"rounded,dashed\"".to_string())
+                        }
+                        None => (item.label(), String::new()),
+                    };
+                    let id = key.to_string();
+                    dot.node(subgraph, &id, &label, &attrs);
+                    Some(id)
+                }
+                Place::Group(name) => {
+                    let tally = groups.entry(name.clone()).or_default();
+                    tally.items += 1;
+                    match summary.get(key) {
+                        Some(op) => *tally.ops.entry(*op).or_default() += 1,
+                        None if pending.contains(key) => tally.pending += 1,
+                        None => {}
+                    }
+                    Some(format!("group/{name}"))
+                }
+            };
+            if let Some(id) = &node {
+                drawn_items.push((item, id.clone()));
+            }
+            node_of.insert(key, node);
+        }
+        for (name, tally) in &groups {
+            let plural = if tally.items == 1 { "" } else { "s" };
+            let mut label = format!("{name}\n{} item{plural}", tally.items);
+            let mut changes: Vec<String> =
+                tally.ops.iter().map(|(op, n)| format!("{n} {op}")).collect();
+            if tally.pending > 0 {
+                changes.push(format!("{} pending", tally.pending));
+            }
+            if !changes.is_empty() {
+                label.push('\n');
+                label.push_str(&changes.join(", "));
+            }
+            let attrs = match (tally.ops.keys().next(), tally.ops.len()) {
+                (Some(op), 1) => format!(", color={}", op_color(*op)),
+                (_, 0) if tally.pending > 0 => format!(", color={PENDING_COLOR}"),
+                (_, 0) => String::new(),
+                _ => ", style=\"rounded,bold\"".to_string(),
+            };
+            dot.node(None, &format!("group/{name}"), &label, &attrs);
+        }
+        let mut edges: BTreeSet<(&str, String)> = BTreeSet::new();
+        let mut targets = BTreeSet::new();
+        for (item, from) in &drawn_items {
+            for dep in item.deps() {
+                match node_of.get(&dep.key) {
+                    Some(Some(to)) if to != from => {
+                        edges.insert((from.as_str(), to.clone()));
+                    }
+                    Some(_) => {}
+                    None => {
+                        let to = dep.key.to_string();
+                        targets.insert(to.clone());
+                        edges.insert((from.as_str(), to));
+                    }
+                }
+            }
+        }
+        for (from, to) in edges {
+            dot.edges.push(format!("\"{}\" -> \"{}\";", escape(from), escape(&to)));
+        }
+        dot.finish(title, targets)
+    }
+}
+
 /// The DOT color marking `op`.
 pub fn op_color(op: Operation) -> &'static str {
     match op {

@@ -416,6 +416,12 @@ impl Daemon {
             EngineQuery::Graph => {
                 self.session.dot(&self.applied.input).await.map(EngineAnswer::Dot).map_err(failed)
             }
+            EngineQuery::Drawing(view) => self
+                .session
+                .drawing(&self.applied.input, &view)
+                .await
+                .map(|d| EngineAnswer::Drawing(Box::new(d)))
+                .map_err(failed),
         }
     }
 

@@ -141,6 +141,8 @@ pub enum EngineQuery {
     Ledger,
     /// The planned transition of the applied config as Graphviz DOT.
     Graph,
+    /// The planned transition of the applied config drawn as the view asks (the graph page).
+    Drawing(routerd_engine::drawing::GraphView),
 }
 
 /// The engine's answer.
@@ -152,6 +154,8 @@ pub enum EngineAnswer {
     Entries(Vec<routerd_ledger::LedgerEntry>),
     /// DOT text.
     Dot(String),
+    /// A drawing's DOT text and what it shows.
+    Drawing(Box<routerd_engine::drawing::Drawing>),
 }
 
 /// The daemon loop is gone: it is stopping.

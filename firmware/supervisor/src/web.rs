@@ -15,8 +15,9 @@ use axum::serve::ListenerExt;
 use routerd_ledger::Channel;
 use routerd_webui::{
     ApplyRequest, ApplyView, ArtifactRow, ArtifactStatus, AttributeChange, Backend, BundleView,
-    CandidateView, CheckView, ConfigProblem, ConfirmView, GenerationView, GraphSvg, InstallView,
-    LedgerRow, OperationView, Options, OrphanView, OtaView, Overview, PlanOp, PlanView, Refused, Valid,
+    CandidateView, CheckView, ConfigProblem, ConfirmView, GenerationView, GraphChoice, GraphShown,
+    GraphSvg, InstallView, LedgerRow, OperationView, Options, OrphanView, OtaView, Overview,
+    PlanOp, PlanView, Refused, Valid, WHOLE_UP_TO,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -341,17 +342,39 @@ impl Backend for WebBackend {
         }
     }
 
-    async fn graph_svg(&self) -> Result<GraphSvg, String> {
+    async fn graph_svg(&self, choice: GraphChoice) -> Result<GraphSvg, String> {
+        use routerd_engine::drawing::{GraphView, Shown};
         use sha2::{Digest, Sha256};
-        let dot = self.graph_dot().await?;
-        let digest: [u8; 32] = Sha256::digest(dot.as_bytes()).into();
+        let view = match choice {
+            GraphChoice::Auto => GraphView::Auto { up_to: WHOLE_UP_TO },
+            GraphChoice::Whole => GraphView::Whole,
+            GraphChoice::Resource(id) => GraphView::Resource(id),
+        };
+        let drawing = match self.engine(EngineQuery::Drawing(view)).await {
+            Ok(EngineAnswer::Drawing(drawing)) => drawing,
+            Ok(_) => return Err("unexpected engine answer".into()),
+            Err(refusal) => return Err(sentence(refusal)),
+        };
+        let shown = match drawing.shown {
+            Shown::Whole => GraphShown::Whole,
+            Shown::Kinds => GraphShown::Kinds,
+            Shown::Resource => GraphShown::Resource,
+        };
+        let digest: [u8; 32] = Sha256::digest(drawing.dot.as_bytes()).into();
         let mut slot = self.drawn.lock().await;
-        if let Some((_, drawn)) = slot.as_ref().filter(|(seen, _)| *seen == digest) {
-            return drawn.clone();
-        }
-        let drawn = render_graph(&dot).await;
-        *slot = Some((digest, drawn.clone()));
-        drawn
+        let drawn = match slot.as_ref().filter(|(seen, _)| *seen == digest) {
+            Some((_, drawn)) => drawn.clone(),
+            None => {
+                let drawn = render_graph(&drawing.dot).await;
+                *slot = Some((digest, drawn.clone()));
+                drawn
+            }
+        };
+        drawn.map(|g| GraphSvg { shown, artifacts: drawing.artifacts, own: drawing.own, ..g })
+    }
+
+    fn resource_ids(&self) -> Vec<String> {
+        self.snapshot.borrow().resources.iter().map(|r| r.id.clone()).collect()
     }
 
     async fn doctor(&self) -> Result<Vec<CheckView>, String> {
@@ -498,7 +521,7 @@ async fn render_graph(dot: &str) -> Result<GraphSvg, String> {
     let text = String::from_utf8(out.stdout).map_err(|_| "the layout wrote non-UTF-8")?;
     let (count, svg) = text.split_once('\n').unwrap_or((&text, ""));
     let nodes = count.trim().parse().map_err(|_| format!("the layout wrote {count:?}"))?;
-    Ok(GraphSvg { nodes, svg: (!svg.is_empty()).then(|| svg.to_string()) })
+    Ok(GraphSvg { nodes, svg: (!svg.is_empty()).then(|| svg.to_string()), ..GraphSvg::default() })
 }
 
 /// `routerd render-graph`: DOT on stdin; the node count on the first line of stdout, then the

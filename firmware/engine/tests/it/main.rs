@@ -2,6 +2,7 @@
 //! (root required; each test builds and removes its own namespaces).
 
 mod dnsmasq;
+mod drawing;
 mod health;
 mod hostnamed;
 mod logsink;

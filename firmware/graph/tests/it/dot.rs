@@ -79,3 +79,37 @@ fn plan_dot_colors_nodes_by_operation() {
         dot.contains("\"svc/blocked\" -> \"link/eth1\" [tooltip=\"needs v2\", arrowhead=diamond];")
     );
 }
+
+#[test]
+fn grouped_plan_dot_merges_groups_counts_operations_and_hides_the_rest() {
+    use routerd_graph::Item;
+    use routerd_graph::dot::Place;
+    let current = graph([item(Link, "eth0"), item(Svc, "old")]);
+    let intended = graph([
+        item(Link, "eth0"),
+        item(Route, "a").dep(Link, "eth0"),
+        item(Route, "b").dep(Link, "eth0").dep(Route, "a"),
+        item(Addr, "x").dep(Link, "gone"),
+        item(Svc, "hidden").dep(Link, "eth0"),
+    ]);
+    let none = |_: &TestItem, _: &TestItem| false;
+    let planned = plan(&current, &intended, &none, Selection::All).expect("acyclic");
+    let place = |i: &TestItem| match i.key().to_string().as_str() {
+        "route/a" | "route/b" => Place::Group("routes".into()),
+        "svc/hidden" | "svc/old" => Place::Hidden,
+        _ => Place::Own,
+    };
+    let dot = planned.to_dot_grouped(&current, &intended, "g", place);
+
+    assert!(
+        dot.contains("\"group/routes\" [label=\"routes\\n2 items\\n2 create\", color=darkgreen];"),
+        "{dot}"
+    );
+    // One edge for the group's two dependencies on the link, none inside the group.
+    assert_eq!(dot.matches("\"group/routes\" -> \"link/eth0\";").count(), 1, "{dot}");
+    assert!(!dot.contains("\"group/routes\" -> \"group/routes\""), "{dot}");
+    assert!(dot.contains("\"link/eth0\" [label=\"link/eth0\"];"), "{dot}");
+    assert!(!dot.contains("svc/"), "hidden items and their edges are left out: {dot}");
+    assert!(dot.contains("\"link/gone\" [label=\"link/gone\\n(missing)\", style=dotted];"));
+    assert!(dot.contains("\"addr/x\" -> \"link/gone\";"), "{dot}");
+}

@@ -1052,6 +1052,13 @@ fn the_web_ui_sets_up_the_password_with_the_console_token_and_logs_in() {
     assert!(status_line.contains("200"), "{status_line}: {svg}");
     assert!(headers.contains("image/svg+xml") && svg.contains("<svg"), "{headers}");
     assert!(svg.contains("10.9.0.1/24"), "the address's node: {svg}");
+    // Around one resource: its artifacts one by one, its neighbours by resource.
+    let around = format!("resource={}", form_encode("net.routerd.net/v1alpha1/Interface/lan"));
+    let (_, _, graph) = web(port, "GET", &format!("/graph?{around}"), "", &cookie);
+    assert!(graph.contains("Interface/lan: 1 artifacts and their neighbours"), "{graph}");
+    let (status_line, _, svg) = web(port, "GET", &format!("/graph.svg?{around}"), "", &cookie);
+    assert!(status_line.contains("200"), "{status_line}: {svg}");
+    assert!(svg.contains("linux.link/lan0") && svg.contains("IPv4StaticAddress/"), "{svg}");
     let (_, _, metrics) = web(port, "GET", "/metrics", "", "");
     assert!(metrics.contains("routerd_reconciles_total"), "no session needed: {metrics}");
 }
