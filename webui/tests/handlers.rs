@@ -1001,7 +1001,7 @@ async fn the_graph_page_draws_the_plan_as_svg_and_offers_the_dot() {
     // Around one resource: the image asks for the same drawing.
     let around = "/graph?resource=net.routerd.net%2Fv1alpha1%2FInterface%2Flan";
     let page = body(ui.get(around, Some(&cookie)).await).await;
-    assert!(page.contains("Interface/lan: 1 artifacts and their neighbours, 2 nodes"), "{page}");
+    assert!(page.contains("Interface/lan: its artifacts (1) and their neighbours, 2 nodes"), "{page}");
     assert!(
         page.contains(
             "<img src=\"/graph.svg?resource=net.routerd.net%2Fv1alpha1%2FInterface%2Flan\""

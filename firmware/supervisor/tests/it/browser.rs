@@ -426,6 +426,17 @@ async fn see_artifacts_and_the_graph(ui: &Ui) {
     })
     .await;
     ui.shot("graph").await;
+    // One resource and its neighbours, picked in the form.
+    ui.type_into("input#resource", "net.routerd.net/v1alpha1/Interface/lan").await;
+    ui.click("form.graph-pick button[type=submit]").await;
+    ui.wait_text("#count", "Interface/lan: its artifacts (1) and their neighbours").await;
+    ui.wait("the resource's graph image to be decoded", async || {
+        let js = "const i = document.querySelector('.graph img');
+            return !!i && i.complete && i.naturalWidth > 100 && i.src.includes('resource=');";
+        ui.script(js, Vec::new()).await == serde_json::json!(true)
+    })
+    .await;
+    ui.shot("graph-resource").await;
 }
 
 /// The setup page (prefilled from the console's token link), then the login.

@@ -1055,7 +1055,7 @@ fn the_web_ui_sets_up_the_password_with_the_console_token_and_logs_in() {
     // Around one resource: its artifacts one by one, its neighbours by resource.
     let around = format!("resource={}", form_encode("net.routerd.net/v1alpha1/Interface/lan"));
     let (_, _, graph) = web(port, "GET", &format!("/graph?{around}"), "", &cookie);
-    assert!(graph.contains("Interface/lan: 1 artifacts and their neighbours"), "{graph}");
+    assert!(graph.contains("Interface/lan: its artifacts (1) and their neighbours"), "{graph}");
     let (status_line, _, svg) = web(port, "GET", &format!("/graph.svg?{around}"), "", &cookie);
     assert!(status_line.contains("200"), "{status_line}: {svg}");
     assert!(svg.contains("linux.link/lan0") && svg.contains("IPv4StaticAddress/"), "{svg}");
