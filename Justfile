@@ -64,8 +64,17 @@ property-ownership cases="200" seed="1":
     ROUTERD_OWNERSHIP_CASES={{cases}} ROUTERD_OWNERSHIP_SEED={{seed}} cargo nextest run --locked -p routerd-engine ownership
 
 # Coverage-guided fuzzing of the config parser (cargo-fuzz, libFuzzer; needs the nightly toolchain),
-# seeded from examples/ and the model's fixtures. Finds go to fuzz/corpus/config, which CI replays.
+# seeded from examples/ and the model's fixtures. New inputs stay in target/fuzz-corpus/config; a
+# crash lands in fuzz/artifacts/config, and once fixed its input goes to fuzz/corpus/config, which
+# CI replays (firmware/model/tests/it/variants.rs).
 fuzz-config seconds="600":
     cargo fuzz --version >/dev/null 2>&1 || cargo install --locked cargo-fuzz
     mkdir -p target/fuzz-corpus/config && cp examples/*.yaml firmware/model/tests/fixtures/*.yaml target/fuzz-corpus/config/
     cd fuzz && cargo +nightly fuzz run config ../target/fuzz-corpus/config corpus/config -- -max_total_time={{seconds}} -max_len=65536
+
+# Coverage-guided fuzzing of the control API's JSON requests (cargo-fuzz, libFuzzer; needs the
+# nightly toolchain), seeded from one input per endpoint; a crash lands in fuzz/artifacts/control.
+# Finds go to fuzz/corpus/control, which CI replays (firmware/supervisor/src/control_tests.rs).
+fuzz-control seconds="600":
+    cargo fuzz --version >/dev/null 2>&1 || cargo install --locked cargo-fuzz
+    cd fuzz && cargo +nightly fuzz run control corpus/control -- -max_total_time={{seconds}} -max_len=65536

@@ -238,26 +238,28 @@ pub(crate) struct CsrfOnly {
 pub(crate) async fn confirm<B: Backend>(
     State(app): State<Arc<AppState<B>>>,
     headers: HeaderMap,
+    ClientAddr(client): ClientAddr,
     Form(form): Form<CsrfOnly>,
 ) -> Response {
     let session = match checked(&app, &headers, &form.csrf) {
         Ok(s) => s,
         Err(denied) => return denied.into_response(),
     };
-    settled(&app, session, app.backend.confirm().await)
+    settled(&app, session, app.backend.confirm(client).await)
 }
 
 /// `POST /rollback`: rolls the pending apply back now.
 pub(crate) async fn rollback<B: Backend>(
     State(app): State<Arc<AppState<B>>>,
     headers: HeaderMap,
+    ClientAddr(client): ClientAddr,
     Form(form): Form<CsrfOnly>,
 ) -> Response {
     let session = match checked(&app, &headers, &form.csrf) {
         Ok(s) => s,
         Err(denied) => return denied.into_response(),
     };
-    settled(&app, session, app.backend.rollback().await)
+    settled(&app, session, app.backend.rollback(client).await)
 }
 
 /// Back to the overview; refused (the confirm already settled, say), the overview as it is now

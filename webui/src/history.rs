@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use crate::assets::Links;
 use crate::config::{SignedIn, checked, settled};
-use crate::{AppState, Backend, GenerationView, render};
+use crate::{AppState, Backend, ClientAddr, GenerationView, render};
 
 #[derive(Template)]
 #[template(path = "history.html")]
@@ -109,11 +109,12 @@ pub(crate) struct RollbackForm {
 pub(crate) async fn rollback<B: Backend>(
     State(app): State<Arc<AppState<B>>>,
     headers: HeaderMap,
+    ClientAddr(client): ClientAddr,
     Form(form): Form<RollbackForm>,
 ) -> Response {
     let session = match checked(&app, &headers, &form.csrf) {
         Ok(s) => s,
         Err(denied) => return denied.into_response(),
     };
-    settled(&app, session, app.backend.rollback_to(form.generation).await)
+    settled(&app, session, app.backend.rollback_to(form.generation, client).await)
 }

@@ -24,6 +24,7 @@ mod ledger;
 mod ota;
 
 use std::future::Future;
+use std::net::IpAddr;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -71,10 +72,10 @@ pub trait Backend: Send + Sync + 'static {
         &self,
         request: ApplyRequest,
     ) -> impl Future<Output = Result<ApplyView, Refused>> + Send;
-    /// Confirms the pending apply.
-    fn confirm(&self) -> impl Future<Output = Result<(), String>> + Send;
-    /// Rolls the pending apply back now.
-    fn rollback(&self) -> impl Future<Output = Result<(), String>> + Send;
+    /// Confirms the pending apply, asked from `client` (logged as a security event).
+    fn confirm(&self, client: IpAddr) -> impl Future<Output = Result<(), String>> + Send;
+    /// Rolls the pending apply back now, asked from `client`.
+    fn rollback(&self, client: IpAddr) -> impl Future<Output = Result<(), String>> + Send;
     /// What applying `yaml` would do; changes nothing.
     fn plan(&self, yaml: String) -> impl Future<Output = Result<PlanView, Refused>> + Send;
     /// Every recorded generation, oldest first.
@@ -82,7 +83,11 @@ pub trait Backend: Send + Sync + 'static {
     /// The unified diff of two generations' texts.
     fn diff(&self, from: u64, to: u64) -> impl Future<Output = Result<String, String>> + Send;
     /// Applies generation `generation`'s text again (a new generation).
-    fn rollback_to(&self, generation: u64) -> impl Future<Output = Result<(), String>> + Send;
+    fn rollback_to(
+        &self,
+        generation: u64,
+        client: IpAddr,
+    ) -> impl Future<Output = Result<(), String>> + Send;
     /// The adoption candidates of the applied config.
     fn candidates(&self) -> impl Future<Output = Result<Vec<CandidateView>, String>> + Send;
     /// Records the named candidates (`kind/name`) as owned; returns those recorded.

@@ -184,7 +184,7 @@ impl Backend for TestBackend {
         self.applied.lock().expect("lock").push(request);
         Ok(ApplyView { generation: 2, phase: "Healthy".into(), warnings: Vec::new() })
     }
-    async fn confirm(&self) -> Result<(), String> {
+    async fn confirm(&self, _: std::net::IpAddr) -> Result<(), String> {
         self.calls.lock().expect("lock").push("confirm");
         self.confirm.lock().expect("lock").take().map(|_| ()).ok_or_else(|| "nothing waits".into())
     }
@@ -282,7 +282,7 @@ impl Backend for TestBackend {
             remedy: if broken { "routerctl reconcile repairs them" } else { "" }.into(),
         }])
     }
-    async fn rollback_to(&self, generation: u64) -> Result<(), String> {
+    async fn rollback_to(&self, generation: u64, _: std::net::IpAddr) -> Result<(), String> {
         self.calls.lock().expect("lock").push(if generation == 1 {
             "rollback-1"
         } else {
@@ -367,7 +367,7 @@ impl Backend for TestBackend {
         self.rebooted.store(true, std::sync::atomic::Ordering::SeqCst);
         Ok(())
     }
-    async fn rollback(&self) -> Result<(), String> {
+    async fn rollback(&self, _: std::net::IpAddr) -> Result<(), String> {
         self.calls.lock().expect("lock").push("rollback");
         self.confirm.lock().expect("lock").take().map(|_| ()).ok_or_else(|| "nothing waits".into())
     }
@@ -1001,7 +1001,10 @@ async fn the_graph_page_draws_the_plan_as_svg_and_offers_the_dot() {
     // Around one resource: the image asks for the same drawing.
     let around = "/graph?resource=net.routerd.net%2Fv1alpha1%2FInterface%2Flan";
     let page = body(ui.get(around, Some(&cookie)).await).await;
-    assert!(page.contains("Interface/lan: its artifacts (1) and their neighbours, 2 nodes"), "{page}");
+    assert!(
+        page.contains("Interface/lan: its artifacts (1) and their neighbours, 2 nodes"),
+        "{page}"
+    );
     assert!(
         page.contains(
             "<img src=\"/graph.svg?resource=net.routerd.net%2Fv1alpha1%2FInterface%2Flan\""

@@ -163,24 +163,26 @@ impl<I: Item> Plan<I> {
         for key in keys {
             let Some(item) = intended.get(key).or_else(|| current.get(key)) else { continue };
             let subgraph = intended.subgraph_of(key).or_else(|| current.subgraph_of(key));
-            let (label, attrs) = match summary.get(key) {
-                Some(op) => {
-                    (format!("{}\n{op}", item.label()), format!(", color={}", op_color(*op)))
-                }
-                None if pending.contains(key) => (
-                    format!("{}\npending", item.label()),
-                    format!(", style=\"rounded,dashed\", color={PENDING_COLOR}"),
-                ),
-                None if item.is_external() => {
-                    (item.label(), ", style=\"rounded,dashed\"".to_string())
-                }
-                None => (item.label(), String::new()),
-            };
+            let (label, attrs) = planned_style(item, summary.get(key), pending.contains(key));
             dot.node(subgraph, &key.to_string(), &label, &attrs);
             dot.deps_of(item);
             targets.extend(item.deps().iter().map(|dep| dep.key.to_string()));
         }
         dot.finish(title, targets)
+    }
+}
+
+/// The label and extra attributes of `item`'s node in a plan: the operation `op` on it, or
+/// pending, or external (dashed).
+fn planned_style<I: Item>(item: &I, op: Option<&Operation>, pending: bool) -> (String, String) {
+    match op {
+        Some(op) => (format!("{}\n{op}", item.label()), format!(", color={}", op_color(*op))),
+        None if pending => (
+            format!("{}\npending", item.label()),
+            format!(", style=\"rounded,dashed\", color={PENDING_COLOR}"),
+        ),
+        None if item.is_external() => (item.label(), ", style=\"rounded,dashed\"".to_string()),
+        None => (item.label(), String::new()),
     }
 }
 
@@ -234,20 +236,8 @@ impl<I: Item> Plan<I> {
                 Place::Hidden => None,
                 Place::Own => {
                     let subgraph = intended.subgraph_of(key).or_else(|| current.subgraph_of(key));
-                    let (label, attrs) = match summary.get(key) {
-                        Some(op) => (
-                            format!("{}\n{op}", item.label()),
-                            format!(", color={}", op_color(*op)),
-                        ),
-                        None if pending.contains(key) => (
-                            format!("{}\npending", item.label()),
-                            format!(", style=\"rounded,dashed\", color={PENDING_COLOR}"),
-                        ),
-                        None if item.is_external() => {
-                            (item.label(), ", style=\"rounded,dashed\"".to_string())
-                        }
-                        None => (item.label(), String::new()),
-                    };
+                    let (label, attrs) =
+                        planned_style(item, summary.get(key), pending.contains(key));
                     let id = key.to_string();
                     dot.node(subgraph, &id, &label, &attrs);
                     Some(id)

@@ -24,7 +24,7 @@ use tokio::net::UnixListener;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::daemon::{
-    ApplyOutcome, ApplyRequest, EngineAnswer, EngineQuery, Msg, Refusal, STOPPING, Stopping,
+    Actor, ApplyOutcome, ApplyRequest, EngineAnswer, EngineQuery, Msg, Refusal, STOPPING, Stopping,
     Trigger, request,
 };
 use crate::metrics::Metrics;
@@ -216,7 +216,7 @@ async fn apply(State(state): State<ControlState>, body: axum::body::Bytes) -> Re
 }
 
 async fn confirm(State(state): State<ControlState>) -> Response {
-    ask(&state, Msg::Confirm).await
+    ask(&state, |reply| Msg::Confirm(Actor::control_socket(), reply)).await
 }
 
 async fn rollback(State(state): State<ControlState>, body: axum::body::Bytes) -> Response {
@@ -224,7 +224,7 @@ async fn rollback(State(state): State<ControlState>, body: axum::body::Bytes) ->
         Ok(b) => b,
         Err(message) => return error(StatusCode::BAD_REQUEST, &message),
     };
-    ask(&state, |reply| Msg::Rollback(body.generation, reply)).await
+    ask(&state, |reply| Msg::Rollback(body.generation, Actor::control_socket(), reply)).await
 }
 
 async fn history(
@@ -542,6 +542,120 @@ async fn passwd(State(state): State<ControlState>, body: axum::body::Bytes) -> R
     match call(&state, |tx| Msg::Passwd(body.password, tx)).await {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
         Err(response) => response,
+    }
+}
+
+/// What the fuzz target (`fuzz/fuzz_targets/control.rs`) and the tests share: the router over
+/// a stand-in reconcile loop, the endpoints, and how a fuzz input becomes a request. Built for
+/// the tests and with the `fuzzing` feature only, so the daemon does not carry it.
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing {
+    use std::sync::Arc;
+
+    use axum::Router;
+    use axum::body::Body;
+    use axum::http::{Request, StatusCode};
+    use routerd_model::status::DaemonStatus;
+    use tokio::sync::{mpsc, watch};
+    use tower::ServiceExt;
+
+    use super::{Snapshot, router};
+    use crate::daemon::Msg;
+    use crate::metrics::Metrics;
+
+    /// Valid requests of every JSON endpoint: (method, path, body). The seeds of the variant
+    /// test and of the fuzz corpus, whose inputs name their endpoint by its index here: append
+    /// only.
+    pub const SEEDS: [(&str, &str, &str); 9] = [
+        (
+            "POST",
+            "/v1/apply",
+            r#"{"yaml": "apiVersion: routerd.net/v1alpha1\n", "comment": "c", "author": "admin", "channel": "cli", "confirmTimeoutSeconds": 90, "clientAddress": "192.168.50.10"}"#,
+        ),
+        ("POST", "/v1/plan", r#"{"yaml": "kind: Router\n"}"#),
+        ("POST", "/v1/plan", ""),
+        ("POST", "/v1/adopt", r#"{"apply": true, "artifacts": ["nft.table/inet/routerd_nat"]}"#),
+        ("POST", "/v1/rollback", r#"{"generation": 3}"#),
+        ("POST", "/v1/passwd", r#"{"password": "correct horse"}"#),
+        ("POST", "/v1/confirm", ""),
+        ("GET", "/v1/doctor?area=reconcile", ""),
+        ("GET", "/v1/generations/3/diff/4", ""),
+    ];
+
+    /// The control API over a loop that drops every message (its handlers answer 503) and a
+    /// snapshot of a fresh daemon. Call inside a tokio runtime: it spawns the loop there.
+    pub fn api() -> Router {
+        let snapshot = Snapshot {
+            status: DaemonStatus {
+                config: "router.yaml".into(),
+                netns: None,
+                state: "running".into(),
+                generation: 1,
+                observed_generation: Some(1),
+                phase: None,
+                reconciles: 1,
+                last_reconcile: None,
+                last_error: None,
+                pending_confirm: None,
+                config_fallback: None,
+            },
+            result: None,
+            resources: Arc::new(Vec::new()),
+            yaml: Arc::from(""),
+        };
+        let (keep, snapshot) = watch::channel(snapshot);
+        // The sender lives as long as the process: a closed channel is not what is tested.
+        std::mem::forget(keep);
+        let (loop_tx, mut loop_rx) = mpsc::channel::<Msg>(64);
+        tokio::spawn(async move { while loop_rx.recv().await.is_some() {} });
+        let options = crate::ota::OtaOptions {
+            health_gate: false,
+            health_window: std::time::Duration::from_secs(60),
+            rauc_bus: Some("unix:path=/nonexistent".into()),
+            state_file: "/nonexistent/gate".into(),
+            reboot: false,
+            staging_dir: "/nonexistent/staging".into(),
+            fetch_local: false,
+        };
+        let ota = Arc::new(crate::ota::Updates::new(options));
+        router(snapshot, loop_tx, Arc::new(Metrics::new()), ota)
+    }
+
+    /// The request of a fuzz input: its first byte picks the endpoint in [`SEEDS`] (modulo
+    /// their number), the rest is the body. `None` for an empty input.
+    pub fn request(input: &[u8]) -> Option<Request<Body>> {
+        let (&first, body) = input.split_first()?;
+        let (method, path, _) = SEEDS[usize::from(first) % SEEDS.len()];
+        Request::builder()
+            .method(method)
+            .uri(path)
+            .header("content-type", "application/json")
+            .body(Body::from(body.to_vec()))
+            .ok()
+    }
+
+    /// Sends a fuzz input to `api` and reads the answer to its end. The answer's status
+    /// (`None` for an empty input); an error names the request and what went wrong: a 500 or
+    /// a body that cannot be read.
+    pub async fn check(api: &Router, input: &[u8]) -> Result<Option<StatusCode>, String> {
+        let Some(request) = request(input) else {
+            return Ok(None);
+        };
+        let what = format!(
+            "{} {} {:?}",
+            request.method(),
+            request.uri(),
+            String::from_utf8_lossy(&input[1..input.len().min(301)])
+        );
+        let Ok(response) = api.clone().oneshot(request).await;
+        let status = response.status();
+        if status == StatusCode::INTERNAL_SERVER_ERROR {
+            return Err(format!("{what}: {status}"));
+        }
+        axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .map_err(|e| format!("{what}: {status}, reading the body: {e}"))?;
+        Ok(Some(status))
     }
 }
 

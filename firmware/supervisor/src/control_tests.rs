@@ -5,30 +5,11 @@
 //! what is tested is the handlers' own reading of the request; the daemon's reading of the YAML
 //! inside is `routerd-model`'s variant test. The seed is fixed.
 
-use std::sync::Arc;
-
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use tower::ServiceExt;
 
-use super::*;
-
-/// Valid requests of every JSON endpoint, the variants' seeds: (method, path, body).
-const SEEDS: [(&str, &str, &str); 9] = [
-    (
-        "POST",
-        "/v1/apply",
-        r#"{"yaml": "apiVersion: routerd.net/v1alpha1\n", "comment": "c", "author": "admin", "channel": "cli", "confirmTimeoutSeconds": 90, "clientAddress": "192.168.50.10"}"#,
-    ),
-    ("POST", "/v1/plan", r#"{"yaml": "kind: Router\n"}"#),
-    ("POST", "/v1/plan", ""),
-    ("POST", "/v1/adopt", r#"{"apply": true, "only": ["nft.table/inet/routerd_nat"]}"#),
-    ("POST", "/v1/rollback", r#"{"generation": 3}"#),
-    ("POST", "/v1/passwd", r#"{"password": "correct horse"}"#),
-    ("POST", "/v1/confirm", ""),
-    ("GET", "/v1/doctor?area=reconcile", ""),
-    ("GET", "/v1/generations/3/diff/4", ""),
-];
+use super::fuzzing::{SEEDS, api, check};
 
 /// Text that means something to JSON or to a path.
 const STRAY: [&str; 16] = [
@@ -93,43 +74,6 @@ fn mutate(rng: &mut fastrand::Rng, body: &str, kind: usize) -> Vec<u8> {
     bytes
 }
 
-/// The control API over a loop that takes no message and a snapshot of a fresh daemon.
-fn api() -> Router {
-    let snapshot = Snapshot {
-        status: DaemonStatus {
-            config: "router.yaml".into(),
-            netns: None,
-            state: "running".into(),
-            generation: 1,
-            observed_generation: Some(1),
-            phase: None,
-            reconciles: 1,
-            last_reconcile: None,
-            last_error: None,
-            pending_confirm: None,
-            config_fallback: None,
-        },
-        result: None,
-        resources: Arc::new(Vec::new()),
-        yaml: Arc::from(""),
-    };
-    let (keep, snapshot) = watch::channel(snapshot);
-    // The sender lives as long as the test: a closed channel is not what is tested.
-    std::mem::forget(keep);
-    let (loop_tx, mut loop_rx) = mpsc::channel::<Msg>(64);
-    tokio::spawn(async move { while loop_rx.recv().await.is_some() {} });
-    let options = crate::ota::OtaOptions {
-        health_gate: false,
-        health_window: std::time::Duration::from_secs(60),
-        rauc_bus: Some("unix:path=/nonexistent".into()),
-        state_file: "/nonexistent/gate".into(),
-        reboot: false,
-        staging_dir: "/nonexistent/staging".into(),
-        fetch_local: false,
-    };
-    router(snapshot, loop_tx, Arc::new(Metrics::new()), Arc::new(crate::ota::Updates::new(options)))
-}
-
 #[tokio::test]
 async fn ten_thousand_variants_of_json_requests_get_an_answer_and_never_a_server_error() {
     let api = api();
@@ -180,4 +124,31 @@ async fn a_confirm_window_past_a_day_is_refused_before_the_loop() {
     assert_eq!(response.status(), StatusCode::BAD_REQUEST);
     let text = axum::body::to_bytes(response.into_body(), 1 << 16).await.expect("body");
     assert!(String::from_utf8_lossy(&text).contains("at most 86400"));
+}
+
+#[tokio::test]
+async fn the_fuzz_corpus_replays_without_a_server_error() {
+    // `just fuzz-control` adds what it finds to this folder; CI (stable, no libFuzzer) replays
+    // it here the way the fuzz target sends it.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/control");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("fuzz/corpus/control")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.file_name().is_some_and(|n| n != "README"))
+        .collect();
+    files.sort();
+    let inputs: Vec<Vec<u8>> =
+        files.iter().map(|file| std::fs::read(file).expect("readable")).collect();
+    // Every seed is there, as its endpoint's index and its body.
+    for (index, (method, path, body)) in SEEDS.iter().enumerate() {
+        let seed = [&[index as u8][..], body.as_bytes()].concat();
+        assert!(inputs.contains(&seed), "no corpus file for seed {index}: {method} {path}");
+    }
+    let api = api();
+    for (file, input) in files.iter().zip(&inputs) {
+        if let Err(what) = check(&api, input).await {
+            panic!("{}: {what}", file.display());
+        }
+    }
 }

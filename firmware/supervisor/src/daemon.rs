@@ -43,7 +43,7 @@ use crate::service::{self, NotifyState};
 use crate::status::{StatusTracker, spec_digests};
 
 pub use crate::msg::{
-    ApplyOutcome, ApplyRequest, EngineAnswer, EngineQuery, Msg, Refusal, STOPPING, Stopping,
+    Actor, ApplyOutcome, ApplyRequest, EngineAnswer, EngineQuery, Msg, Refusal, STOPPING, Stopping,
     Trigger, request,
 };
 
@@ -325,11 +325,12 @@ impl Daemon {
             Msg::Apply(request, reply) => {
                 let _ = reply.send(self.apply(request).await);
             }
-            Msg::Confirm(reply) => {
-                let _ = reply.send(self.confirm());
+            Msg::Confirm(by, reply) => {
+                let _ = reply.send(self.confirm(&by));
             }
-            Msg::Rollback(generation, reply) => {
-                let _ = reply.send(self.rollback(generation, "rolled back by the operator").await);
+            Msg::Rollback(generation, by, reply) => {
+                let why = format!("rolled back by {by}");
+                let _ = reply.send(self.rollback(generation, &why).await);
             }
             Msg::Generations(which, reply) => {
                 let ledger = self.session.ledger();
@@ -657,8 +658,8 @@ impl Daemon {
         }
     }
 
-    /// Confirms the pending apply: its text becomes the config file.
-    fn confirm(&mut self) -> Result<ApplyOutcome, Refusal> {
+    /// Confirms the pending apply (asked by `by`): its text becomes the config file.
+    fn confirm(&mut self, by: &Actor) -> Result<ApplyOutcome, Refusal> {
         let Some((_, pending)) = self.confirm.clone() else {
             return Err(Refusal::Conflict("no apply waits for a confirm".into()));
         };
@@ -670,7 +671,7 @@ impl Daemon {
         self.confirm = None;
         self.write_config_file();
         self.publish(None);
-        tracing::info!("generation {} confirmed", pending.generation);
+        tracing::info!("generation {} confirmed by {by}", pending.generation);
         Ok(ApplyOutcome {
             generation: pending.generation,
             phase: self.status.phase.clone().unwrap_or_default(),

@@ -2,25 +2,8 @@
 //! against the host or a named network namespace: what the daemon runs on every reconcile,
 //! exposed for the serial console, scripts and tests.
 
-mod aftr;
-mod auth;
-mod config_task;
-mod control;
-mod daemon;
-mod doctor;
-mod health;
-mod http;
-mod lockout;
+// The allocator's settings are the process's, made first thing in `main`: binary only.
 mod malloc;
-mod metrics;
-mod msg;
-mod ota;
-mod service;
-mod startup;
-mod state;
-mod status;
-mod tls;
-mod web;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -28,6 +11,7 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use routerd::{control, daemon, ota, service, web};
 use routerd_engine::{ConfigInput, EngineError, ResultDocument, Session, SessionOptions};
 
 const EXIT_CODES: &str = "\
@@ -255,6 +239,13 @@ fn validate(path: &std::path::Path) -> u8 {
     match routerd_model::load(path) {
         Ok(cfg) => {
             println!("{}: valid ({} resources)", path.display(), cfg.spec.resources.len());
+            // What applies with a caveat (two resources declaring one artifact, a value the
+            // firmware replaces): the render's warnings, from the config alone.
+            for (id, messages) in routerd_engine::config_warnings(&cfg) {
+                for message in messages {
+                    println!("warning: {id}: {message}");
+                }
+            }
             0
         }
         Err(errors) => {

@@ -101,6 +101,40 @@ pub enum Refusal {
     Failed(String),
 }
 
+/// Who asked for a confirm or a rollback, for the security log (issue 33 §4).
+#[derive(Clone, Debug)]
+pub struct Actor {
+    /// The user: `admin` in the web UI; on the control socket, whoever may open it (root).
+    pub user: String,
+    /// Where the request came in.
+    pub channel: Channel,
+    /// The web client's address; `None` on the control socket.
+    pub client: Option<std::net::IpAddr>,
+}
+
+impl Actor {
+    /// The web UI's admin at `client`.
+    pub fn web(client: std::net::IpAddr) -> Self {
+        Self { user: "admin".into(), channel: Channel::Web, client: Some(client) }
+    }
+
+    /// A request on the control socket (mode 0600: root).
+    pub fn control_socket() -> Self {
+        Self { user: "root".into(), channel: Channel::Api, client: None }
+    }
+}
+
+impl std::fmt::Display for Actor {
+    /// `admin (Web) from 192.0.2.7`, `root (Api) on the control socket`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({:?}) ", self.user, self.channel)?;
+        match self.client {
+            Some(client) => write!(f, "from {client}"),
+            None => f.write_str("on the control socket"),
+        }
+    }
+}
+
 /// The answer to a request that changes the config.
 pub type Reply = oneshot::Sender<Result<ApplyOutcome, Refusal>>;
 
@@ -112,9 +146,9 @@ pub enum Msg {
     /// Apply a new config.
     Apply(ApplyRequest, Reply),
     /// Confirm the pending apply.
-    Confirm(Reply),
+    Confirm(Actor, Reply),
     /// Roll back: to `Some(generation)`, or (with `None`) the pending apply.
-    Rollback(Option<u64>, Reply),
+    Rollback(Option<u64>, Actor, Reply),
     /// Recorded generations: all (without their text), or one (with it).
     Generations(Option<u64>, oneshot::Sender<Result<Vec<GenerationRecord>, Refusal>>),
     /// Run the doctor's checks.

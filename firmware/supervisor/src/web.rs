@@ -5,7 +5,7 @@
 //! itself); any other address is served over TLS with a certificate made on first start
 //! ([`crate::tls`]), and the session cookie is then `Secure`.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -23,7 +23,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::auth::AuthStore;
 use crate::control::Snapshot;
-use crate::daemon::{EngineAnswer, EngineQuery, Msg, Refusal, STOPPING, Stopping, request};
+use crate::daemon::{Actor, EngineAnswer, EngineQuery, Msg, Refusal, STOPPING, Stopping, request};
 use crate::metrics::Metrics;
 
 /// The daemon's side of the UI.
@@ -227,8 +227,9 @@ impl Backend for WebBackend {
         }
     }
 
-    async fn confirm(&self) -> Result<(), String> {
-        self.call(Msg::Confirm).await.map(|_| ()).map_err(sentence)
+    async fn confirm(&self, client: IpAddr) -> Result<(), String> {
+        let by = Actor::web(client);
+        self.call(|reply| Msg::Confirm(by, reply)).await.map(|_| ()).map_err(sentence)
     }
 
     async fn plan(&self, yaml: String) -> Result<PlanView, Refused> {
@@ -429,15 +430,17 @@ impl Backend for WebBackend {
         self.updates.reboot().await
     }
 
-    async fn rollback_to(&self, generation: u64) -> Result<(), String> {
-        self.call(|reply| Msg::Rollback(Some(generation), reply))
+    async fn rollback_to(&self, generation: u64, client: IpAddr) -> Result<(), String> {
+        let by = Actor::web(client);
+        self.call(|reply| Msg::Rollback(Some(generation), by, reply))
             .await
             .map(|_| ())
             .map_err(sentence)
     }
 
-    async fn rollback(&self) -> Result<(), String> {
-        self.call(|reply| Msg::Rollback(None, reply)).await.map(|_| ()).map_err(sentence)
+    async fn rollback(&self, client: IpAddr) -> Result<(), String> {
+        let by = Actor::web(client);
+        self.call(|reply| Msg::Rollback(None, by, reply)).await.map(|_| ()).map_err(sentence)
     }
 }
 

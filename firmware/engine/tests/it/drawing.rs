@@ -4,29 +4,7 @@
 use routerd_engine::ConfigInput;
 use routerd_engine::drawing::{GraphView, Shown};
 
-use crate::support::{LAB, Lab};
-
-/// The lab config with `n` static routes on the LAN.
-fn lab_with_routes(n: usize) -> String {
-    let mut yaml = LAB.trim_end().to_string();
-    for i in 0..n {
-        yaml.push_str(&format!(
-            "
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv4StaticRoute
-      metadata:
-        name: bulk{i}
-      spec:
-        interface: lan
-        destination: 10.{}.{}.0/24
-        via: 192.168.50.2",
-            100 + i / 256,
-            i % 256,
-        ));
-    }
-    yaml.push('\n');
-    yaml
-}
+use crate::support::{LAB, Lab, lab_with_routes};
 
 /// Node lines of a DOT text (edges have no label).
 fn nodes(dot: &str) -> Vec<&str> {
@@ -36,7 +14,7 @@ fn nodes(dot: &str) -> Vec<&str> {
 #[tokio::test]
 async fn a_thousand_route_plan_is_drawn_by_kind_or_around_one_resource() {
     let lab = Lab::new();
-    let input = ConfigInput::parse(&lab_with_routes(1000), "router.yaml").expect("parses");
+    let input = ConfigInput::parse(&lab_with_routes(1000, None), "router.yaml").expect("parses");
     let session = lab.session(true).await;
     let draw = |view: GraphView| {
         let (session, input) = (&session, &input);

@@ -4,7 +4,7 @@ use routerd_engine::result::ResourceResult;
 use routerd_engine::{Phase, ResultDocument};
 use routerd_ledger::{EntryState, Ledger, LedgerChange, LedgerEntry, Origin};
 
-use crate::support::{LAB, Lab, condition, deletes, ops, resource, run, without};
+use crate::support::{LAB, Lab, condition, deletes, lab_with_routes, ops, resource, run, without};
 
 #[tokio::test]
 async fn apply_from_empty_creates_everything_and_the_second_apply_is_a_no_op() {
@@ -891,25 +891,8 @@ async fn allow_local_source_nat_routes_what_the_router_sends_by_the_policy_too()
 #[tokio::test]
 async fn a_large_config_is_reconciled_recorded_and_reported_route_by_route() {
     let lab = Lab::new();
-    let mut yaml = LAB.trim_end().to_string();
+    let yaml = lab_with_routes(1500, Some(1000));
     let route = |i: usize| format!("1000:10.{}.{}.0/24:0", 100 + i / 256, i % 256);
-    for i in 0..1500 {
-        yaml.push_str(&format!(
-            "
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv4StaticRoute
-      metadata:
-        name: bulk{i}
-      spec:
-        interface: lan
-        destination: 10.{}.{}.0/24
-        via: 192.168.50.2
-        table: 1000",
-            100 + i / 256,
-            i % 256,
-        ));
-    }
-    yaml.push('\n');
     let doc = lab.reconcile(&yaml).await;
     assert!(ops(&doc, "failed").is_empty(), "{:#?}", ops(&doc, "failed"));
     let done = ops(&doc, "done");

@@ -261,6 +261,30 @@ pub fn without(yaml: &str, kind: &str, name: &str) -> String {
     out
 }
 
+/// The lab config with `n` static routes `bulk<i>` on the LAN (`10.100.0.0/24` onwards, via
+/// 192.168.50.2), in `table` or the main one.
+pub fn lab_with_routes(n: usize, table: Option<u32>) -> String {
+    let mut yaml = LAB.trim_end().to_string();
+    let table = table.map_or(String::new(), |t| format!("\n        table: {t}"));
+    for i in 0..n {
+        yaml.push_str(&format!(
+            "
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4StaticRoute
+      metadata:
+        name: bulk{i}
+      spec:
+        interface: lan
+        destination: 10.{}.{}.0/24
+        via: 192.168.50.2{table}",
+            100 + i / 256,
+            i % 256,
+        ));
+    }
+    yaml.push('\n');
+    yaml
+}
+
 /// The deletes of a Result document, in order.
 pub fn deletes(doc: &ResultDocument, result: &str) -> Vec<String> {
     ops(doc, result).into_iter().filter(|o| o.starts_with("delete ")).collect()

@@ -77,6 +77,47 @@ fn validate_prints_every_error_with_file_line_and_column_and_exits_1() {
 }
 
 #[test]
+fn validate_accepts_two_resources_on_one_fwmark_and_warns_naming_both() {
+    // Issue 33 §5: routerd accepts it; the two share the rule, or conflict on it.
+    let lab = include_str!("../../../../examples/lab-router.yaml");
+    let second = |priority: u32| {
+        format!(
+            "{}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4PolicyRoute
+      metadata:
+        name: printers-via-wan
+      spec:
+        outboundInterface: wan
+        sourceCIDRs: [192.168.50.64/28]
+        table: 100
+        priority: {priority}
+        mark: 0x100
+",
+            lab.trim_end()
+        )
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (priority, says) in [
+        (10000, "is also declared, with the same attributes, by"),
+        (10001, "with different priority (10000 / 10001): neither is applied until they agree"),
+    ] {
+        let file = write(dir.path(), "shared.yaml", &second(priority));
+        let out = routerd(&["validate", "--config", &file]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+        let rule: Vec<&str> =
+            stdout.lines().filter(|l| l.contains("linux.ipv4.fwmarkRule/0x100")).collect();
+        assert_eq!(rule.len(), 2, "one warning per resource: {stdout}");
+        for line in rule {
+            assert!(line.starts_with("warning: net.routerd.net/v1alpha1/IPv4PolicyRoute/"));
+            assert!(line.contains("guests-via-wan") && line.contains("printers-via-wan"), "{line}");
+            assert!(line.contains(says), "{line}");
+        }
+    }
+}
+
+#[test]
 fn invalid_yaml_changes_nothing_on_the_host_or_in_the_ledger() {
     let ns = Netns::new("bad");
     let dir = tempfile::tempdir().expect("tempdir");

@@ -364,6 +364,8 @@ fn an_unconfirmed_apply_is_rolled_back_and_a_confirmed_one_stays() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(s.has_route());
     assert_eq!(s.config_file(), with_route());
+    let log = std::fs::read_to_string(s.log()).expect("log");
+    assert!(log.contains("confirmed by root (Api) on the control socket"), "{log}");
     let results = s.results();
     assert_eq!(results.last().map(String::as_str), Some("applied"), "{results:?}");
     let again = s.ctl(&["confirm"]);
@@ -1012,6 +1014,8 @@ fn the_web_ui_sets_up_the_password_with_the_console_token_and_logs_in() {
     let (status_line, _, _) = web(port, "POST", "/rollback", &format!("csrf={csrf}"), &cookie);
     assert!(status_line.contains("303"), "{status_line}");
     assert!(!has_route(), "rolled back from the browser");
+    let log = std::fs::read_to_string(dir.path().join("daemon.log")).expect("log");
+    assert!(log.contains("rolled back by admin (Web) from 127.0.0.1"), "{log}");
     let (_, _, history) = web(port, "GET", "/history", "", &cookie);
     assert!(
         history.contains("rolledBack") && history.contains("/history/diff?from=1&amp;to=2"),
