@@ -33,15 +33,38 @@ pub struct WebBackend {
     auth: AuthStore,
     metrics: Arc<Metrics>,
     updates: Arc<crate::ota::Updates>,
-    /// The last graph layout, by the SHA-256 of its DOT, and how it went: the graph page and
-    /// the image it embeds ask for the same graph, and a layout that failed (or timed out) is
-    /// not tried again for the same graph. The async lock makes it one layout at a time: a
-    /// request for the graph being laid out waits for that layout and reads its result.
-    drawn: tokio::sync::Mutex<Option<Layout>>,
+    /// The last graph layout.
+    drawn: Layouts,
 }
+
+/// The last graph layout, by the SHA-256 of its DOT, and how it went: the graph page and the
+/// image it embeds ask for the same graph, and a layout that failed (or timed out) is not tried
+/// again for the same graph. The async lock makes it one layout at a time: a request for the
+/// graph being laid out waits for that layout and reads its result (issue 33 §3: each request
+/// had started a layout of its own, and failures were not kept).
+#[derive(Default)]
+struct Layouts(tokio::sync::Mutex<Option<Layout>>);
 
 /// A graph layout: the SHA-256 of its DOT and the drawing, or why there is none.
 type Layout = ([u8; 32], Result<GraphSvg, String>);
+
+impl Layouts {
+    /// The layout of `dot`: the kept one if it is of the same DOT, else `draw`'s (kept).
+    async fn of<F>(&self, dot: &str, draw: impl FnOnce() -> F) -> Result<GraphSvg, String>
+    where
+        F: std::future::Future<Output = Result<GraphSvg, String>>,
+    {
+        use sha2::{Digest, Sha256};
+        let digest: [u8; 32] = Sha256::digest(dot.as_bytes()).into();
+        let mut slot = self.0.lock().await;
+        if let Some((_, drawn)) = slot.as_ref().filter(|(seen, _)| *seen == digest) {
+            return drawn.clone();
+        }
+        let drawn = draw().await;
+        *slot = Some((digest, drawn.clone()));
+        drawn
+    }
+}
 
 fn problems(errors: &routerd_model::ConfigErrors) -> Vec<ConfigProblem> {
     errors
@@ -345,7 +368,6 @@ impl Backend for WebBackend {
 
     async fn graph_svg(&self, choice: GraphChoice) -> Result<GraphSvg, String> {
         use routerd_engine::drawing::{GraphView, Shown};
-        use sha2::{Digest, Sha256};
         let view = match choice {
             GraphChoice::Auto => GraphView::Auto { up_to: WHOLE_UP_TO },
             GraphChoice::Whole => GraphView::Whole,
@@ -361,16 +383,7 @@ impl Backend for WebBackend {
             Shown::Kinds => GraphShown::Kinds,
             Shown::Resource => GraphShown::Resource,
         };
-        let digest: [u8; 32] = Sha256::digest(drawing.dot.as_bytes()).into();
-        let mut slot = self.drawn.lock().await;
-        let drawn = match slot.as_ref().filter(|(seen, _)| *seen == digest) {
-            Some((_, drawn)) => drawn.clone(),
-            None => {
-                let drawn = render_graph(&drawing.dot).await;
-                *slot = Some((digest, drawn.clone()));
-                drawn
-            }
-        };
+        let drawn = self.drawn.of(&drawing.dot, || render_graph(&drawing.dot)).await;
         drawn.map(|g| GraphSvg { shown, artifacts: drawing.artifacts, own: drawing.own, ..g })
     }
 
@@ -590,7 +603,7 @@ pub async fn bind(opts: WebOptions) -> anyhow::Result<tokio::task::JoinHandle<()
         auth: AuthStore::new(&opts.state_dir),
         metrics: opts.metrics,
         updates: opts.updates,
-        drawn: tokio::sync::Mutex::new(None),
+        drawn: Layouts::default(),
     });
     let app = routerd_webui::router(backend, Options { tls });
     let service = app.into_make_service_with_connect_info::<SocketAddr>();
@@ -618,4 +631,42 @@ pub async fn bind(opts: WebOptions) -> anyhow::Result<tokio::task::JoinHandle<()
             })
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn one_layout_runs_for_requests_of_one_graph_and_a_failure_is_kept() {
+        let layouts = Layouts::default();
+        let runs = AtomicUsize::new(0);
+        let draw = |result: Result<GraphSvg, String>| {
+            let runs = &runs;
+            move || async move {
+                runs.fetch_add(1, Ordering::SeqCst);
+                // Held across awaits: the other requests queue behind it.
+                for _ in 0..10 {
+                    tokio::task::yield_now().await;
+                }
+                result
+            }
+        };
+        let failed = || Err::<GraphSvg, String>("the layout took longer than 30s".into());
+        // Five requests at once for one graph whose layout fails: one layout, five answers.
+        let answers =
+            futures::future::join_all((0..5).map(|_| layouts.of("digraph { a }", draw(failed()))))
+                .await;
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+        assert!(answers.iter().all(|a| a.as_ref().is_err_and(|e| e.contains("30s"))));
+        // Asked again later: the failure is read, not tried again.
+        assert!(layouts.of("digraph { a }", draw(failed())).await.is_err());
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+        // Another graph is laid out.
+        let drawn = layouts.of("digraph { b }", draw(Ok(GraphSvg::default()))).await;
+        assert!(drawn.is_ok());
+        assert_eq!(runs.load(Ordering::SeqCst), 2);
+    }
 }
