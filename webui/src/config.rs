@@ -25,19 +25,23 @@ struct EditorPage {
     signed_in: bool,
     csrf: String,
     yaml: String,
+    /// The generation `yaml` was edited from (the form sends it back).
+    base: Option<u64>,
     problems: Vec<ConfigProblem>,
     error: Option<String>,
 }
 
-/// The editor holding `yaml`, with the problems or the refusal of the last attempt.
+/// The editor holding `yaml` (edited from generation `base`), with the problems or the
+/// refusal of the last attempt.
 fn editor_page(
     csrf: String,
-    yaml: String,
+    (base, yaml): (Option<u64>, String),
     problems: Vec<ConfigProblem>,
     error: Option<String>,
     status: StatusCode,
 ) -> Response {
-    let page = EditorPage { assets: Links::get(), signed_in: true, csrf, yaml, problems, error };
+    let page =
+        EditorPage { assets: Links::get(), signed_in: true, csrf, yaml, base, problems, error };
     render(&page, status)
 }
 
@@ -48,7 +52,19 @@ struct PlanPage {
     signed_in: bool,
     csrf: String,
     yaml: String,
+    base: Option<u64>,
     plan: PlanView,
+}
+
+#[derive(Template)]
+#[template(path = "stale.html")]
+struct StalePage {
+    assets: Links,
+    signed_in: bool,
+    csrf: String,
+    stale: crate::StaleView,
+    changes: Vec<crate::history::DiffLine>,
+    comment: String,
 }
 
 #[derive(Template)]
@@ -126,7 +142,40 @@ pub(crate) async fn editor<B: Backend>(
     State(app): State<Arc<AppState<B>>>,
     SignedIn(session): SignedIn,
 ) -> Response {
-    editor_page(session.csrf, app.backend.config_text(), Vec::new(), None, StatusCode::OK)
+    let (base, yaml) = app.backend.config_text();
+    editor_page(session.csrf, (Some(base), yaml), Vec::new(), None, StatusCode::OK)
+}
+
+/// The form of the stale-apply page's "re-open the editor" (`POST /config/edit`).
+#[derive(Deserialize)]
+pub(crate) struct EditForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(deserialize_with = "unix_lines")]
+    yaml: String,
+    base: Option<u64>,
+    #[serde(default)]
+    conflicts: bool,
+}
+
+/// `POST /config/edit`: the editor holding the posted text, edited from generation `base` (the
+/// edit re-applied to a generation applied meanwhile).
+pub(crate) async fn edit<B: Backend>(
+    State(app): State<Arc<AppState<B>>>,
+    headers: HeaderMap,
+    Form(form): Form<EditForm>,
+) -> Response {
+    let session = match checked(&app, &headers, &form.csrf) {
+        Ok(s) => s,
+        Err(denied) => return denied.into_response(),
+    };
+    let note = form.conflicts.then(|| {
+        "Your edit and the generation applied meanwhile change the same lines: they are marked \
+         between <<<<<<< and >>>>>>> below. Keep what should stay, remove the markers, then \
+         plan and apply."
+            .to_string()
+    });
+    editor_page(session.csrf, (form.base, form.yaml), Vec::new(), note, StatusCode::OK)
 }
 
 /// A form carrying the editor's text (validate, plan).
@@ -136,6 +185,8 @@ pub(crate) struct YamlForm {
     csrf: String,
     #[serde(default, deserialize_with = "unix_lines")]
     yaml: String,
+    /// The generation the text was edited from (carried to the plan page's Apply).
+    base: Option<u64>,
 }
 
 /// A textarea's text with the CRLF line breaks browsers send (HTML's form submission rules)
@@ -179,6 +230,8 @@ pub(crate) struct ApplyForm {
     csrf: String,
     #[serde(deserialize_with = "unix_lines")]
     yaml: String,
+    /// The generation the text was edited from.
+    base: Option<u64>,
     #[serde(default)]
     comment: String,
     /// Seconds; 0: no confirm window.
@@ -204,7 +257,7 @@ pub(crate) async fn apply<B: Backend>(
         );
         return editor_page(
             session.csrf,
-            form.yaml,
+            (form.base, form.yaml),
             Vec::new(),
             Some(error),
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -213,11 +266,23 @@ pub(crate) async fn apply<B: Backend>(
     let request = ApplyRequest {
         yaml: form.yaml.clone(),
         confirm_seconds: form.confirm,
-        comment: form.comment,
+        comment: form.comment.clone(),
         client,
+        base: form.base,
     };
     let (problems, error, status) = match app.backend.apply(request).await {
         Ok(_) => return Redirect::to("/").into_response(),
+        Err(Refused::Stale(stale)) => {
+            let page = StalePage {
+                assets: Links::get(),
+                signed_in: true,
+                csrf: session.csrf,
+                changes: crate::history::diff_lines(&stale.changes),
+                stale,
+                comment: form.comment,
+            };
+            return render(&page, StatusCode::CONFLICT);
+        }
         Err(Refused::Invalid(problems)) => (
             problems,
             Some("The config is invalid; nothing was changed.".to_string()),
@@ -225,7 +290,7 @@ pub(crate) async fn apply<B: Backend>(
         ),
         Err(Refused::Other(message)) => (Vec::new(), Some(message), StatusCode::CONFLICT),
     };
-    editor_page(session.csrf, form.yaml, problems, error, status)
+    editor_page(session.csrf, (form.base, form.yaml), problems, error, status)
 }
 
 #[derive(Deserialize)]
@@ -334,6 +399,7 @@ pub(crate) async fn plan<B: Backend>(
                 signed_in: true,
                 csrf: session.csrf,
                 yaml: form.yaml,
+                base: form.base,
                 plan,
             };
             let mut response = render(&page, StatusCode::OK);
@@ -356,9 +422,12 @@ pub(crate) async fn plan<B: Backend>(
                     (p, "The config is invalid; nothing was planned.".to_string())
                 }
                 Refused::Other(m) => (Vec::new(), m),
+                Refused::Stale(s) => {
+                    (Vec::new(), format!("generation {} was applied meanwhile", s.current))
+                }
             };
             let status = StatusCode::UNPROCESSABLE_ENTITY;
-            editor_page(session.csrf, form.yaml, problems, Some(error), status)
+            editor_page(session.csrf, (form.base, form.yaml), problems, Some(error), status)
         }
     }
 }

@@ -23,9 +23,24 @@ struct HistoryPage {
 }
 
 /// One line of a unified diff, classed for colour (`add`, `del`, `hunk`, `ctx`).
-struct DiffLine {
-    class: &'static str,
-    text: String,
+pub(crate) struct DiffLine {
+    pub(crate) class: &'static str,
+    pub(crate) text: String,
+}
+
+/// The lines of unified diff `text`, classed.
+pub(crate) fn diff_lines(text: &str) -> Vec<DiffLine> {
+    text.lines()
+        .map(|l| DiffLine {
+            class: match l.as_bytes().first() {
+                Some(b'@') => "hunk",
+                Some(b'+') => "add",
+                Some(b'-') => "del",
+                _ => "ctx",
+            },
+            text: l.to_string(),
+        })
+        .collect()
 }
 
 #[derive(Template)]
@@ -75,18 +90,7 @@ pub(crate) async fn diff<B: Backend>(
         Ok(t) => t,
         Err(e) => return (StatusCode::NOT_FOUND, e).into_response(),
     };
-    let lines = text
-        .lines()
-        .map(|l| DiffLine {
-            class: match l.as_bytes().first() {
-                Some(b'@') => "hunk",
-                Some(b'+') => "add",
-                Some(b'-') => "del",
-                _ => "ctx",
-            },
-            text: l.to_string(),
-        })
-        .collect();
+    let lines = diff_lines(&text);
     let page = DiffPage {
         assets: Links::get(),
         signed_in: true,

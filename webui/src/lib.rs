@@ -63,8 +63,9 @@ pub trait Backend: Send + Sync + 'static {
     fn verify_setup_token(&self, token: &str) -> bool;
     /// Sets the admin password; the error is shown to the operator.
     fn set_password(&self, password: &str) -> Result<(), String>;
-    /// The applied config's text, as written.
-    fn config_text(&self) -> String;
+    /// The applied config's generation and text, as written (read together: the editor's
+    /// base).
+    fn config_text(&self) -> (u64, String);
     /// Validates `yaml`: its resource count and warnings, or every problem with its location.
     fn validate(&self, yaml: &str) -> Result<Valid, Vec<ConfigProblem>>;
     /// Applies a config (the daemon validates it again and records the generation).
@@ -395,6 +396,9 @@ pub struct ApplyRequest {
     pub comment: String,
     /// The browser's address (for the lockout guard).
     pub client: std::net::IpAddr,
+    /// The generation the text was edited from; another applied since refuses the apply
+    /// ([`Refused::Stale`]). `None`: not checked (a form from before bases existed).
+    pub base: Option<u64>,
 }
 
 /// What an apply did.
@@ -413,8 +417,29 @@ pub struct ApplyView {
 pub enum Refused {
     /// The config does not validate.
     Invalid(Vec<ConfigProblem>),
+    /// The text was edited from an older generation than the one applied now.
+    Stale(StaleView),
     /// Anything else, as a sentence (a confirm pending, the lockout guard, a failure).
     Other(String),
+}
+
+/// An apply refused because another generation was applied after the one its text was edited
+/// from (issue 34 §1: applying it would have undone that one unseen).
+#[derive(Clone, Debug, Default)]
+pub struct StaleView {
+    /// The generation the text was edited from.
+    pub base: u64,
+    /// The generation applied now.
+    pub current: u64,
+    /// Who applied `current`, when and why (`root/cli at 2026-11-26T16:30:04Z: comment`).
+    pub applied_by: String,
+    /// The unified diff from `base`'s text to `current`'s: what the edit would have undone.
+    pub changes: String,
+    /// The edit re-applied to `current`'s text (a three-way merge, as diff3 does), with
+    /// conflict markers where both changed the same lines.
+    pub merged: String,
+    /// Whether `merged` holds conflict markers.
+    pub conflicts: bool,
 }
 
 /// The overview page's figures.
@@ -514,6 +539,7 @@ pub fn router<B: Backend>(backend: Arc<B>, options: Options) -> Router {
         .route("/config/validate", post(config::validate::<B>))
         .route("/config/apply", post(config::apply::<B>))
         .route("/config/plan", post(config::plan::<B>))
+        .route("/config/edit", post(config::edit::<B>))
         .route("/confirm", post(config::confirm::<B>))
         .route("/rollback", post(config::rollback::<B>))
         .route("/confirm/countdown", get(config::countdown::<B>))

@@ -10,7 +10,8 @@ use routerd_webui::{
     ApplyRequest, ApplyView, ArtifactRow, ArtifactStatus, AttributeChange, Backend, BundleView,
     CandidateView, CheckView, ConfigProblem, ConfirmView, FallbackView, GateRow, GenerationView,
     GraphChoice, GraphShown, GraphSvg, InstallPhase, InstallView, LedgerRow, OperationView,
-    Options, OrphanView, OtaView, Overview, PlanOp, PlanView, Refused, SlotRow, Valid, router,
+    Options, OrphanView, OtaView, Overview, PlanOp, PlanView, Refused, SlotRow, StaleView, Valid,
+    router,
 };
 use tower::ServiceExt;
 
@@ -159,8 +160,8 @@ impl Backend for TestBackend {
         *self.password.lock().expect("lock") = Some(password.into());
         Ok(())
     }
-    fn config_text(&self) -> String {
-        "name: lan\nifname: lan0\n".into()
+    fn config_text(&self) -> (u64, String) {
+        (1, "name: lan\nifname: lan0\n".into())
     }
     fn validate(&self, yaml: &str) -> Result<Valid, Vec<ConfigProblem>> {
         let resources = check(yaml)?;
@@ -173,6 +174,17 @@ impl Backend for TestBackend {
     }
     async fn apply(&self, request: ApplyRequest) -> Result<ApplyView, Refused> {
         check(&request.yaml).map_err(Refused::Invalid)?;
+        // Generation 1 is applied: an edit of another is stale.
+        if let Some(base) = request.base.filter(|b| *b != 1) {
+            return Err(Refused::Stale(StaleView {
+                base,
+                current: 1,
+                applied_by: "root/cli at 2026-11-26T16:30:04Z: from the console".into(),
+                changes: "@@ -1 +1 @@\n-name: wan\n+name: lan\n".into(),
+                merged: format!("{}# re-applied\n", request.yaml),
+                conflicts: false,
+            }));
+        }
         if request.confirm_seconds > 0 {
             *self.confirm.lock().expect("lock") = Some(ConfirmView {
                 generation: 2,
@@ -740,6 +752,47 @@ async fn the_editor_validates_as_you_type_and_shows_problems_at_their_line() {
         .await;
     assert_eq!(forged.status(), StatusCode::FORBIDDEN);
     assert_eq!(location(&ui.post("/config/validate", &good, None).await), "/login");
+}
+
+#[tokio::test]
+async fn an_edit_of_an_older_generation_is_refused_with_what_changed_and_can_be_reopened() {
+    // Issue 34 §1: the form names the generation it was edited from.
+    let ui = Ui::with_password();
+    let cookie = ui.login().await;
+    let editor = body(ui.get("/config", Some(&cookie)).await).await;
+    assert!(editor.contains("<input type=\"hidden\" name=\"base\" value=\"1\">"), "{editor}");
+    let csrf = csrf_of(&editor);
+    let stale =
+        format!("csrf={csrf}&base=0&confirm=0&comment=mine&yaml={}", urlencode("name: lan\n"));
+    let refused = ui.post("/config/apply", &stale, Some(&cookie)).await;
+    assert_eq!(refused.status(), StatusCode::CONFLICT);
+    assert!(ui.backend.applied.lock().expect("lock").is_empty(), "nothing applied");
+    let page = body(refused).await;
+    assert!(page.contains("You edited generation 0, but generation 1 has been applied since"));
+    assert!(page.contains("root/cli at 2026-11-26T16:30:04Z: from the console"), "{page}");
+    assert!(page.contains("<span class=\"del\">-name: wan</span>"), "the diff: {page}");
+    assert!(page.contains("name=\"yaml\" value=\"name: lan\n# re-applied\n\""), "{page}");
+    assert!(page.contains("name=\"base\" value=\"1\""), "{page}");
+    assert!(page.contains("href=\"/config\" class=\"button secondary\" id=\"discard\""));
+    // Re-opened: the editor holds the edit re-applied, based on generation 1.
+    let form = format!("csrf={csrf}&base=1&yaml={}", urlencode("name: lan\n# re-applied\n"));
+    let editor = body(ui.post("/config/edit", &form, Some(&cookie)).await).await;
+    assert!(editor.contains("# re-applied") && editor.contains("name=\"base\" value=\"1\""));
+    let marked = format!("{form}&conflicts=true");
+    let editor = body(ui.post("/config/edit", &marked, Some(&cookie)).await).await;
+    assert!(editor.contains("between &#60;&#60;&#60;&#60;&#60;&#60;&#60; and"), "{editor}");
+    let forged = ui.post("/config/edit", "csrf=x&yaml=a", Some(&cookie)).await;
+    assert_eq!(forged.status(), StatusCode::FORBIDDEN);
+    // The base goes through the plan page to its Apply.
+    let plan = format!("csrf={csrf}&base=1&yaml={}", urlencode("name: lan\n"));
+    let page = body(ui.post("/config/plan", &plan, Some(&cookie)).await).await;
+    assert!(page.contains("name=\"base\" value=\"1\""), "{page}");
+    let fresh = format!("csrf={csrf}&base=1&confirm=0&yaml={}", urlencode("name: lan\n"));
+    assert_eq!(
+        ui.post("/config/apply", &fresh, Some(&cookie)).await.status(),
+        StatusCode::SEE_OTHER
+    );
+    assert_eq!(ui.backend.applied.lock().expect("lock")[0].base, Some(1));
 }
 
 #[tokio::test]

@@ -94,6 +94,11 @@ enum Command {
         /// Why (kept with the generation).
         #[arg(long, default_value = "")]
         comment: String,
+        /// The generation FILE was edited from (`routerctl history N` prints its text); by
+        /// default the one applied when the command starts. If another has been applied
+        /// since, nothing is applied and the command fails, instead of undoing it unseen.
+        #[arg(long, value_name = "GENERATION")]
+        base: Option<u64>,
     },
     /// Keep the config applied last (ends its confirm window).
     Confirm,
@@ -391,9 +396,16 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
                 println!("reconcile requested");
             }
         }
-        Command::Apply { file, confirm_timeout, no_confirm, comment } => {
+        Command::Apply { file, confirm_timeout, no_confirm, comment, base } => {
             let yaml = std::fs::read_to_string(file)
                 .map_err(|e| Failure::Answered(format!("{}: {e}", file.display())))?;
+            let base = match base {
+                Some(base) => *base,
+                None => {
+                    let status = parse(&call(&cli.socket, Method::GET, "/v1/status", None).await?)?;
+                    status["generation"].as_u64().unwrap_or(0)
+                }
+            };
             let seconds = if *no_confirm { 0 } else { confirm_timeout.as_secs().max(1) };
             // Over SSH, the lockout guard checks the connection the operator is on.
             let client = std::env::var("SSH_CONNECTION")
@@ -407,6 +419,7 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
                 "channel": "cli",
                 "confirmTimeoutSeconds": seconds,
                 "clientAddress": client,
+                "baseGeneration": base,
             });
             let body = call(&cli.socket, Method::POST, "/v1/apply", Some(request)).await?;
             if structured {

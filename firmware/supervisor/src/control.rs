@@ -120,6 +120,9 @@ struct ApplyBody {
     confirm_timeout_seconds: u64,
     /// The address the client reaches the router from (lockout guard).
     client_address: Option<std::net::IpAddr>,
+    /// The generation the text was edited from: another applied since refuses the apply (409
+    /// with `baseGeneration` and `currentGeneration`) instead of undoing it unseen.
+    base_generation: Option<u64>,
 }
 
 fn default_author() -> String {
@@ -188,6 +191,15 @@ fn refused(refusal: Refusal) -> Response {
         )
             .into_response(),
         Refusal::Conflict(m) => error(StatusCode::CONFLICT, &m),
+        Refusal::Stale { base, current } => (
+            StatusCode::CONFLICT,
+            Json(serde_json::json!({
+                "error": crate::web::stale_sentence(base, current),
+                "baseGeneration": base,
+                "currentGeneration": current,
+            })),
+        )
+            .into_response(),
         Refusal::NotFound(m) => error(StatusCode::NOT_FOUND, &m),
         Refusal::Failed(m) => error(StatusCode::INTERNAL_SERVER_ERROR, &m),
     }
@@ -211,6 +223,7 @@ async fn apply(State(state): State<ControlState>, body: axum::body::Bytes) -> Re
         confirm: (body.confirm_timeout_seconds > 0)
             .then(|| std::time::Duration::from_secs(body.confirm_timeout_seconds)),
         client: body.client_address,
+        base: body.base_generation,
     };
     ask(&state, |reply| Msg::Apply(request, reply)).await
 }

@@ -544,6 +544,10 @@ impl Daemon {
     /// record the generation (and the pending confirm), write the config file unless a confirm
     /// is awaited.
     async fn apply(&mut self, request: ApplyRequest) -> Result<ApplyOutcome, Refusal> {
+        let current = self.status.generation;
+        if let Some(base) = request.base.filter(|base| *base != current) {
+            return Err(Refusal::Stale { base, current });
+        }
         if let Some((_, p)) = &self.confirm {
             return Err(Refusal::Conflict(format!(
                 "generation {} waits for its confirm: confirm or roll back first",
@@ -639,6 +643,7 @@ impl Daemon {
             comment: format!("reloaded from {} (SIGHUP)", self.config_path.display()),
             confirm: None,
             client: None,
+            base: None,
         };
         match self.apply(request).await {
             Ok(outcome) => tracing::info!(
@@ -655,6 +660,8 @@ impl Daemon {
             Err(Refusal::Conflict(m) | Refusal::NotFound(m) | Refusal::Failed(m)) => {
                 tracing::error!("SIGHUP: {m}")
             }
+            // A reload names no base.
+            Err(Refusal::Stale { .. }) => {}
         }
     }
 

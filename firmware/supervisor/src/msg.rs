@@ -67,6 +67,10 @@ pub struct ApplyRequest {
     /// The address the requesting client reaches the router from, when known (the web UI's
     /// peer, `SSH_CONNECTION` for `routerctl`): the lockout guard's input.
     pub client: Option<std::net::IpAddr>,
+    /// The generation the text was edited from; when another has been applied since, the
+    /// apply is refused ([`Refusal::Stale`]) so that it cannot undo that one unseen (issue 34
+    /// §1). `None`: not checked (SIGHUP, the file found at start).
+    pub base: Option<u64>,
 }
 
 /// What an apply, confirm or rollback did.
@@ -95,6 +99,13 @@ pub enum Refusal {
     Invalid(ConfigErrors),
     /// The request conflicts with the daemon's state (a confirm pending, nothing to confirm).
     Conflict(String),
+    /// The text was edited from generation `base`, but `current` has been applied since.
+    Stale {
+        /// The generation the text was edited from.
+        base: u64,
+        /// The generation applied now.
+        current: u64,
+    },
     /// No such generation.
     NotFound(String),
     /// The engine or the ledger failed.

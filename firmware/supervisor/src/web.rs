@@ -17,7 +17,7 @@ use routerd_webui::{
     ApplyRequest, ApplyView, ArtifactRow, ArtifactStatus, AttributeChange, Backend, BundleView,
     CandidateView, CheckView, ConfigProblem, ConfirmView, GenerationView, GraphChoice, GraphShown,
     GraphSvg, InstallView, LedgerRow, OperationView, Options, OrphanView, OtaView, Overview,
-    PlanOp, PlanView, Refused, Valid, WHOLE_UP_TO,
+    PlanOp, PlanView, Refused, StaleView, Valid, WHOLE_UP_TO,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -87,7 +87,17 @@ fn sentence(refusal: Refusal) -> String {
     match refusal {
         Refusal::Invalid(errors) => errors.to_string(),
         Refusal::Conflict(m) | Refusal::NotFound(m) | Refusal::Failed(m) => m,
+        Refusal::Stale { base, current } => stale_sentence(base, current),
     }
+}
+
+/// A stale apply as a sentence.
+pub fn stale_sentence(base: u64, current: u64) -> String {
+    format!(
+        "the text was edited from generation {base}, but generation {current} has been applied \
+         since: nothing was changed (look at what changed with `routerctl history diff {base} \
+         {current}`, then edit generation {current})"
+    )
 }
 
 /// An attribute difference as the UI shows it.
@@ -122,6 +132,41 @@ impl WebBackend {
             Ok(EngineAnswer::Document(doc)) => Ok(doc),
             Ok(_) => Err("unexpected engine answer".into()),
             Err(refusal) => Err(sentence(refusal)),
+        }
+    }
+
+    /// Why an apply of `edit`, edited from generation `base`, came too late for `current`:
+    /// what changed in between and the edit re-applied to `current` (diffy's three-way merge,
+    /// conflicts marked as diff3 marks them).
+    async fn stale(&self, base: u64, current: u64, edit: &str) -> StaleView {
+        let record = |n| async move { self.history(Some(n)).await.ok().and_then(|mut r| r.pop()) };
+        let (old, new) = (record(base).await, record(current).await);
+        let old_text = old.map(|r| r.yaml).unwrap_or_default();
+        let (new_text, applied_by) = match new {
+            Some(r) => {
+                let at = humantime::format_rfc3339_seconds(
+                    std::time::UNIX_EPOCH + std::time::Duration::from_secs(r.applied_at),
+                );
+                let channel = serde_json::to_value(r.channel)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default();
+                let why = if r.comment.is_empty() { "no comment".into() } else { r.comment };
+                (r.yaml, format!("{}/{channel} at {at}: {why}", r.author))
+            }
+            None => (self.config_text().1, "by another client".into()),
+        };
+        let (merged, conflicts) = match diffy::merge(&old_text, edit, &new_text) {
+            Ok(merged) => (merged, false),
+            Err(marked) => (marked, true),
+        };
+        StaleView {
+            base,
+            current,
+            applied_by,
+            changes: crate::control::unified_diff(base, &old_text, current, &new_text),
+            merged,
+            conflicts,
         }
     }
 
@@ -217,8 +262,9 @@ impl Backend for WebBackend {
         self.auth.set_password(password).map_err(|e| e.to_string())
     }
 
-    fn config_text(&self) -> String {
-        self.snapshot.borrow().yaml.to_string()
+    fn config_text(&self) -> (u64, String) {
+        let snap = self.snapshot.borrow();
+        (snap.status.generation, snap.yaml.to_string())
     }
 
     fn validate(&self, yaml: &str) -> Result<Valid, Vec<ConfigProblem>> {
@@ -231,6 +277,7 @@ impl Backend for WebBackend {
     }
 
     async fn apply(&self, request: ApplyRequest) -> Result<ApplyView, Refused> {
+        let edit = request.yaml.clone();
         let apply = crate::daemon::ApplyRequest {
             yaml: request.yaml,
             source: "editor".into(),
@@ -240,12 +287,16 @@ impl Backend for WebBackend {
             confirm: (request.confirm_seconds > 0)
                 .then(|| std::time::Duration::from_secs(request.confirm_seconds)),
             client: Some(request.client),
+            base: request.base,
         };
         match self.call(|reply| Msg::Apply(apply, reply)).await {
             Ok(o) => {
                 Ok(ApplyView { generation: o.generation, phase: o.phase, warnings: o.warnings })
             }
             Err(Refusal::Invalid(errors)) => Err(Refused::Invalid(problems(&errors))),
+            Err(Refusal::Stale { base, current }) => {
+                Err(Refused::Stale(self.stale(base, current, &edit).await))
+            }
             Err(other) => Err(Refused::Other(sentence(other))),
         }
     }

@@ -406,6 +406,7 @@ async fn an_operator_edits_applies_rolls_back_adopts_and_watches_the_doctor_in_c
     adopt_the_hand_made_link(&ui, &router).await;
     see_artifacts_and_the_graph(&ui).await;
     watch_the_doctor_fail_live(&ui, &router).await;
+    lose_no_edit_to_a_console_apply(&ui, &router).await;
 
     ui.client.close().await.expect("end the browser session");
 }
@@ -536,6 +537,49 @@ async fn leave_an_apply_unconfirmed(ui: &Ui, router: &Router) {
     let third = history.lines().find(|l| l.split_whitespace().next() == Some("3"));
     assert!(third.is_some_and(|l| l.contains("rolledBack")), "generation 3: {history}");
     ui.shot("history").await;
+}
+
+/// Issue 34 §1: the browser edits (a second route) while the console applies another change
+/// (the first route through another gateway). The browser's apply is refused with what changed;
+/// re-opened, the editor holds both, and the applied config keeps both.
+async fn lose_no_edit_to_a_console_apply(ui: &Ui, router: &Router) {
+    ui.goto("/config").await;
+    ui.wait_text("h1", "Config").await;
+    ui.type_in_editor(None, SECOND_ROUTE).await;
+    ui.wait_text("#problems", "Valid: 4 resources").await;
+
+    let console = router.config_file().replace("via: 10.9.0.254", "via: 10.9.0.253");
+    let file = router.dir.path().join("console.yaml");
+    std::fs::write(&file, &console).expect("write");
+    let applied = router.ctl_json(&[
+        "apply",
+        "-f",
+        &file.to_string_lossy(),
+        "--no-confirm",
+        "--comment",
+        "from the console",
+    ]);
+    assert!(applied.is_some(), "the console's apply");
+
+    ui.choose_confirm_window(0).await;
+    ui.click("form[action='/config/apply'] > .row > button[type=submit]:not([formaction])").await;
+    ui.wait_text("h1", "The config changed while you edited it").await;
+    ui.wait_text("#stale", "from the console").await;
+    assert!(ui.text("#changes").await.contains("+        via: 10.9.0.253"), "what changed");
+    assert_eq!(router.config_file(), console, "nothing applied");
+    ui.shot("stale-apply").await;
+
+    ui.click("#reopen").await;
+    ui.wait_text("h1", "Config").await;
+    let merged = ui.editor_text().await;
+    assert!(merged.contains("via: 10.9.0.253") && merged.contains("to-lab-2"), "{merged}");
+    ui.choose_confirm_window(0).await;
+    ui.click("form[action='/config/apply'] > .row > button[type=submit]:not([formaction])").await;
+    ui.wait_text("h1", "Overview").await;
+    // (The doctor's step took the LAN's routes away: the applied text tells.)
+    let applied = router.config_file();
+    assert!(applied.contains("via: 10.9.0.253") && applied.contains("to-lab-2"), "{applied}");
+    ui.shot("edit-reapplied").await;
 }
 
 /// `lan0`, made by hand before routerd started, is declared but not owned: select it, approve,

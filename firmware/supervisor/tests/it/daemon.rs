@@ -1067,7 +1067,68 @@ fn the_web_ui_sets_up_the_password_with_the_console_token_and_logs_in() {
     assert!(metrics.contains("routerd_reconciles_total"), "no session needed: {metrics}");
 }
 
-/// `application/x-www-form-urlencoded` of `text`.
+#[test]
+fn an_apply_edited_from_an_older_generation_is_refused_on_the_console_and_in_the_web_ui() {
+    // Issue 34 §1: the console's change was silently undone by an editor opened before it.
+    let lab = Lab::new("stale");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_daemon, port, token) = serve_web(&lab, dir.path(), "127.0.0.1");
+    let socket = dir.path().join("control.sock").to_string_lossy().into_owned();
+    let ctl = |args: &[&str]| {
+        Command::new(routerctl()).args(["--socket", &socket]).args(args).output().expect("ctl")
+    };
+    let form = format!("token={token}&password=stale-test-pw-9&again=stale-test-pw-9");
+    web(port, "POST", "/setup", &form, "");
+    let (_, headers, _) = web(port, "POST", "/login", "password=stale-test-pw-9", "");
+    let cookie = headers
+        .lines()
+        .find_map(|l| l.strip_prefix("set-cookie: "))
+        .and_then(|c| c.split(';').next())
+        .expect("a session cookie")
+        .to_string();
+    // The browser opens the editor on generation 1.
+    let (_, _, editor) = web(port, "GET", "/config", "", &cookie);
+    assert!(editor.contains("name=\"base\" value=\"1\""), "{editor}");
+    let csrf = editor.split("name=\"csrf\" value=\"").nth(1).and_then(|r| r.split('"').next());
+    let csrf = csrf.expect("csrf").to_string();
+    let opened = CONFIG;
+
+    // Meanwhile the console applies generation 2 (a route).
+    let file = dir.path().join("console.yaml");
+    std::fs::write(&file, with_route()).expect("write");
+    let out = ctl(&["apply", "-f", &file.to_string_lossy(), "--no-confirm", "--comment", "route"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // A console edit of generation 1 is refused too, and changes nothing.
+    let out = ctl(&["apply", "-f", &file.to_string_lossy(), "--no-confirm", "--base", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("409") && stderr.contains("generation 2 has been applied since"));
+
+    // The browser applies its edit of generation 1 (a comment line at the top): refused, with
+    // what changed and the edit re-applied to generation 2.
+    let edited = format!("# edited in the browser\n{opened}");
+    let body = format!("csrf={csrf}&base=1&confirm=0&comment=mine&yaml={}", form_encode(&edited));
+    let (status_line, _, page) = web(port, "POST", "/config/apply", &body, &cookie);
+    assert!(status_line.contains("409"), "{status_line}");
+    assert!(page.contains("You edited generation 1, but generation 2 has been applied since"));
+    assert!(page.contains("/cli at ") && page.contains(": route)"), "who and why: {page}");
+    assert!(page.contains("<span class=\"add\">+      kind: IPv4StaticRoute</span>"), "{page}");
+    assert!(page.contains("apply cleanly on top of generation 2"), "{page}");
+    let merged = page.split("name=\"yaml\" value=\"").nth(1).and_then(|r| r.split('"').next());
+    let merged = merged.expect("the merged text");
+    assert!(merged.starts_with("# edited in the browser") && merged.contains("100.64.0.0/24"));
+    let history = ctl(&["-o", "json", "history"]);
+    let history = String::from_utf8_lossy(&history.stdout).into_owned();
+    assert_eq!(history.matches("\"generation\"").count(), 2, "nothing applied: {history}");
+    let routes = Command::new("ip")
+        .args(["-n", lab.name(), "-j", "route", "show", "table", "1000"])
+        .output()
+        .expect("ip");
+    let routes = String::from_utf8_lossy(&routes.stdout);
+    assert!(routes.contains("100.64.0.0"), "the console's route is still there: {routes}");
+}
+
+/// `application/x-www-form-urlencoded` of `text`./// `application/x-www-form-urlencoded` of `text`.
 fn form_encode(text: &str) -> String {
     text.bytes()
         .map(|b| match b {
