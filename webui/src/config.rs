@@ -27,21 +27,39 @@ struct EditorPage {
     yaml: String,
     /// The generation `yaml` was edited from (the form sends it back).
     base: Option<u64>,
+    /// The operator's comment, kept from form to form.
+    comment: String,
     problems: Vec<ConfigProblem>,
     error: Option<String>,
 }
 
-/// The editor holding `yaml` (edited from generation `base`), with the problems or the
-/// refusal of the last attempt.
+/// An edit in progress: the text, the generation it was edited from and the comment typed
+/// with it, carried from the editor to the plan page and back.
+struct Draft {
+    base: Option<u64>,
+    yaml: String,
+    comment: String,
+}
+
+/// The editor holding `draft`, with the problems or the refusal of the last attempt.
 fn editor_page(
     csrf: String,
-    (base, yaml): (Option<u64>, String),
+    draft: Draft,
     problems: Vec<ConfigProblem>,
     error: Option<String>,
     status: StatusCode,
 ) -> Response {
-    let page =
-        EditorPage { assets: Links::get(), signed_in: true, csrf, yaml, base, problems, error };
+    let Draft { base, yaml, comment } = draft;
+    let page = EditorPage {
+        assets: Links::get(),
+        signed_in: true,
+        csrf,
+        yaml,
+        base,
+        comment,
+        problems,
+        error,
+    };
     render(&page, status)
 }
 
@@ -53,6 +71,7 @@ struct PlanPage {
     csrf: String,
     yaml: String,
     base: Option<u64>,
+    comment: String,
     plan: PlanView,
 }
 
@@ -143,7 +162,8 @@ pub(crate) async fn editor<B: Backend>(
     SignedIn(session): SignedIn,
 ) -> Response {
     let (base, yaml) = app.backend.config_text();
-    editor_page(session.csrf, (Some(base), yaml), Vec::new(), None, StatusCode::OK)
+    let draft = Draft { base: Some(base), yaml, comment: String::new() };
+    editor_page(session.csrf, draft, Vec::new(), None, StatusCode::OK)
 }
 
 /// The form of the stale-apply page's "re-open the editor" (`POST /config/edit`).
@@ -154,6 +174,8 @@ pub(crate) struct EditForm {
     #[serde(deserialize_with = "unix_lines")]
     yaml: String,
     base: Option<u64>,
+    #[serde(default)]
+    comment: String,
     #[serde(default)]
     conflicts: bool,
 }
@@ -175,7 +197,8 @@ pub(crate) async fn edit<B: Backend>(
          plan and apply."
             .to_string()
     });
-    editor_page(session.csrf, (form.base, form.yaml), Vec::new(), note, StatusCode::OK)
+    let draft = Draft { base: form.base, yaml: form.yaml, comment: form.comment };
+    editor_page(session.csrf, draft, Vec::new(), note, StatusCode::OK)
 }
 
 /// A form carrying the editor's text (validate, plan).
@@ -187,6 +210,9 @@ pub(crate) struct YamlForm {
     yaml: String,
     /// The generation the text was edited from (carried to the plan page's Apply).
     base: Option<u64>,
+    /// The comment typed in the editor (carried to the plan page's Apply).
+    #[serde(default)]
+    comment: String,
 }
 
 /// A textarea's text with the CRLF line breaks browsers send (HTML's form submission rules)
@@ -257,7 +283,7 @@ pub(crate) async fn apply<B: Backend>(
         );
         return editor_page(
             session.csrf,
-            (form.base, form.yaml),
+            Draft { base: form.base, yaml: form.yaml, comment: form.comment },
             Vec::new(),
             Some(error),
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -290,7 +316,8 @@ pub(crate) async fn apply<B: Backend>(
         ),
         Err(Refused::Other(message)) => (Vec::new(), Some(message), StatusCode::CONFLICT),
     };
-    editor_page(session.csrf, (form.base, form.yaml), problems, error, status)
+    let draft = Draft { base: form.base, yaml: form.yaml, comment: form.comment };
+    editor_page(session.csrf, draft, problems, error, status)
 }
 
 #[derive(Deserialize)]
@@ -400,6 +427,7 @@ pub(crate) async fn plan<B: Backend>(
                 csrf: session.csrf,
                 yaml: form.yaml,
                 base: form.base,
+                comment: form.comment,
                 plan,
             };
             let mut response = render(&page, StatusCode::OK);
@@ -427,7 +455,8 @@ pub(crate) async fn plan<B: Backend>(
                 }
             };
             let status = StatusCode::UNPROCESSABLE_ENTITY;
-            editor_page(session.csrf, (form.base, form.yaml), problems, Some(error), status)
+            let draft = Draft { base: form.base, yaml: form.yaml, comment: form.comment };
+            editor_page(session.csrf, draft, problems, Some(error), status)
         }
     }
 }

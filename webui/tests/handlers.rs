@@ -783,10 +783,12 @@ async fn an_edit_of_an_older_generation_is_refused_with_what_changed_and_can_be_
     assert!(editor.contains("between &#60;&#60;&#60;&#60;&#60;&#60;&#60; and"), "{editor}");
     let forged = ui.post("/config/edit", "csrf=x&yaml=a", Some(&cookie)).await;
     assert_eq!(forged.status(), StatusCode::FORBIDDEN);
-    // The base goes through the plan page to its Apply.
-    let plan = format!("csrf={csrf}&base=1&yaml={}", urlencode("name: lan\n"));
+    // The base and the comment go through the plan page to its Apply (issue 34 §2: the
+    // comment was lost there).
+    let plan = format!("csrf={csrf}&base=1&comment=why+not&yaml={}", urlencode("name: lan\n"));
     let page = body(ui.post("/config/plan", &plan, Some(&cookie)).await).await;
     assert!(page.contains("name=\"base\" value=\"1\""), "{page}");
+    assert!(page.contains("name=\"comment\" value=\"why not\""), "{page}");
     let fresh = format!("csrf={csrf}&base=1&confirm=0&yaml={}", urlencode("name: lan\n"));
     assert_eq!(
         ui.post("/config/apply", &fresh, Some(&cookie)).await.status(),

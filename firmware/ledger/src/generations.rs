@@ -30,6 +30,8 @@ pub enum Channel {
     Api,
     /// The config file found at start.
     Boot,
+    /// The daemon's confirm timer: an apply not confirmed in time rolled back.
+    Timer,
 }
 
 /// How a generation's apply went.

@@ -415,7 +415,7 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
             let request = serde_json::json!({
                 "yaml": yaml,
                 "comment": comment,
-                "author": std::env::var("USER").unwrap_or_else(|_| "root".into()),
+                "author": user(),
                 "channel": "cli",
                 "confirmTimeoutSeconds": seconds,
                 "clientAddress": client,
@@ -429,7 +429,8 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
             }
         }
         Command::Confirm => {
-            let body = call(&cli.socket, Method::POST, "/v1/confirm", None).await?;
+            let request = serde_json::json!({ "author": user(), "channel": "cli" });
+            let body = call(&cli.socket, Method::POST, "/v1/confirm", Some(request)).await?;
             if structured {
                 print_doc(cli.output, &body)?;
             } else {
@@ -437,7 +438,8 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
             }
         }
         Command::Rollback { generation } => {
-            let request = serde_json::json!({ "generation": generation });
+            let request =
+                serde_json::json!({ "generation": generation, "author": user(), "channel": "cli" });
             let body = call(&cli.socket, Method::POST, "/v1/rollback", Some(request)).await?;
             if structured {
                 print_doc(cli.output, &body)?;
@@ -525,6 +527,11 @@ fn ledger_table(list: &serde_json::Value) -> String {
         }
     }
     out
+}
+
+/// The console user (`$USER`, `root` when unset): the author the daemon records.
+fn user() -> String {
+    std::env::var("USER").unwrap_or_else(|_| "root".into())
 }
 
 fn parse(body: &str) -> Result<serde_json::Value, Failure> {

@@ -138,10 +138,38 @@ fn default_confirm() -> u64 {
 }
 
 /// Body of `POST /v1/rollback` (optional).
-#[derive(Deserialize, Default)]
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct RollbackBody {
     generation: Option<u64>,
+    /// Who asks (recorded as the new generation's author).
+    #[serde(default = "default_author")]
+    author: String,
+    /// Through which door.
+    #[serde(default = "default_channel")]
+    channel: Channel,
+}
+
+impl Default for RollbackBody {
+    fn default() -> Self {
+        Self { generation: None, author: default_author(), channel: default_channel() }
+    }
+}
+
+/// Body of `POST /v1/confirm` (optional): who confirms, for the log.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ConfirmBody {
+    #[serde(default = "default_author")]
+    author: String,
+    #[serde(default = "default_channel")]
+    channel: Channel,
+}
+
+impl Default for ConfirmBody {
+    fn default() -> Self {
+        Self { author: default_author(), channel: default_channel() }
+    }
 }
 
 /// An optional JSON body: empty means `T::default()`; malformed gives the message of a 400.
@@ -228,8 +256,13 @@ async fn apply(State(state): State<ControlState>, body: axum::body::Bytes) -> Re
     ask(&state, |reply| Msg::Apply(request, reply)).await
 }
 
-async fn confirm(State(state): State<ControlState>) -> Response {
-    ask(&state, |reply| Msg::Confirm(Actor::control_socket(), reply)).await
+async fn confirm(State(state): State<ControlState>, body: axum::body::Bytes) -> Response {
+    let body: ConfirmBody = match optional_body(&body) {
+        Ok(b) => b,
+        Err(message) => return error(StatusCode::BAD_REQUEST, &message),
+    };
+    let by = Actor::control_socket(body.author, body.channel);
+    ask(&state, |reply| Msg::Confirm(by, reply)).await
 }
 
 async fn rollback(State(state): State<ControlState>, body: axum::body::Bytes) -> Response {
@@ -237,7 +270,8 @@ async fn rollback(State(state): State<ControlState>, body: axum::body::Bytes) ->
         Ok(b) => b,
         Err(message) => return error(StatusCode::BAD_REQUEST, &message),
     };
-    ask(&state, |reply| Msg::Rollback(body.generation, Actor::control_socket(), reply)).await
+    let by = Actor::control_socket(body.author, body.channel);
+    ask(&state, |reply| Msg::Rollback(body.generation, by, reply)).await
 }
 
 async fn history(

@@ -281,7 +281,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
             }
             _ = resync.tick() => Msg::Reconcile(Trigger::Resync),
             _ = sleep_until_some(confirm_at) => {
-                daemon.rollback(None, "not confirmed in time").await.ok();
+                daemon.rollback(None, &Actor::timer(), "not confirmed in time").await.ok();
                 continue;
             }
             Some(m) = msgs.recv() => m,
@@ -330,7 +330,7 @@ impl Daemon {
             }
             Msg::Rollback(generation, by, reply) => {
                 let why = format!("rolled back by {by}");
-                let _ = reply.send(self.rollback(generation, &why).await);
+                let _ = reply.send(self.rollback(generation, &by, &why).await);
             }
             Msg::Generations(which, reply) => {
                 let ledger = self.session.ledger();
@@ -691,7 +691,13 @@ impl Daemon {
 
     /// Applies an earlier generation's text again: `target`, or the one before the pending
     /// apply. The pending apply, if any, is marked rolled back.
-    async fn rollback(&mut self, target: Option<u64>, why: &str) -> Result<ApplyOutcome, Refusal> {
+    /// The new generation records `by` as its author and channel (issue 34 §2).
+    async fn rollback(
+        &mut self,
+        target: Option<u64>,
+        by: &Actor,
+        why: &str,
+    ) -> Result<ApplyOutcome, Refusal> {
         let pending = self.confirm.as_ref().map(|(_, p)| p.clone());
         let target = match (target, &pending) {
             (Some(t), _) => t,
@@ -728,8 +734,8 @@ impl Daemon {
             generation: doc.generation,
             yaml: record.yaml,
             digest: record.digest,
-            author: "routerd".into(),
-            channel: record.channel,
+            author: by.user.clone(),
+            channel: by.channel,
             comment: match &pending {
                 Some(p) => {
                     format!("rollback to generation {target}: generation {} {why}", p.generation)

@@ -129,9 +129,15 @@ impl Actor {
         Self { user: "admin".into(), channel: Channel::Web, client: Some(client) }
     }
 
-    /// A request on the control socket (mode 0600: root).
-    pub fn control_socket() -> Self {
-        Self { user: "root".into(), channel: Channel::Api, client: None }
+    /// A request on the control socket (mode 0600: root) by `user` through `channel`, as the
+    /// client says (`routerctl` sends `$USER` and `cli`).
+    pub fn control_socket(user: String, channel: Channel) -> Self {
+        Self { user, channel, client: None }
+    }
+
+    /// The daemon's own confirm timer.
+    pub fn timer() -> Self {
+        Self { user: "routerd".into(), channel: Channel::Timer, client: None }
     }
 }
 

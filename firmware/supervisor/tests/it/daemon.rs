@@ -365,7 +365,7 @@ fn an_unconfirmed_apply_is_rolled_back_and_a_confirmed_one_stays() {
     assert!(s.has_route());
     assert_eq!(s.config_file(), with_route());
     let log = std::fs::read_to_string(s.log()).expect("log");
-    assert!(log.contains("confirmed by root (Api) on the control socket"), "{log}");
+    assert!(log.contains(" (Cli) on the control socket"), "who confirmed: {log}");
     let results = s.results();
     assert_eq!(results.last().map(String::as_str), Some("applied"), "{results:?}");
     let again = s.ctl(&["confirm"]);
@@ -382,6 +382,25 @@ fn an_unconfirmed_apply_is_rolled_back_and_a_confirmed_one_stays() {
     assert!(diff.starts_with("--- generation 1\n+++ generation "), "{diff}");
     assert!(diff.contains("\n+        via: 10.9.0.254\n"), "{diff}");
     assert!(diff.contains("\n+        adminUp: true\n"), "{diff}");
+
+    // Who rolled back is recorded (issue 34 §2): the confirm timer as its own channel, a
+    // console user by name.
+    let by = |record: &serde_json::Value| {
+        format!("{}/{}", record["author"].as_str().unwrap_or(""), record["channel"])
+    };
+    let history = s.history();
+    let list = history.as_array().expect("a list");
+    let timer = list.iter().find(|r| r["comment"].as_str().is_some_and(|c| c.contains("rollback")));
+    assert_eq!(timer.map(by).as_deref(), Some("routerd/\"timer\""), "{history}");
+    let out = Command::new(routerctl())
+        .args(["--socket", &s.socket().to_string_lossy(), "rollback", "1"])
+        .env("USER", "ops")
+        .output()
+        .expect("routerctl");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let history = s.history();
+    let last = history.as_array().and_then(|l| l.last().cloned()).expect("generations");
+    assert_eq!(by(&last), "ops/\"cli\"", "{last}");
     s.stop();
 }
 
