@@ -102,7 +102,10 @@ struct CountdownFragment {
 #[derive(Template)]
 #[template(path = "banner.html")]
 struct BannerFragment {
+    csrf: String,
     fallback: Option<crate::FallbackView>,
+    confirm: Option<crate::ConfirmView>,
+    timed_out: Option<crate::TimedOutView>,
 }
 
 /// Why a request was turned away before its handler ran.
@@ -390,13 +393,43 @@ pub(crate) async fn countdown<B: Backend>(
 /// the page): the config file that did not load at start, and what runs instead.
 pub(crate) async fn banner<B: Backend>(
     State(app): State<Arc<AppState<B>>>,
-    _: SignedIn,
+    SignedIn(session): SignedIn,
 ) -> Response {
-    let fragment = BannerFragment { fallback: app.backend.overview().config_fallback };
+    let view = app.backend.overview();
+    let dismissed = app.dismissed.lock().map(|d| d.clone()).unwrap_or_default();
+    let fragment = BannerFragment {
+        csrf: session.csrf,
+        fallback: view.config_fallback,
+        confirm: view.pending_confirm,
+        timed_out: view.timed_out.filter(|t| dismissed.as_deref() != Some(t.at.as_str())),
+    };
     match fragment.render() {
         Ok(html) => Html(html).into_response(),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
     }
+}
+
+#[derive(Deserialize)]
+pub(crate) struct DismissForm {
+    #[serde(default)]
+    csrf: String,
+    /// The `at` of the notice dismissed.
+    at: String,
+}
+
+/// `POST /notice/dismiss`: the timed-out apply's notice leaves every page (until another).
+pub(crate) async fn dismiss<B: Backend>(
+    State(app): State<Arc<AppState<B>>>,
+    headers: HeaderMap,
+    Form(form): Form<DismissForm>,
+) -> Response {
+    if let Err(denied) = checked(&app, &headers, &form.csrf) {
+        return denied.into_response();
+    }
+    if let Ok(mut dismissed) = app.dismissed.lock() {
+        *dismissed = Some(form.at);
+    }
+    Redirect::to("/").into_response()
 }
 
 fn now_unix() -> u64 {

@@ -467,6 +467,19 @@ pub struct Overview {
     pub pending_confirm: Option<ConfirmView>,
     /// The config file did not load at start: what runs instead (every page's banner).
     pub config_fallback: Option<FallbackView>,
+    /// The last apply the confirm timer rolled back (announced on every page until dismissed).
+    pub timed_out: Option<TimedOutView>,
+}
+
+/// An apply not confirmed in time and rolled back by the daemon's timer.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TimedOutView {
+    /// The generation that was not confirmed.
+    pub generation: u64,
+    /// The generation whose text came back.
+    pub restored: u64,
+    /// RFC 3339 time of the rollback (also what a dismissal names).
+    pub at: String,
 }
 
 /// The config file did not load at start (the daemon's `configFallback`).
@@ -517,6 +530,8 @@ pub(crate) struct AppState<B> {
     /// Where every password hash runs, one at a time.
     hasher: Hasher,
     options: Options,
+    /// The `at` of the timed-out apply whose notice the operator dismissed.
+    pub(crate) dismissed: std::sync::Mutex<Option<String>>,
 }
 
 /// The UI's routes over `backend`. Serve with
@@ -529,6 +544,7 @@ pub fn router<B: Backend>(backend: Arc<B>, options: Options) -> Router {
         gate: LoginGate::default(),
         hasher: Hasher::new(HASH_QUEUE),
         options,
+        dismissed: std::sync::Mutex::new(None),
     });
     Router::new()
         .route("/", get(overview::<B>))
@@ -540,6 +556,7 @@ pub fn router<B: Backend>(backend: Arc<B>, options: Options) -> Router {
         .route("/config/apply", post(config::apply::<B>))
         .route("/config/plan", post(config::plan::<B>))
         .route("/config/edit", post(config::edit::<B>))
+        .route("/notice/dismiss", post(config::dismiss::<B>))
         .route("/confirm", post(config::confirm::<B>))
         .route("/rollback", post(config::rollback::<B>))
         .route("/confirm/countdown", get(config::countdown::<B>))

@@ -835,12 +835,17 @@ async fn apply_needs_csrf_refuses_invalid_text_and_opens_a_confirm_window() {
     assert_eq!((recorded[0].confirm_seconds, recorded[0].comment.as_str()), (90, "move lan"));
     assert_eq!(recorded[0].yaml, "name: lan\nifname: lan0\n");
 
-    // The overview shows the countdown with Confirm and Roll back.
-    let overview = body(ui.get("/", Some(&cookie)).await).await;
+    // Every page's banner shows the countdown with Confirm and Roll back (issue 34 §2: it was
+    // on the Overview only).
+    let page = body(ui.get("/ledger", Some(&cookie)).await).await;
+    assert!(page.contains("hx-get=\"/banner\""), "{page}");
+    let banner = body(ui.get("/banner", Some(&cookie)).await).await;
     assert!(
-        overview.contains("hx-get=\"/confirm/countdown\"")
-            && overview.contains("action=\"/confirm\""),
-        "{overview}"
+        banner.contains("hx-get=\"/confirm/countdown\"")
+            && banner.contains("action=\"/confirm\"")
+            && banner.contains("action=\"/rollback\"")
+            && banner.contains(&format!("name=\"csrf\" value=\"{csrf}\"")),
+        "{banner}"
     );
     let countdown = body(ui.get("/confirm/countdown", Some(&cookie)).await).await;
     assert!(

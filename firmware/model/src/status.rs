@@ -37,6 +37,23 @@ pub struct DaemonStatus {
     /// invalid at start; cleared once a config is applied (which writes the file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_fallback: Option<ConfigFallback>,
+    /// The last apply the confirm timer rolled back since the daemon started (the web UI
+    /// announces it until dismissed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_timed_out: Option<TimedOutConfirm>,
+}
+
+/// An apply not confirmed in time: generation `generation` was rolled back to `restored`'s
+/// text at `at`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimedOutConfirm {
+    /// The generation that was not confirmed.
+    pub generation: u64,
+    /// The generation whose text came back.
+    pub restored: u64,
+    /// RFC 3339 time of the rollback.
+    pub at: String,
 }
 
 /// The config file could not be used at start: what was wrong, and what runs instead.

@@ -41,6 +41,7 @@ fn the_status_table_fits_80_columns() {
         last_error: Some("e".repeat(200)),
         pending_confirm: None,
         config_fallback: None,
+        last_timed_out: None,
     };
     let table = status_table(&status);
     assert!(table.lines().all(|l| l.chars().count() <= 80), "{table}");

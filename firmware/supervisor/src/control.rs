@@ -645,6 +645,7 @@ pub mod fuzzing {
                 last_error: None,
                 pending_confirm: None,
                 config_fallback: None,
+                last_timed_out: None,
             },
             result: None,
             resources: Arc::new(Vec::new()),

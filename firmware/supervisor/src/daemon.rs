@@ -33,7 +33,7 @@ use routerd_engine::{ConfigInput, Phase, ResultDocument, Session, SessionOptions
 use routerd_host::Netns;
 use routerd_host::netlink::{Change, NetlinkMonitor};
 use routerd_ledger::{Channel, GenerationRecord, GenerationResult, PendingConfirm};
-use routerd_model::status::{ConfirmStatus, DaemonStatus, ReconcileSummary};
+use routerd_model::status::{ConfirmStatus, DaemonStatus, ReconcileSummary, TimedOutConfirm};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{mpsc, watch};
 
@@ -164,6 +164,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         last_error: None,
         pending_confirm: None,
         config_fallback: start.fallback,
+        last_timed_out: None,
     };
     let (snapshot_tx, snapshot_rx) = watch::channel(Snapshot {
         status: status.clone(),
@@ -281,7 +282,14 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
             }
             _ = resync.tick() => Msg::Reconcile(Trigger::Resync),
             _ = sleep_until_some(confirm_at) => {
-                daemon.rollback(None, &Actor::timer(), "not confirmed in time").await.ok();
+                let waited = daemon.confirm.as_ref().map(|(_, p)| (p.generation, p.previous));
+                let rolled = daemon.rollback(None, &Actor::timer(), "not confirmed in time").await;
+                if let (Some((generation, restored)), Ok(_)) = (waited, rolled) {
+                    let at = rfc3339(unix_now());
+                    daemon.status.last_timed_out =
+                        Some(TimedOutConfirm { generation, restored, at });
+                    daemon.publish(None);
+                }
                 continue;
             }
             Some(m) = msgs.recv() => m,

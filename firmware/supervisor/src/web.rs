@@ -229,6 +229,11 @@ impl Backend for WebBackend {
                 running: f.running,
                 errors: f.errors.clone(),
             }),
+            timed_out: s.last_timed_out.as_ref().map(|t| routerd_webui::TimedOutView {
+                generation: t.generation,
+                restored: t.restored,
+                at: t.at.clone(),
+            }),
             pending_confirm: s.pending_confirm.as_ref().map(|c| ConfirmView {
                 generation: c.generation,
                 previous: c.previous,

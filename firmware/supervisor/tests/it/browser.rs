@@ -529,10 +529,23 @@ async fn leave_an_apply_unconfirmed(ui: &Ui, router: &Router) {
         ui.text("h1").await.contains("Overview") && ui.text("#confirm").await.is_empty()
     })
     .await;
+    // Announced on every page until dismissed (issue 34 §2).
+    ui.wait_text("#timed-out", "Generation 3 was not confirmed and was rolled back at").await;
     ui.shot("overview-after-rollback").await;
 
     ui.goto("/history").await;
     ui.wait_text("table", "not confirmed in time").await;
+    ui.wait_text("#timed-out", "Generation 3 was not confirmed").await;
+    ui.click("#timed-out button[type=submit]").await;
+    ui.wait_text("h1", "Overview").await;
+    ui.goto("/history").await;
+    ui.wait_text("table", "not confirmed in time").await;
+    ui.wait("the banner to load without the notice", async || {
+        ui.script("return document.querySelector('#banner[hx-get]') === null;", Vec::new()).await
+            == serde_json::json!(true)
+    })
+    .await;
+    assert!(ui.text("#timed-out").await.is_empty(), "dismissed");
     let history = ui.text("tbody tr").await;
     let third = history.lines().find(|l| l.split_whitespace().next() == Some("3"));
     assert!(third.is_some_and(|l| l.contains("rolledBack")), "generation 3: {history}");

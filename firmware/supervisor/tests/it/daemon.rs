@@ -1028,8 +1028,8 @@ fn the_web_ui_sets_up_the_password_with_the_console_token_and_logs_in() {
         String::from_utf8_lossy(&out.stdout).contains("100.64.0.0")
     };
     assert!(has_route(), "applied");
-    let (_, _, overview) = web(port, "GET", "/", "", &cookie);
-    assert!(overview.contains("action=\"/rollback\""), "the confirm panel: {overview}");
+    let (_, _, banner) = web(port, "GET", "/banner", "", &cookie);
+    assert!(banner.contains("action=\"/rollback\""), "the confirm panel: {banner}");
     let (status_line, _, _) = web(port, "POST", "/rollback", &format!("csrf={csrf}"), &cookie);
     assert!(status_line.contains("303"), "{status_line}");
     assert!(!has_route(), "rolled back from the browser");
