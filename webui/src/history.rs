@@ -19,6 +19,8 @@ struct HistoryPage {
     signed_in: bool,
     csrf: String,
     generations: Vec<GenerationView>,
+    /// The generation applied now.
+    running: u64,
     error: Option<String>,
 }
 
@@ -69,6 +71,7 @@ pub(crate) async fn list<B: Backend>(
         signed_in: true,
         csrf: session.csrf,
         generations,
+        running: app.backend.overview().generation,
         error,
     };
     render(&page, StatusCode::OK)

@@ -471,7 +471,8 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
             if structured {
                 print_doc(cli.output, &body)?;
             } else {
-                print!("{}", history_table(&parse(&body)?));
+                let status = parse(&call(&cli.socket, Method::GET, "/v1/status", None).await?)?;
+                print!("{}", history_table(&parse(&body)?, status["generation"].as_u64()));
             }
         }
     }
@@ -560,10 +561,11 @@ fn outcome_line(body: &str, verb: &str) -> String {
 }
 
 /// One line per generation: number, time, result, channel/author, comment (80 columns).
-fn history_table(list: &serde_json::Value) -> String {
+/// The generations newest first, the running one marked `*` (issue 34 §2).
+fn history_table(list: &serde_json::Value, running: Option<u64>) -> String {
     let mut out =
         String::from("GEN  APPLIED               RESULT          BY            COMMENT\n");
-    for r in list.as_array().into_iter().flatten() {
+    for r in list.as_array().into_iter().flatten().rev() {
         let when = r["appliedAt"]
             .as_u64()
             .map(|t| {
@@ -578,9 +580,11 @@ fn history_table(list: &serde_json::Value) -> String {
             r["channel"].as_str().unwrap_or("-"),
             r["author"].as_str().unwrap_or("-")
         );
+        let generation = r["generation"].as_u64();
+        let mark = if generation.is_some() && generation == running { "*" } else { "" };
         let line = format!(
             "{:<4} {:<21} {:<15} {:<13} {}",
-            r["generation"].as_u64().map(|g| g.to_string()).unwrap_or_default(),
+            generation.map(|g| format!("{g}{mark}")).unwrap_or_default(),
             when,
             r["result"].as_str().unwrap_or("-"),
             by,

@@ -77,3 +77,17 @@ fn yaml_output_reads_back_as_the_same_document() {
     assert!(text.contains("yaml: |"), "a literal block: {text}");
     assert_eq!(back["checks"][1]["code"].as_str(), Some("T001: x"), "{text}");
 }
+
+#[test]
+fn the_history_lists_the_newest_first_and_marks_the_running_generation() {
+    let record = |g: u64, result: &str| {
+        serde_json::json!({"generation": g, "appliedAt": 1_795_229_100 + g, "result": result,
+            "author": "root", "channel": "cli", "comment": format!("change {g}")})
+    };
+    let list =
+        serde_json::json!([record(1, "applied"), record(2, "rolledBack"), record(3, "applied")]);
+    let table = history_table(&list, Some(3));
+    let generations: Vec<&str> =
+        table.lines().skip(1).filter_map(|l| l.split_whitespace().next()).collect();
+    assert_eq!(generations, ["3*", "2", "1"], "{table}");
+}

@@ -471,12 +471,13 @@ impl Daemon {
                     && r.operations > 0
                 {
                     tracing::info!(
-                        "reconciled generation {} ({}): {} operations, {} failed, phase {}",
+                        "reconciled generation {} ({}): {} operations, {} failed, phase {}: {}",
                         doc.generation,
                         r.trigger,
                         r.operations,
                         r.failed,
-                        doc.phase.as_str()
+                        doc.phase.as_str(),
+                        named_operations(&doc)
                     );
                 }
                 let doc = Arc::new(doc);
@@ -861,6 +862,25 @@ async fn sleep_until_some(at: Option<tokio::time::Instant>) {
         None => std::future::pending().await,
     }
 }
+
+/// The operations of `doc` by name for the log (issue 34 §2: what a resync or a notification
+/// repaired, not "1 operations"): `create linux.ipv4.address/lan0/10.9.0.1/24 (done)`, the
+/// first [`NAMED_OPERATIONS`], then how many more.
+fn named_operations(doc: &ResultDocument) -> String {
+    let mut names: Vec<String> = doc
+        .operations
+        .iter()
+        .take(NAMED_OPERATIONS)
+        .map(|o| format!("{} {}/{} ({})", o.operation, o.kind, o.name, o.result))
+        .collect();
+    if doc.operations.len() > NAMED_OPERATIONS {
+        names.push(format!("and {} more", doc.operations.len() - NAMED_OPERATIONS));
+    }
+    names.join(", ")
+}
+
+/// How many operations a reconcile's log line names.
+const NAMED_OPERATIONS: usize = 5;
 
 fn unix_now() -> u64 {
     SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)

@@ -546,6 +546,9 @@ async fn leave_an_apply_unconfirmed(ui: &Ui, router: &Router) {
     })
     .await;
     assert!(ui.text("#timed-out").await.is_empty(), "dismissed");
+    // The generation the rollback applied is the one running.
+    let rows = ui.text("tbody tr").await;
+    assert!(rows.lines().any(|l| l.starts_with("4 (running)")), "{rows}");
     let history = ui.text("tbody tr").await;
     let third = history.lines().find(|l| l.split_whitespace().next() == Some("3"));
     assert!(third.is_some_and(|l| l.contains("rolledBack")), "generation 3: {history}");

@@ -178,6 +178,15 @@ fn serve_repairs_a_hand_made_change_from_the_netlink_notification_and_stops_on_s
     };
     assert!(code.success(), "exit {code:?}");
     assert!(!socket.exists(), "the control socket is removed on stop");
+    // The log names what the notification's reconcile repaired (issue 34 §2).
+    let mut log = String::new();
+    std::io::Read::read_to_string(&mut daemon.0.stderr.take().expect("stderr"), &mut log)
+        .expect("the daemon's log");
+    let repaired = log.lines().find(|l| l.contains("reconciled generation 1 (address"));
+    assert!(
+        repaired.is_some_and(|l| l.contains("create linux.ipv4.address/lan0/10.9.0.1/24 (done)")),
+        "{log}"
+    );
     let unreachable = Command::new(routerctl())
         .args(["--socket", &socket.to_string_lossy(), "status"])
         .output()
