@@ -908,6 +908,10 @@ async fn history_lists_generations_newest_first_diffs_and_rolls_back() {
     assert!(three < one, "newest first");
     assert!(html.contains("change &#60;2&#62;"), "comments escaped: {html}");
     assert!(html.contains("/history/diff?from=2&amp;to=3"), "{html}");
+    // Any two generations compare: the form preselects the two newest.
+    assert!(html.contains("<form method=\"get\" action=\"/history/diff\""), "{html}");
+    assert!(html.contains("<option value=\"2\" selected>2</option>"), "{html}");
+    assert!(html.contains("<option value=\"3\" selected>3</option>"), "{html}");
     let diff = body(ui.get("/history/diff?from=2&to=3", Some(&cookie)).await).await;
     assert!(
         diff.contains("<span class=\"del\">-a: 1</span>")
