@@ -985,12 +985,7 @@ fn the_web_ui_sets_up_the_password_with_the_console_token_and_logs_in() {
 
     let (status_line, headers, _) = web(port, "POST", "/login", "password=correct+horse", "");
     assert!(status_line.contains("303"), "{status_line}");
-    let cookie = headers
-        .lines()
-        .find_map(|l| l.strip_prefix("set-cookie: "))
-        .and_then(|c| c.split(';').next())
-        .expect("a session cookie")
-        .to_string();
+    let cookie = session_cookie(&headers);
     let (status_line, _, body) = web(port, "GET", "/", "", &cookie);
     assert!(status_line.contains("200"), "{status_line}");
     assert!(body.contains("id=\"phase\">RequiresAdoption<"), "the daemon's phase: {body}");
@@ -1108,12 +1103,7 @@ fn an_apply_edited_from_an_older_generation_is_refused_on_the_console_and_in_the
     let form = format!("token={token}&password=stale-test-pw-9&again=stale-test-pw-9");
     web(port, "POST", "/setup", &form, "");
     let (_, headers, _) = web(port, "POST", "/login", "password=stale-test-pw-9", "");
-    let cookie = headers
-        .lines()
-        .find_map(|l| l.strip_prefix("set-cookie: "))
-        .and_then(|c| c.split(';').next())
-        .expect("a session cookie")
-        .to_string();
+    let cookie = session_cookie(&headers);
     // The browser opens the editor on generation 1.
     let (_, _, editor) = web(port, "GET", "/config", "", &cookie);
     assert!(editor.contains("name=\"base\" value=\"1\""), "{editor}");
@@ -1154,6 +1144,16 @@ fn an_apply_edited_from_an_older_generation_is_refused_on_the_console_and_in_the
         .expect("ip");
     let routes = String::from_utf8_lossy(&routes.stdout);
     assert!(routes.contains("100.64.0.0"), "the console's route is still there: {routes}");
+}
+
+/// The `name=value` of the session cookie a login's response `headers` set.
+fn session_cookie(headers: &str) -> String {
+    headers
+        .lines()
+        .find_map(|l| l.strip_prefix("set-cookie: "))
+        .and_then(|c| c.split(';').next())
+        .expect("a session cookie")
+        .to_string()
 }
 
 /// `application/x-www-form-urlencoded` of `text`./// `application/x-www-form-urlencoded` of `text`.
