@@ -182,6 +182,10 @@ pub struct Intent {
     /// intent; set by de-duplication, never by a render.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub co_owners: Vec<Arc<str>>,
+    /// Declared alike by every resource that needs it, by design (the dnsmasq unit): shared
+    /// without a warning. Set by the render ([`crate::render`]'s `Out::ensure_common`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub common: bool,
     /// Ensure, observe or delete.
     pub action: Action,
     /// Configurator family.

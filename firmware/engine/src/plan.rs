@@ -391,7 +391,8 @@ fn holds_unowned_routes(
 /// One intent per key (issue 33 §5: two resources may declare the same artifact):
 /// - ensure beats observe; of several observe declarations the first is kept;
 /// - ensure declarations with equal attributes share the artifact: the first declarer is the
-///   intent's `owner`, the others its `co_owners`, and each gets a warning naming the others;
+///   intent's `owner`, the others its `co_owners`, and each gets a warning naming the others
+///   (unless the artifact is [`Intent::common`]);
 /// - ensure declarations that differ are a conflict: neither is applied. The intent is kept
 ///   as observe-only (so what is on the host is neither changed nor taken for an orphan), with
 ///   every declarer as owner, and its key is returned with a `Conflict` message naming the
@@ -448,6 +449,7 @@ fn dedupe(
             });
         let key = first.key().clone();
         match differing {
+            None if first.common => {} // shared by design
             None => {
                 let all: Vec<&str> =
                     std::iter::once(&*first.owner).chain(co_owners.iter().map(|o| &**o)).collect();

@@ -420,3 +420,19 @@ fn a_large_report_keeps_each_resource_in_its_slot() {
         assert_eq!(status.phase, crate::Phase::Drifted, "{}: the route is to create", status.id);
     }
 }
+
+#[test]
+fn the_dnsmasq_unit_every_dhcp_resource_declares_is_shared_without_a_warning() {
+    // Issue 33 §5 warns when two resources declare one artifact; the dnsmasq unit is declared
+    // by each DHCP and DNS resource by design.
+    let config = parse_config(include_str!("../../model/tests/fixtures/all-kinds.yaml"), "t")
+        .expect("the fixture parses");
+    let desired =
+        Desired::new(render(&config), &BTreeSet::new(), &|_| crate::item::Support::Applied);
+    let unit = ArtifactKey::new(ArtifactKind::SystemdService, routerd_host::dnsmasq::UNIT);
+    let intent = desired.intents.iter().find(|i| *i.key() == unit).expect("the unit");
+    assert!(intent.common && intent.co_owners.len() >= 2, "{intent:?}");
+    let noisy: Vec<&String> =
+        desired.warnings.values().flatten().filter(|w| w.contains(&unit.to_string())).collect();
+    assert!(noisy.is_empty(), "{noisy:#?}");
+}

@@ -367,6 +367,21 @@ impl Out {
         self.push(spec, Action::Ensure, apply_with, dependencies)
     }
 
+    /// [`Out::ensure`] for an artifact every resource that needs it declares alike by design
+    /// (the dnsmasq unit): shared without the warning two resources on one artifact get.
+    pub(crate) fn ensure_common(
+        &mut self,
+        spec: ArtifactSpec,
+        apply_with: ApplyWith,
+        dependencies: Vec<IntentDep>,
+    ) -> ArtifactKey {
+        let key = self.ensure(spec, apply_with, dependencies);
+        if let Some(intent) = self.intents.last_mut() {
+            intent.common = true;
+        }
+        key
+    }
+
     /// Declares an artifact routerd relies on but never changes.
     pub(crate) fn observe(&mut self, spec: ArtifactSpec, apply_with: ApplyWith) -> ArtifactKey {
         self.push(spec, Action::Observe, apply_with, Vec::new())
@@ -437,6 +452,7 @@ impl Out {
             artifact,
             owner: Arc::clone(&self.owner),
             co_owners: Vec::new(),
+            common: false,
             action,
             apply_with,
             dependencies,

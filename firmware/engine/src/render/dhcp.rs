@@ -74,7 +74,7 @@ pub(super) fn dnsmasq_unit(target: &Target) -> UnitSpec {
 
 /// Declares the dnsmasq unit (shared: every resource declares the same one).
 pub(super) fn ensure_dnsmasq_unit(ctx: &RenderCtx<'_>, out: &mut Out) -> ArtifactKey {
-    out.ensure(ArtifactSpec::Unit(dnsmasq_unit(ctx.target)), ApplyWith::Systemd, Vec::new())
+    out.ensure_common(ArtifactSpec::Unit(dnsmasq_unit(ctx.target)), ApplyWith::Systemd, Vec::new())
 }
 
 /// A lease time in dnsmasq's form (seconds), from a config duration (`12h`, `90m`, `1h30m`); at
