@@ -337,7 +337,8 @@ struct Uncreatable {
 enum Until {
     /// Until the host changes outside routerd (a kernel or module); nothing waits for it.
     Never,
-    /// Until it appears (a link plugged in or made by another tool); its dependents wait.
+    /// Until it appears (a link plugged in or made by another tool, or moved back into the
+    /// namespace); its dependents wait, and its ledger entry, if it has one, stays (ADR 0002).
     Appears,
 }
 

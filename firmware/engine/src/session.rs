@@ -366,8 +366,10 @@ impl Session {
         // ledger is committed and the records are built (none of that touches the host).
         let listing = if log.is_empty() { None } else { Listing::start(self.registry.backends()) };
 
-        // Prepare recorded the creates as the only pending entries (resolve_pending cleared any
-        // older ones): those that did not run or failed go, the rest are promoted at once.
+        // Prepare recorded the creates of what the ledger did not own as the only pending
+        // entries (resolve_pending cleared any older ones): those that did not run or failed
+        // go, the rest are promoted at once. An owned entry is never among them, so a failed
+        // re-create of an owned artifact leaves its entry as it was.
         let mut changes = Vec::new();
         for (key, put) in created_keys.iter().zip(&prepared) {
             let LedgerChange::Put(entry) = put else { continue };
@@ -690,7 +692,8 @@ impl Session {
         Ok(!changes.is_empty())
     }
 
-    /// Records every create the plan is about to run as `Pending`, in one transaction.
+    /// Records every create the plan is about to run as `Pending`, in one transaction, except
+    /// the creates of artifacts the ledger already owns (see [`records_create`]).
     /// Returns the keys and, at the same positions, the `Put` changes written.
     fn prepare(
         &self,
@@ -709,11 +712,7 @@ impl Session {
         for op in plan.ops.ops.iter().filter(|o| o.op == Operation::Create) {
             let key = artifact_key(&op.key);
             let Some(intent) = by_key.get(&key) else { continue };
-            if intent.action != Action::Ensure
-                || !is_inventory_backed(key.kind)
-                || plan.desired.blocked.contains_key(&key)
-                || !seen.insert(key.clone())
-            {
+            if !records_create(plan, intent) || !seen.insert(key.clone()) {
                 continue;
             }
             keys.push(key);
@@ -817,6 +816,22 @@ impl Session {
             )
         ))
     }
+}
+
+/// Whether prepare records the create of `intent`'s artifact as a new `Pending` entry: an
+/// inventory-backed `ensure` that can be applied and that the ledger does not already own.
+///
+/// An owned artifact that is absent (deleted by hand, or a link moved out of the namespace for
+/// a while) is created again under the entry it has: ownership, once proven by a create or an
+/// adoption, is not given up because the artifact was away (issue 34 §4; ADR 0002). Rewriting
+/// the entry as a `Pending` create would turn an adopted artifact into a created one, and a
+/// create that then failed, was skipped, or was cut short by a crash would drop the entry, so
+/// the artifact, back on the host, would be an adoption candidate again.
+fn records_create(plan: &EnginePlan, intent: &Intent) -> bool {
+    intent.action == Action::Ensure
+        && is_inventory_backed(intent.kind())
+        && !plan.desired.blocked.contains_key(intent.key())
+        && !plan.owned.contains(intent.key())
 }
 
 /// The executed operations as records, followed by planned operations that did not run

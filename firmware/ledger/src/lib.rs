@@ -6,12 +6,14 @@
 //! it depends on nothing of ours.
 //!
 //! Crash safety follows a write-ahead rule. Before apply, the engine records every artifact it is
-//! about to create as [`EntryState::Pending`] in one durable transaction; after apply it drops
-//! the ones that failed and promotes the rest to [`EntryState::Owned`] ([`LedgerChange::Promote`],
+//! about to create, and does not own yet, as [`EntryState::Pending`] in one durable transaction;
+//! after apply it drops the ones that failed and promotes the rest to [`EntryState::Owned`] ([`LedgerChange::Promote`],
 //! or [`LedgerChange::PromoteAll`]) in a second one. A run
 //! that finds `Pending` entries left by a crash resolves them against the host: present means we
 //! created it (nothing else was supposed to), absent means the create never happened. Either way
-//! no artifact we created is ever unrecorded. Two fsyncs per reconcile, not one per artifact.
+//! no artifact we created is ever unrecorded. An artifact already owned that the engine creates
+//! again (it was missing) keeps its entry as it is, origin included, so a failed re-create or a
+//! crash never drops it. Two fsyncs per reconcile, not one per artifact.
 //!
 //! Storage: one redb file (ACID, stable format; see `docs/adr/0001-ledger-store.md`). A
 //! [`Ledger::open_read_only`] handle never writes the file, so dry runs leave it byte-identical.

@@ -1,6 +1,7 @@
 //! Engine integration tests: the whole pipeline against the real kernel in network namespaces
 //! (root required; each test builds and removes its own namespaces).
 
+mod adoption;
 mod dnsmasq;
 mod drawing;
 mod health;
