@@ -78,3 +78,11 @@ fuzz-config seconds="600":
 fuzz-control seconds="600":
     cargo fuzz --version >/dev/null 2>&1 || cargo install --locked cargo-fuzz
     cd fuzz && cargo +nightly fuzz run control corpus/control -- -max_total_time={{seconds}} -max_len=65536
+
+# The web UI's screenshots in webui/screenshots (every page at 1280 and 390 px wide), taken by
+# the Chromium test (root); review them as a diff before committing.
+screenshots:
+    cargo build --locked -p routerd-supervisor -p routerd-routerctl
+    cargo nextest run --locked -p routerd-supervisor --test it an_operator_edits
+    mkdir -p webui/screenshots
+    for f in target/tmp/browser/*-1280-*.png target/tmp/browser/*-390-*.png; do cp "$f" "webui/screenshots/$(basename "$f" | sed 's/^[0-9]*-//')"; done

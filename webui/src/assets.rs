@@ -78,8 +78,10 @@ pub struct Links {
     pub css: String,
     /// htmx.
     pub htmx: String,
-    /// Our live-panel script.
+    /// Our script: live panels, the editor's line numbers and jumps, the graph's pan and zoom.
     pub js: String,
+    /// svg-pan-zoom (the dependency graph's pan and zoom).
+    pub panzoom: String,
     /// The page icon (SVG).
     pub icon: String,
 }
@@ -91,6 +93,7 @@ impl Links {
             css: url("routerd.css"),
             htmx: url("htmx.min.js"),
             js: url("routerd.js"),
+            panzoom: url("svg-pan-zoom.min.js"),
             icon: url("routerd-icon.svg"),
         }
     }

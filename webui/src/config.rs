@@ -1,5 +1,9 @@
-//! The config editor (validate as you type, through htmx), apply with a confirm window, and the
-//! confirm countdown with its Confirm / Roll back buttons.
+//! The config editor (validate as you type, through htmx), the plan page (the YAML diff against
+//! the running config and the operations), apply with a confirm window, and the confirm
+//! countdown with its Confirm / Roll back buttons.
+//!
+//! The editor is a plain textarea (no soft wrap) that works without script; `routerd.js` adds
+//! the line-number gutter and makes each problem's "line L, column C" jump to its place.
 //!
 //! Every POST here needs a session and its CSRF token; htmx requests send the token with the
 //! form (`hx-include`).
@@ -29,8 +33,19 @@ struct EditorPage {
     base: Option<u64>,
     /// The operator's comment, kept from form to form.
     comment: String,
+    /// Always `None` here: the problems block is shared with [`ProblemsFragment`].
+    valid: Option<crate::Valid>,
     problems: Vec<ConfigProblem>,
     error: Option<String>,
+}
+
+impl EditorPage {
+    /// The gutter's line numbers for `yaml` as the textarea shows it (a final line break opens
+    /// an empty last line), one a line; the script keeps them current while typing.
+    fn gutter(&self) -> String {
+        let lines = self.yaml.split('\n').count();
+        (1..=lines).map(|n| format!("{n}\n")).collect()
+    }
 }
 
 /// An edit in progress: the text, the generation it was edited from and the comment typed
@@ -57,6 +72,7 @@ fn editor_page(
         yaml,
         base,
         comment,
+        valid: None,
         problems,
         error,
     };
@@ -73,6 +89,10 @@ struct PlanPage {
     base: Option<u64>,
     comment: String,
     plan: PlanView,
+    /// The generation running now, which `changes` is against.
+    running: u64,
+    /// The unified diff from the running config's text to `yaml`.
+    changes: Vec<crate::history::DiffLine>,
 }
 
 #[derive(Template)]
@@ -86,8 +106,9 @@ struct StalePage {
     comment: String,
 }
 
+/// The editor's problems block alone (validate as you type swaps it in).
 #[derive(Template)]
-#[template(path = "problems.html")]
+#[template(path = "config.html", block = "problems")]
 struct ProblemsFragment {
     valid: Option<crate::Valid>,
     problems: Vec<ConfigProblem>,
@@ -169,7 +190,8 @@ pub(crate) async fn editor<B: Backend>(
     editor_page(session.csrf, draft, Vec::new(), None, StatusCode::OK)
 }
 
-/// The form of the stale-apply page's "re-open the editor" (`POST /config/edit`).
+/// The form of the stale-apply page's "re-open the editor" and the plan page's Edit
+/// (`POST /config/edit`).
 #[derive(Deserialize)]
 pub(crate) struct EditForm {
     #[serde(default)]
@@ -184,7 +206,7 @@ pub(crate) struct EditForm {
 }
 
 /// `POST /config/edit`: the editor holding the posted text, edited from generation `base` (the
-/// edit re-applied to a generation applied meanwhile).
+/// edit re-applied to a generation applied meanwhile, or the plan page's text taken back).
 pub(crate) async fn edit<B: Backend>(
     State(app): State<Arc<AppState<B>>>,
     headers: HeaderMap,
@@ -439,8 +461,22 @@ fn now_unix() -> u64 {
         .unwrap_or(0)
 }
 
-/// `POST /config/plan`: the plan diff of the editor's text (changes nothing), with an Apply
-/// form carrying the same text; the editor with the problems when it does not validate.
+/// The lines of unified diff `diff`, classed, its `---`/`+++` header lines as `file` (not as
+/// a removed and an added line).
+fn yaml_changes(diff: &str) -> Vec<crate::history::DiffLine> {
+    let mut lines = crate::history::diff_lines(diff);
+    for line in lines.iter_mut().take(2) {
+        if line.text.starts_with("--- ") || line.text.starts_with("+++ ") {
+            line.class = "file";
+        }
+    }
+    lines
+}
+
+/// `POST /config/plan`: the plan diff of the editor's text (changes nothing): the YAML diff
+/// against the running config and the operations, with an Apply form carrying the same text,
+/// base and comment, whose Edit button takes them back to the editor (`POST /config/edit`);
+/// the editor with the problems when it does not validate.
 pub(crate) async fn plan<B: Backend>(
     State(app): State<Arc<AppState<B>>>,
     headers: HeaderMap,
@@ -454,6 +490,7 @@ pub(crate) async fn plan<B: Backend>(
     match app.backend.plan(form.yaml.clone()).await {
         Ok(plan) => {
             let planned = asked.elapsed();
+            let (running, diff) = app.backend.config_diff(&form.yaml);
             let page = PlanPage {
                 assets: Links::get(),
                 signed_in: true,
@@ -462,6 +499,8 @@ pub(crate) async fn plan<B: Backend>(
                 base: form.base,
                 comment: form.comment,
                 plan,
+                running,
+                changes: yaml_changes(&diff),
             };
             let mut response = render(&page, StatusCode::OK);
             // W3C Server Timing: the browser's developer tools (and the benchmark) read where

@@ -7,6 +7,11 @@
 //! GET /graph.dot   the DOT text, for Graphviz on the operator's machine
 //! ```
 //!
+//! The page embeds the drawing as an `<object>` (an `<img>` cannot be scripted) and
+//! `routerd.js` has svg-pan-zoom (embedded, `assets/svg-pan-zoom.min.js`) fit it to the view on
+//! load, zoom it (wheel, the + and − buttons) and pan it (drag); Fit fits it again. Without
+//! script the object shows the drawing at its own size, scrolled.
+//!
 //! The layout is done by [`render_svg`], which the daemon runs in a child process of its own
 //! (`Backend::graph_svg`): the layout library asserts in places, and a panic there must cost a
 //! page, not the daemon (release builds abort on panic), and its memory is returned when the
@@ -185,8 +190,10 @@ pub(crate) async fn page<B: Backend>(
     render(&page, StatusCode::OK)
 }
 
-/// `GET /graph.svg[?resource=ID|?view=whole]`: shown through `<img>`, where an SVG runs no
-/// script; its inline `<style>` needs `style-src 'unsafe-inline'`, granted to this response
+/// `GET /graph.svg[?resource=ID|?view=whole]`: embedded by the page as an `<object>`
+/// (`frame-ancestors 'self'`, which browsers heed over the `X-Frame-Options: DENY` every response
+/// gets); it runs no script of its own (no `script-src`: the page's script pans and zooms it from
+/// outside); its inline `<style>` needs `style-src 'unsafe-inline'`, granted to this response
 /// only.
 pub(crate) async fn svg<B: Backend>(
     State(app): State<Arc<AppState<B>>>,

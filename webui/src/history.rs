@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use crate::assets::Links;
 use crate::config::{SignedIn, checked, settled};
-use crate::{AppState, Backend, ClientAddr, GenerationView, render};
+use crate::{AppState, Backend, ClientAddr, GenerationView, RollbackTo, render};
 
 #[derive(Template)]
 #[template(path = "history.html")]
@@ -105,14 +105,67 @@ pub(crate) async fn diff<B: Backend>(
     render(&page, StatusCode::OK)
 }
 
+/// The question before a rollback: what comes back, with the confirm window and comment an
+/// apply has.
+#[derive(Template)]
+#[template(path = "rollback.html")]
+struct RollbackPage {
+    assets: Links,
+    signed_in: bool,
+    csrf: String,
+    /// The generation whose text comes back.
+    generation: u64,
+    /// The generation applied now.
+    running: u64,
+    /// An apply waits for its confirm: the rollback restores at once, with no window.
+    pending: Option<u64>,
+    /// From the running text to `generation`'s.
+    lines: Vec<DiffLine>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct RollbackQuery {
+    generation: u64,
+}
+
+/// `GET /history/rollback?generation=N`: asks before rolling back, showing what would change.
+pub(crate) async fn ask<B: Backend>(
+    State(app): State<Arc<AppState<B>>>,
+    SignedIn(session): SignedIn,
+    Query(q): Query<RollbackQuery>,
+) -> Response {
+    let overview = app.backend.overview();
+    let running = overview.generation;
+    let text = match app.backend.diff(running, q.generation).await {
+        Ok(t) => t,
+        Err(e) => return (StatusCode::NOT_FOUND, e).into_response(),
+    };
+    let page = RollbackPage {
+        assets: Links::get(),
+        signed_in: true,
+        csrf: session.csrf,
+        generation: q.generation,
+        running,
+        pending: overview.pending_confirm.map(|c| c.generation),
+        lines: diff_lines(&text),
+    };
+    render(&page, StatusCode::OK)
+}
+
 #[derive(Deserialize)]
 pub(crate) struct RollbackForm {
     #[serde(default)]
     csrf: String,
     generation: u64,
+    /// The confirm window in seconds (absent: none, as a form from before windows).
+    #[serde(default)]
+    confirm: u64,
+    #[serde(default)]
+    comment: String,
 }
 
-/// `POST /history/rollback`: applies that generation's text again.
+/// `POST /history/rollback`: applies that generation's text again, with the confirm window the
+/// operator chose on the question page.
 pub(crate) async fn rollback<B: Backend>(
     State(app): State<Arc<AppState<B>>>,
     headers: HeaderMap,
@@ -123,5 +176,11 @@ pub(crate) async fn rollback<B: Backend>(
         Ok(s) => s,
         Err(denied) => return denied.into_response(),
     };
-    settled(&app, session, app.backend.rollback_to(form.generation, client).await)
+    let request = RollbackTo {
+        generation: form.generation,
+        confirm_seconds: form.confirm.min(86_400),
+        comment: form.comment.trim().to_string(),
+        client,
+    };
+    settled(&app, session, app.backend.rollback_to(request).await)
 }

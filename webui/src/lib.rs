@@ -16,12 +16,15 @@ mod adopt;
 mod artifacts;
 mod assets;
 mod auth;
+mod charts;
 mod config;
 mod doctor;
 mod graph;
 mod history;
 mod ledger;
+mod nav;
 mod ota;
+mod overview;
 
 use std::future::Future;
 use std::net::IpAddr;
@@ -40,7 +43,11 @@ use serde::Deserialize;
 use tokio::sync::{mpsc, watch};
 
 pub use crate::artifacts::{ArtifactRow, ArtifactStatus};
+pub use crate::charts::{
+    GatewayPoint, GatewaySeries, LinkPoint, LinkSeries, ReconcilePoint, SeriesView,
+};
 pub use crate::graph::{DRAW_UP_TO, GraphChoice, GraphShown, GraphSvg, WHOLE_UP_TO, render_svg};
+pub(crate) use crate::overview::overview_page;
 
 use crate::assets::Links;
 use crate::auth::{HASH_QUEUE, Hasher, LoginGate, Refusal, Sessions};
@@ -66,6 +73,9 @@ pub trait Backend: Send + Sync + 'static {
     /// The applied config's generation and text, as written (read together: the editor's
     /// base).
     fn config_text(&self) -> (u64, String);
+    /// The applied config's generation and the unified diff (3 lines of context) from its text
+    /// to `yaml`: what the plan page's edit changes in the running config.
+    fn config_diff(&self, yaml: &str) -> (u64, String);
     /// Validates `yaml`: its resource count and warnings, or every problem with its location.
     fn validate(&self, yaml: &str) -> Result<Valid, Vec<ConfigProblem>>;
     /// Applies a config (the daemon validates it again and records the generation).
@@ -83,12 +93,11 @@ pub trait Backend: Send + Sync + 'static {
     fn generations(&self) -> impl Future<Output = Result<Vec<GenerationView>, String>> + Send;
     /// The unified diff of two generations' texts.
     fn diff(&self, from: u64, to: u64) -> impl Future<Output = Result<String, String>> + Send;
-    /// Applies generation `generation`'s text again (a new generation).
-    fn rollback_to(
-        &self,
-        generation: u64,
-        client: IpAddr,
-    ) -> impl Future<Output = Result<(), String>> + Send;
+    /// Applies an earlier generation's text again (a new generation), with the confirm window
+    /// asked for when no apply waits for its confirm.
+    fn rollback_to(&self, request: RollbackTo) -> impl Future<Output = Result<(), String>> + Send;
+    /// The charts' recent history (interfaces, gateways, reconciles).
+    fn series(&self) -> SeriesView;
     /// The adoption candidates of the applied config.
     fn candidates(&self) -> impl Future<Output = Result<Vec<CandidateView>, String>> + Send;
     /// Records the named candidates (`kind/name`) as owned; returns those recorded.
@@ -263,8 +272,11 @@ pub struct CheckView {
     pub status: String,
     /// What was found.
     pub detail: String,
-    /// What to do (warn and fail).
+    /// What to do (warn and fail), as the console prints it.
     pub remedy: String,
+    /// What the page offers instead of the console's command (warn and fail): a button label
+    /// and the page that does it, `("Review adoption", "/adopt")`. `None`: nothing to click.
+    pub action: Option<(String, String)>,
 }
 
 /// One ledger entry in the browser.
@@ -401,6 +413,19 @@ pub struct ApplyRequest {
     pub base: Option<u64>,
 }
 
+/// A rollback to an earlier generation, asked for and confirmed on the History page.
+#[derive(Clone, Debug)]
+pub struct RollbackTo {
+    /// The generation whose text comes back.
+    pub generation: u64,
+    /// The confirm window in seconds, as an apply's; 0 opens none.
+    pub confirm_seconds: u64,
+    /// Why (recorded after "rollback to generation N").
+    pub comment: String,
+    /// The browser's address (for the lockout guard).
+    pub client: IpAddr,
+}
+
 /// What an apply did.
 #[derive(Clone, Debug, Default)]
 pub struct ApplyView {
@@ -469,6 +494,31 @@ pub struct Overview {
     pub config_fallback: Option<FallbackView>,
     /// The last apply the confirm timer rolled back (announced on every page until dismissed).
     pub timed_out: Option<TimedOutView>,
+    /// When the last reconcile started, seconds since the Unix epoch (0: none yet).
+    pub last_reconcile_unix: u64,
+    /// The last apply or rollback since the daemon started, apart from the last reconcile.
+    pub last_apply: Option<ActivityView>,
+    /// The last reconcile that repaired drift (not an apply) since the daemon started.
+    pub last_repair: Option<ActivityView>,
+}
+
+/// An apply or a repair, for the Overview: who or what, when, why, and its operations by name.
+#[derive(Clone, Debug, Default)]
+pub struct ActivityView {
+    /// The generation an apply made; 0 for a repair.
+    pub generation: u64,
+    /// Who applied (`admin (web)`), or what triggered a repair (`nftables`, `resync`).
+    pub by: String,
+    /// The comment typed with an apply.
+    pub comment: String,
+    /// RFC 3339.
+    pub at: String,
+    /// Seconds since the Unix epoch (0: unknown).
+    pub at_unix: u64,
+    /// The first operations.
+    pub operations: Vec<OperationView>,
+    /// How many operations it ran in all.
+    pub total: usize,
 }
 
 /// An apply not confirmed in time and rolled back by the daemon's timer.
@@ -547,7 +597,11 @@ pub fn router<B: Backend>(backend: Arc<B>, options: Options) -> Router {
         dismissed: std::sync::Mutex::new(None),
     });
     Router::new()
-        .route("/", get(overview::<B>))
+        .route("/", get(overview::page::<B>))
+        .route("/overview/live", get(overview::live::<B>))
+        .route("/overview/charts", get(charts::overview_charts::<B>))
+        .route("/interfaces", get(charts::page::<B>))
+        .route("/interfaces/charts", get(charts::interfaces_charts::<B>))
         .route("/login", get(login_page::<B>).post(login::<B>))
         .route("/setup", get(setup_page::<B>).post(setup::<B>))
         .route("/logout", post(logout::<B>))
@@ -563,7 +617,7 @@ pub fn router<B: Backend>(backend: Arc<B>, options: Options) -> Router {
         .route("/banner", get(config::banner::<B>))
         .route("/history", get(history::list::<B>))
         .route("/history/diff", get(history::diff::<B>))
-        .route("/history/rollback", post(history::rollback::<B>))
+        .route("/history/rollback", get(history::ask::<B>).post(history::rollback::<B>))
         .route("/adopt", get(adopt::page::<B>).post(adopt::approve::<B>))
         .route("/ledger", get(ledger::page::<B>))
         .route("/artifacts", get(artifacts::page::<B>))
@@ -588,6 +642,7 @@ pub fn router<B: Backend>(backend: Arc<B>, options: Options) -> Router {
         .route("/assets/{hashed}", get(assets::serve))
         .route("/metrics", get(metrics::<B>))
         .with_state(state)
+        .layer(middleware::from_fn(nav::remember_path))
         .layer(middleware::from_fn(security_headers))
 }
 
@@ -672,16 +727,6 @@ struct SetupPage {
     token: String,
 }
 
-#[derive(Template)]
-#[template(path = "overview.html")]
-struct OverviewPage {
-    assets: Links,
-    signed_in: bool,
-    csrf: String,
-    notice: Option<String>,
-    view: Overview,
-}
-
 pub(crate) fn render(page: &impl Template, status: StatusCode) -> Response {
     match page.render() {
         Ok(html) => (status, Html(html)).into_response(),
@@ -704,30 +749,6 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for ClientAddr {
         let addr = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(a)| a.ip());
         Ok(Self(addr.unwrap_or(std::net::IpAddr::from([0, 0, 0, 0]))))
     }
-}
-
-async fn overview<B: Backend>(
-    State(app): State<Arc<AppState<B>>>,
-    config::SignedIn(session): config::SignedIn,
-) -> Response {
-    overview_page(&app, session.csrf, None, StatusCode::OK)
-}
-
-/// The overview, with `notice` (why the last request did nothing) on top.
-pub(crate) fn overview_page<B: Backend>(
-    app: &AppState<B>,
-    csrf: String,
-    notice: Option<String>,
-    status: StatusCode,
-) -> Response {
-    let page = OverviewPage {
-        assets: Links::get(),
-        signed_in: true,
-        csrf,
-        notice,
-        view: app.backend.overview(),
-    };
-    render(&page, status)
 }
 
 async fn login_page<B: Backend>(State(app): State<Arc<AppState<B>>>) -> Response {

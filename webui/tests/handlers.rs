@@ -7,11 +7,12 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use axum::response::Response;
 use routerd_webui::{
-    ApplyRequest, ApplyView, ArtifactRow, ArtifactStatus, AttributeChange, Backend, BundleView,
-    CandidateView, CheckView, ConfigProblem, ConfirmView, FallbackView, GateRow, GenerationView,
-    GraphChoice, GraphShown, GraphSvg, InstallPhase, InstallView, LedgerRow, OperationView,
-    Options, OrphanView, OtaView, Overview, PlanOp, PlanView, Refused, SlotRow, StaleView, Valid,
-    router,
+    ActivityView, ApplyRequest, ApplyView, ArtifactRow, ArtifactStatus, AttributeChange, Backend,
+    BundleView, CandidateView, CheckView, ConfigProblem, ConfirmView, FallbackView, GateRow,
+    GatewayPoint, GatewaySeries, GenerationView, GraphChoice, GraphShown, GraphSvg, InstallPhase,
+    InstallView, LedgerRow, LinkPoint, LinkSeries, OperationView, Options, OrphanView, OtaView,
+    Overview, PlanOp, PlanView, ReconcilePoint, Refused, RollbackTo, SeriesView, SlotRow,
+    StaleView, Valid, router,
 };
 use tower::ServiceExt;
 
@@ -95,14 +96,64 @@ impl Backend for TestBackend {
             generation: 7,
             last_reconcile: "2026-11-21T03:00:00Z by address, 4 ms".into(),
             drifted: 1,
-            operations: vec![OperationView {
-                operation: "create".into(),
-                artifact: "linux.ipv4.address/lan0/<b>x</b>".into(),
-                result: "failed".into(),
-            }],
+            last_apply: Some(ActivityView {
+                generation: 7,
+                by: "admin (web)".into(),
+                comment: "more <i>routes</i>".into(),
+                at: "2026-11-21T02:59:00Z".into(),
+                at_unix: 1,
+                operations: vec![OperationView {
+                    operation: "create".into(),
+                    artifact: "linux.ipv4.address/lan0/<b>x</b>".into(),
+                    result: "failed".into(),
+                }],
+                total: 3,
+            }),
+            last_repair: Some(ActivityView {
+                by: "nftables".into(),
+                operations: vec![OperationView {
+                    operation: "create".into(),
+                    artifact: "nft.table/inet/routerd_filter_home".into(),
+                    result: "done".into(),
+                }],
+                total: 1,
+                ..ActivityView::default()
+            }),
             pending_confirm: self.confirm.lock().expect("lock").clone(),
             config_fallback: self.fallback.lock().expect("lock").clone(),
             ..Overview::default()
+        }
+    }
+    fn series(&self) -> SeriesView {
+        let now = 10_000_000;
+        SeriesView {
+            now_unix_ms: now,
+            interval_seconds: 10,
+            interfaces: vec![LinkSeries {
+                ifname: "lan0".into(),
+                points: (0..30)
+                    .map(|i| LinkPoint {
+                        at_unix_ms: now - (30 - i) * 10_000,
+                        rx_bps: 2e6,
+                        tx_bps: 1e5 * i as f64,
+                        rx_errors: u64::from(i == 3),
+                        tx_errors: 0,
+                    })
+                    .collect(),
+            }],
+            gateways: vec![GatewaySeries {
+                gateway: "192.0.2.1".into(),
+                interface: "wan0".into(),
+                points: vec![
+                    GatewayPoint { at_unix_ms: now - 20_000, rtt_ms: Some(1.5), loss_percent: 0.0 },
+                    GatewayPoint { at_unix_ms: now - 10_000, rtt_ms: None, loss_percent: 50.0 },
+                ],
+            }],
+            reconciles: vec![ReconcilePoint {
+                at_unix_ms: now - 60_000,
+                duration_ms: 12,
+                phase: "Drifted".into(),
+            }],
         }
     }
     fn metrics(&self) -> String {
@@ -162,6 +213,23 @@ impl Backend for TestBackend {
     }
     fn config_text(&self) -> (u64, String) {
         (1, "name: lan\nifname: lan0\n".into())
+    }
+    /// A stand-in for the daemon's unified diff: every running line missing from `yaml` removed,
+    /// every line of `yaml` not running added, in one hunk.
+    fn config_diff(&self, yaml: &str) -> (u64, String) {
+        let (generation, running) = self.config_text();
+        if running == yaml {
+            return (generation, String::new());
+        }
+        let mut diff = format!("--- generation {generation} (running)\n+++ edited\n@@ -1 +1 @@\n");
+        for line in running.lines().filter(|l| !yaml.lines().any(|y| y == *l)) {
+            diff.push_str(&format!("-{line}\n"));
+        }
+        for line in yaml.lines() {
+            let sign = if running.lines().any(|r| r == line) { ' ' } else { '+' };
+            diff.push_str(&format!("{sign}{line}\n"));
+        }
+        (generation, diff)
     }
     fn validate(&self, yaml: &str) -> Result<Valid, Vec<ConfigProblem>> {
         let resources = check(yaml)?;
@@ -292,14 +360,15 @@ impl Backend for TestBackend {
             detail: if broken { "linux.ipv4.route/1000:0.0.0.0/0:0 missing" } else { "1 declared" }
                 .into(),
             remedy: if broken { "routerctl reconcile repairs them" } else { "" }.into(),
+            action: broken.then(|| ("Show the plan".into(), "/graph".into())),
         }])
     }
-    async fn rollback_to(&self, generation: u64, _: std::net::IpAddr) -> Result<(), String> {
-        self.calls.lock().expect("lock").push(if generation == 1 {
-            "rollback-1"
-        } else {
-            "rollback-n"
-        });
+    async fn rollback_to(&self, request: RollbackTo) -> Result<(), String> {
+        // Generation 1 with a 60 s window and the typed comment is what the test asks for.
+        let asked = request.generation == 1
+            && request.confirm_seconds == 60
+            && request.comment == "the route broke";
+        self.calls.lock().expect("lock").push(if asked { "rollback-1" } else { "rollback-n" });
         Ok(())
     }
     async fn ota(&self) -> Result<OtaView, String> {
@@ -533,6 +602,65 @@ async fn login_sets_a_strict_session_cookie_and_the_overview_escapes_what_it_sho
 }
 
 #[tokio::test]
+async fn the_overview_tells_the_state_at_a_glance_and_refreshes_itself() {
+    let ui = Ui::with_password();
+    let cookie = ui.login().await;
+    let html = body(ui.get("/", Some(&cookie)).await).await;
+    // The last apply (who, when, why, what) apart from the last repair, with artifact names.
+    let apply = html.split("id=\"last-apply\"").nth(1).expect("the last apply");
+    assert!(apply.contains("Generation 7 by admin (web)"), "{apply}");
+    assert!(apply.contains("more &#60;i&#62;routes"), "the comment, escaped: {apply}");
+    assert!(apply.contains("and 2 more"), "{apply}");
+    let repair = html.split("id=\"last-repair\"").nth(1).expect("the last repair");
+    assert!(repair.contains("after nftables"), "{repair}");
+    assert!(repair.contains("nft.table/inet/routerd_filter_home"), "{repair}");
+    // The doctor's counts link to the doctor; the counters link to their pages.
+    assert!(html.contains("href=\"/doctor\" id=\"doctor-summary\""), "{html}");
+    assert!(
+        html.contains("0 pass") && html.contains("1 fail") || html.contains("1 pass"),
+        "{html}"
+    );
+    assert!(html.contains("href=\"/artifacts?status=drifted\""), "{html}");
+    assert!(html.contains("href=\"/adopt\""), "{html}");
+    // Relative times, the exact one kept in `datetime`.
+    assert!(html.contains("datetime=\"2026-11-21T02:59:00Z\""), "{html}");
+    assert!(html.contains("days ago"), "{html}");
+    // The live part and the charts reload themselves.
+    assert!(html.contains("hx-get=\"/overview/live\" hx-trigger=\"every 5s\""), "{html}");
+    assert!(html.contains("hx-get=\"/overview/charts\" hx-trigger=\"every 10s\""), "{html}");
+    let live = body(ui.get("/overview/live", Some(&cookie)).await).await;
+    assert!(live.starts_with("<div id=\"overview-live\""), "{live}");
+    // The charts: SVG drawn on the server, inline, with no style attribute the CSP refuses.
+    assert!(html.contains("reconciles: duration and phase"), "{html}");
+    assert!(html.contains("gateway 192.0.2.1 via wan0: round-trip time"), "{html}");
+    assert!(html.contains("lan0: bit/s") && html.contains("<polyline"), "{html}");
+    assert!(!html.contains(" style="), "{html}");
+    // The navigation marks the page.
+    assert!(html.contains("<a href=\"/\" aria-current=\"page\">Overview</a>"), "{html}");
+}
+
+#[tokio::test]
+async fn the_interfaces_page_charts_bits_errors_gateways_and_reconciles() {
+    let ui = Ui::with_password();
+    let cookie = ui.login().await;
+    let html = body(ui.get("/interfaces", Some(&cookie)).await).await;
+    for title in [
+        "lan0: bit/s",
+        "lan0: errors per 10 s",
+        "gateway 192.0.2.1 via wan0: round-trip time",
+        "gateway 192.0.2.1 via wan0: loss",
+        "reconciles: duration and phase",
+    ] {
+        assert!(html.contains(title), "{title}: {html}");
+    }
+    assert!(html.contains("last probe unanswered, 50% loss"), "{html}");
+    assert!(html.contains("<a href=\"/interfaces\" aria-current=\"page\">"), "{html}");
+    let panel = body(ui.get("/interfaces/charts", Some(&cookie)).await).await;
+    assert!(panel.starts_with("<div id=\"charts\""), "{panel}");
+    assert_eq!(location(&ui.get("/interfaces", None).await), "/login");
+}
+
+#[tokio::test]
 async fn logout_needs_the_sessions_csrf_token() {
     let ui = Ui::with_password();
     let cookie = ui.login().await;
@@ -695,6 +823,12 @@ async fn a_state_changing_request_from_another_site_is_refused_before_its_handle
         assert_eq!(response.status(), StatusCode::FORBIDDEN);
         assert_eq!(body(response).await, "missing or wrong CSRF token", "{same:?}");
     }
+}
+
+/// The hashed URL of the first script whose name starts with `stem` (`routerd.`) in a page.
+fn asset_in(html: &str, stem: &str) -> String {
+    let at = html.find(&format!("<script src=\"/assets/{stem}")).expect("the script") + 13;
+    html[at..].split('"').next().expect("the URL").to_string()
 }
 
 /// The CSRF token in a page.
@@ -900,6 +1034,113 @@ async fn the_plan_diff_shows_operations_with_their_attributes_orphans_and_candid
 }
 
 #[tokio::test]
+async fn the_editor_numbers_its_lines_does_not_wrap_and_links_each_problem_to_its_line() {
+    // Issue 34 §5.
+    let ui = Ui::with_password();
+    let cookie = ui.login().await;
+    let editor = body(ui.get("/config", Some(&cookie)).await).await;
+    assert!(editor.contains("<textarea id=\"yaml\" name=\"yaml\" rows=\"30\" wrap=\"off\""));
+    // The gutter: one number a line of the text (its final break opens a third, empty line),
+    // hidden until the script keeps it in step; the script is loaded.
+    assert!(
+        editor.contains(
+            "<pre class=\"gutter\" id=\"gutter\" aria-hidden=\"true\" hidden>1\n2\n3\n</pre>"
+        ),
+        "{editor}"
+    );
+    let js = asset_in(&editor, "routerd.");
+    assert!(editor.contains(&format!("<script src=\"{js}\" defer></script>")), "{editor}");
+    let script = body(ui.get(&js, None).await).await;
+    assert!(script.contains("function jumpTo(line, column)") && script.contains("a[data-line]"));
+    // Plan is the primary action and comes first; Apply is secondary. Enter in a field submits
+    // the first button: Plan.
+    let plan = editor
+        .find("<button type=\"submit\" formaction=\"/config/plan\" id=\"plan\">Plan</button>");
+    let apply =
+        editor.find("<button type=\"submit\" class=\"secondary\" id=\"apply\">Apply</button>");
+    assert!(matches!((plan, apply), (Some(p), Some(a)) if p < a), "{editor}");
+
+    // Problems are links to their line, in the swapped fragment and in a refused page.
+    let csrf = csrf_of(&editor);
+    let bad = format!("csrf={csrf}&yaml={}", urlencode("name: lan\nbroken line\n"));
+    let fragment = body(ui.post("/config/validate", &bad, Some(&cookie)).await).await;
+    let link =
+        "<a href=\"#yaml\" class=\"jump\" data-line=\"2\" data-column=\"1\">line 2, column 1</a>: ";
+    assert!(fragment.starts_with("<div id=\"problems\" role=\"alert\">"), "{fragment}");
+    assert!(fragment.contains(link), "{fragment}");
+    let refused = format!("csrf={csrf}&confirm=90&yaml={}", urlencode("name: lan\nbroken line\n"));
+    let page = body(ui.post("/config/apply", &refused, Some(&cookie)).await).await;
+    assert!(page.contains(link), "{page}");
+    assert!(page.contains("hidden>1\n2\n3\n</pre>"), "the gutter numbers the posted text");
+    // A text starting with a blank line keeps it (the parser drops one break after <textarea>).
+    let blank = format!("csrf={csrf}&base=1&yaml={}", urlencode("\nname: lan\n"));
+    let page = body(ui.post("/config/edit", &blank, Some(&cookie)).await).await;
+    assert!(page.contains("hx-include=\"[name=csrf]\">\n\nname: lan\n</textarea>"), "{page}");
+}
+
+#[tokio::test]
+async fn the_plan_page_shows_the_yaml_diff_against_the_running_config_and_goes_back_to_edit() {
+    // Issue 34 §5.
+    let ui = Ui::with_password();
+    let cookie = ui.login().await;
+    let csrf = csrf_of(&body(ui.get("/config", Some(&cookie)).await).await);
+    let edited = "name: lan\nifname: lan1\n";
+    let form = format!("csrf={csrf}&base=1&comment=rename+%3Cx%3E&yaml={}", urlencode(edited));
+    let page = body(ui.post("/config/plan", &form, Some(&cookie)).await).await;
+    assert!(page.contains("<h2>Changes to the running config (generation 1)</h2>"), "{page}");
+    for line in [
+        "<span class=\"file\">--- generation 1 (running)</span>",
+        "<span class=\"file\">+++ edited</span>",
+        "<span class=\"hunk\">@@ -1 +1 @@</span>",
+        "<span class=\"del\">-ifname: lan0</span>",
+        "<span class=\"add\">+ifname: lan1</span>",
+        "<span class=\"ctx\"> name: lan</span>",
+    ] {
+        assert!(page.contains(line), "{line}: {page}");
+    }
+    let diff = page.find("id=\"yaml-diff\"").expect("the diff");
+    assert!(diff < page.find("<h2>Operations").expect("the operations"), "the diff comes first");
+    assert!(!page.contains("id=\"plan-stale\""), "edited from the running generation");
+    // One form: Apply (primary, first) and Edit, which takes the text, base and comment back.
+    let apply = page.find("<button type=\"submit\" id=\"apply\">Apply</button>").expect("Apply");
+    let edit = page
+        .find("<button type=\"submit\" formaction=\"/config/edit\" formnovalidate class=\"secondary\" id=\"edit\">Edit</button>")
+        .expect("Edit");
+    assert!(apply < edit, "{page}");
+    let form_html =
+        &page[page.find("<form method=\"post\" action=\"/config/apply\"").expect("form")..edit];
+    assert!(
+        form_html
+            .contains("<input type=\"hidden\" name=\"yaml\" value=\"name: lan\nifname: lan1\n\">")
+    );
+    assert!(form_html.contains("<input type=\"hidden\" name=\"base\" value=\"1\">"));
+    assert!(form_html.contains("name=\"comment\" value=\"rename &#60;x&#62;\""), "{form_html}");
+    // What the browser sends for Edit: the whole form (confirm too) to /config/edit.
+    let back =
+        format!("csrf={csrf}&yaml={}&base=1&comment=rename+%3Cx%3E&confirm=90", urlencode(edited));
+    let editor = ui.post("/config/edit", &back, Some(&cookie)).await;
+    assert_eq!(editor.status(), StatusCode::OK);
+    let editor = body(editor).await;
+    assert!(editor.contains("\nname: lan\nifname: lan1\n</textarea>"), "{editor}");
+    assert!(editor.contains("<input type=\"hidden\" name=\"base\" value=\"1\">"), "{editor}");
+    assert!(editor.contains("name=\"comment\" value=\"rename &#60;x&#62;\""), "{editor}");
+    assert!(ui.backend.applied.lock().expect("lock").is_empty(), "nothing applied");
+
+    // The running text unchanged: no diff. Edited from an older generation: said before Apply.
+    let same = format!("csrf={csrf}&base=0&yaml={}", urlencode("name: lan\nifname: lan0\n"));
+    let page = body(ui.post("/config/plan", &same, Some(&cookie)).await).await;
+    assert!(
+        page.contains("None: the text is the running config&#39;s.")
+            || page.contains("None: the text is the running config's."),
+        "{page}"
+    );
+    assert!(!page.contains("id=\"yaml-diff\""));
+    assert!(
+        page.contains("id=\"plan-stale\">You edited generation 0, but generation 1 is running")
+    );
+}
+
+#[tokio::test]
 async fn history_lists_generations_newest_first_diffs_and_rolls_back() {
     let ui = Ui::with_password();
     let cookie = ui.login().await;
@@ -922,13 +1163,21 @@ async fn history_lists_generations_newest_first_diffs_and_rolls_back() {
         ui.get("/history/diff?from=2&to=9", Some(&cookie)).await.status(),
         StatusCode::NOT_FOUND
     );
+    // A rollback asks first (a link, not a form that acts), showing what comes back and a confirm
+    // window like an apply's; the running generation offers none.
+    assert!(html.contains("href=\"/history/rollback?generation=1\""), "{html}");
+    assert!(!html.contains("href=\"/history/rollback?generation=7\""), "{html}");
+    let ask = body(ui.get("/history/rollback?generation=1", Some(&cookie)).await).await;
+    assert!(ask.contains("Roll back to generation 1?"), "{ask}");
+    assert!(ask.contains("<pre class=\"diff\">"), "{ask}");
+    assert!(ask.contains("name=\"confirm\" value=\"90\""), "{ask}");
     let csrf = csrf_of(&html);
     assert_eq!(
         ui.post("/history/rollback", "csrf=x&generation=1", Some(&cookie)).await.status(),
         StatusCode::FORBIDDEN
     );
-    let back =
-        ui.post("/history/rollback", &format!("csrf={csrf}&generation=1"), Some(&cookie)).await;
+    let form = format!("csrf={csrf}&generation=1&confirm=60&comment=the+route+broke");
+    let back = ui.post("/history/rollback", &form, Some(&cookie)).await;
     assert_eq!(back.status(), StatusCode::SEE_OTHER);
     assert_eq!(*ui.backend.calls.lock().expect("lock"), ["rollback-1"]);
     assert_eq!(location(&ui.get("/history", None).await), "/login");
@@ -1019,6 +1268,20 @@ async fn the_doctor_page_streams_a_failure_as_it_appears() {
 }
 
 #[tokio::test]
+async fn a_failing_check_offers_its_remedy_as_a_link_to_the_page_that_does_it() {
+    let ui = Ui::with_password();
+    let cookie = ui.login().await;
+    ui.backend.route_broken.store(true, std::sync::atomic::Ordering::SeqCst);
+    let page = body(ui.get("/doctor", Some(&cookie)).await).await;
+    assert!(page.contains("check-fail"), "{page}");
+    assert!(
+        page.contains(r#"<a class="button check-action" href="/graph">Show the plan</a>"#),
+        "the remedy is an action on the page: {page}"
+    );
+    assert!(!page.contains("routerctl reconcile"), "no console command on the page: {page}");
+}
+
+#[tokio::test]
 async fn the_setup_link_prefills_the_token() {
     let ui = Ui::new();
     let html = body(ui.get(&format!("/setup?token={TOKEN}"), None).await).await;
@@ -1060,7 +1323,7 @@ async fn the_graph_page_draws_the_plan_as_svg_and_offers_the_dot() {
     // A large plan: one node per kind, and a picker of the resources.
     let page = body(ui.get("/graph", Some(&cookie)).await).await;
     assert!(page.contains("900 artifacts, more than 150: one node per resource kind"), "{page}");
-    assert!(page.contains("<img src=\"/graph.svg\""), "{page}");
+    assert!(page.contains("type=\"image/svg+xml\" data=\"/graph.svg\""), "{page}");
     assert!(page.contains("<option value=\"net.routerd.net/v1alpha1/Interface/lan\">"), "{page}");
     // Around one resource: the image asks for the same drawing.
     let around = "/graph?resource=net.routerd.net%2Fv1alpha1%2FInterface%2Flan";
@@ -1070,9 +1333,7 @@ async fn the_graph_page_draws_the_plan_as_svg_and_offers_the_dot() {
         "{page}"
     );
     assert!(
-        page.contains(
-            "<img src=\"/graph.svg?resource=net.routerd.net%2Fv1alpha1%2FInterface%2Flan\""
-        ),
+        page.contains("data=\"/graph.svg?resource=net.routerd.net%2Fv1alpha1%2FInterface%2Flan\""),
         "{page}"
     );
     let page = body(ui.get("/graph?resource=nope", Some(&cookie)).await).await;
@@ -1091,6 +1352,47 @@ async fn the_graph_page_draws_the_plan_as_svg_and_offers_the_dot() {
     let disposition = dot.headers()[header::CONTENT_DISPOSITION].to_str().expect("ascii");
     assert!(disposition.starts_with("attachment"), "{disposition}");
     assert_eq!(body(dot).await, GRAPH);
+}
+
+#[tokio::test]
+async fn the_graph_page_pans_and_zooms_the_drawing_with_the_embedded_svg_pan_zoom() {
+    // Issue 34 §6: fit on load, zoom (wheel, + and −), pan (drag), Fit.
+    let ui = Ui::with_password();
+    let cookie = ui.login().await;
+    let page = ui.get("/graph?view=whole", Some(&cookie)).await;
+    // The page's policy lets it embed its own SVG (object-src falls back to default-src).
+    let csp = page.headers()["content-security-policy"].to_str().expect("ascii").to_string();
+    assert!(csp.contains("default-src 'self'") && !csp.contains("object-src"), "{csp}");
+    let page = body(page).await;
+    assert!(
+        page.contains(
+            "<object id=\"graph-svg\" type=\"image/svg+xml\" data=\"/graph.svg?view=whole\""
+        ),
+        "{page}"
+    );
+    for control in ["id=\"zoom-in\"", "id=\"zoom-out\"", "id=\"zoom-fit\">Fit</button>"] {
+        assert!(page.contains(control), "{control}: {page}");
+    }
+    assert!(page.contains("id=\"graph-controls\" hidden>"), "shown by the script only");
+    let panzoom = asset_in(&page, "svg-pan-zoom.");
+    assert!(panzoom.starts_with("/assets/svg-pan-zoom.min.") && panzoom.ends_with(".js"));
+    let js = asset_in(&page, "routerd.");
+    let (library, ours) = (
+        page.find(&format!("<script src=\"{panzoom}\" defer></script>")).expect("the library"),
+        page.find(&format!("<script src=\"{js}\" defer></script>")).expect("our script"),
+    );
+    assert!(library < ours, "the library runs first");
+    let asset = ui.get(&panzoom, None).await;
+    assert_eq!(asset.status(), StatusCode::OK);
+    assert_eq!(asset.headers()[header::CONTENT_TYPE], "text/javascript; charset=utf-8");
+    assert!(asset.headers()[header::CACHE_CONTROL].to_str().expect("ascii").contains("immutable"));
+    let library = body(asset).await;
+    assert!(library.starts_with("// svg-pan-zoom v3.6.2"), "{:.80}", library);
+    assert!(body(ui.get(&js, None).await).await.contains("window.svgPanZoom(object"));
+    // The drawing may be embedded by our pages only.
+    let svg = ui.get("/graph.svg?view=whole", Some(&cookie)).await;
+    let csp = svg.headers()["content-security-policy"].to_str().expect("ascii").to_string();
+    assert!(csp.contains("frame-ancestors 'self'"), "{csp}");
 }
 
 /// The next server-sent event named `name` on `stream`, within 10 s.

@@ -12,6 +12,9 @@
 //! The socket is a ping socket (`SOCK_DGRAM`) when `net.ipv4.ping_group_range` allows it, else a
 //! raw socket (root or `CAP_NET_RAW`). A new network namespace starts with ping sockets
 //! disabled, so under root the raw fallback is the usual case.
+//!
+//! [`Neighbours`] reads the neighbour cache (ARP for IPv4, NDP for IPv6; `RTM_GETNEIGH`,
+//! `ip-neighbour(8)`): whether a gateway's link-layer address resolves.
 
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::sync::atomic::{AtomicU16, Ordering};
@@ -21,6 +24,10 @@ use hickory_proto::op::{Message, MessageType, Query, ResponseCode};
 use hickory_proto::rr::{Name, RecordType};
 use socket2::{Domain, Protocol, Socket, Type};
 use surge_ping::{Client, Config, ICMP, PingIdentifier, PingSequence};
+
+use futures::TryStreamExt;
+use rtnetlink::packet_route::neighbour::NeighbourState as Nud;
+use rtnetlink::packet_route::neighbour::{NeighbourAddress, NeighbourAttribute};
 
 use crate::error::HostError;
 use crate::netns::Netns;
@@ -232,6 +239,116 @@ pub(crate) fn socket_in(
         Ok(Ok(socket)) => Ok(socket),
         Ok(Err(e)) => Err(ProbeError::Failed(format!("opening the probe socket: {e}"))),
         Err(e) => Err(ProbeError::Failed(e.to_string())),
+    }
+}
+
+/// The state of a neighbour cache entry (`NUD_*`, `include/uapi/linux/neighbour.h`;
+/// RFC 4861 section 7.3.2 for the IPv6 states, which ARP shares in Linux).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NeighbourState {
+    /// Confirmed within the reachable time (`NUD_REACHABLE`).
+    Reachable,
+    /// Resolved, not confirmed lately (`NUD_STALE`, `NUD_DELAY`, `NUD_PROBE`): the next packet
+    /// has it checked again.
+    Unconfirmed,
+    /// Resolution running, no answer yet (`NUD_INCOMPLETE`).
+    Incomplete,
+    /// Resolution gave up: nothing answers for the address (`NUD_FAILED`).
+    Failed,
+    /// Static or needing no resolution (`NUD_PERMANENT`, `NUD_NOARP`).
+    Static,
+}
+
+impl NeighbourState {
+    /// `reachable`, `stale`, `incomplete`, `failed`, `static`: as the doctor prints it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Reachable => "reachable",
+            Self::Unconfirmed => "stale",
+            Self::Incomplete => "incomplete",
+            Self::Failed => "failed",
+            Self::Static => "static",
+        }
+    }
+
+    /// Whether the entry proves the neighbour does not answer (`INCOMPLETE` or `FAILED`).
+    pub fn is_unresolved(self) -> bool {
+        matches!(self, Self::Incomplete | Self::Failed)
+    }
+
+    fn from_nud(state: Nud) -> Option<Self> {
+        Some(match state {
+            Nud::Reachable => Self::Reachable,
+            Nud::Stale | Nud::Delay | Nud::Probe => Self::Unconfirmed,
+            Nud::Incomplete => Self::Incomplete,
+            Nud::Failed => Self::Failed,
+            Nud::Permanent | Nud::Noarp => Self::Static,
+            _ => return None,
+        })
+    }
+}
+
+/// A reader of one namespace's neighbour cache over rtnetlink.
+pub struct Neighbours {
+    handle: rtnetlink::Handle,
+}
+
+impl Neighbours {
+    /// Opens an rtnetlink socket inside `netns` and spawns its connection task on the current
+    /// tokio runtime.
+    ///
+    /// Errors: [`HostError::Netns`]; [`HostError::Socket`] outside a runtime or when the socket
+    /// cannot be opened.
+    pub fn open(netns: &Netns) -> Result<Self, HostError> {
+        let runtime = tokio::runtime::Handle::try_current()
+            .map_err(|e| HostError::Socket(std::io::Error::other(e)))?;
+        let opened = netns.run(|| {
+            let _entered = runtime.enter();
+            rtnetlink::new_connection()
+        })?;
+        let (connection, handle, _) = opened.map_err(HostError::Socket)?;
+        runtime.spawn(connection);
+        Ok(Self { handle })
+    }
+
+    /// The state of the entry for `address` on link `ifname`; `None` when the cache has no
+    /// entry (nothing was sent to it yet, or the entry was garbage-collected).
+    ///
+    /// Errors: [`HostError::Dump`] when the link or the neighbour dump fails (no such link).
+    pub async fn state(
+        &self,
+        ifname: &str,
+        address: IpAddr,
+    ) -> Result<Option<NeighbourState>, HostError> {
+        let dump = |what: &str, e: &dyn std::fmt::Display| HostError::Dump {
+            what: what.to_string(),
+            message: e.to_string(),
+        };
+        let mut links = self.handle.link().get().match_name(ifname.to_string()).execute();
+        let link = links
+            .try_next()
+            .await
+            .map_err(|e| dump(&format!("link {ifname}"), &e))?
+            .ok_or_else(|| dump(&format!("link {ifname}"), &"no such link"))?;
+        let index = link.header.index;
+        use rtnetlink::packet_route::AddressFamily;
+        let family = if address.is_ipv6() { AddressFamily::Inet6 } else { AddressFamily::Inet };
+        let mut entries = self.handle.neighbours().get().set_address_family(family).execute();
+        while let Some(entry) = entries.try_next().await.map_err(|e| dump("neighbours", &e))? {
+            let same = entry.attributes.iter().any(|a| match a {
+                NeighbourAttribute::Destination(NeighbourAddress::Inet(a)) => {
+                    IpAddr::V4(*a) == address
+                }
+                NeighbourAttribute::Destination(NeighbourAddress::Inet6(a)) => {
+                    IpAddr::V6(*a) == address
+                }
+                _ => false,
+            });
+            if entry.header.ifindex == index && same {
+                return Ok(NeighbourState::from_nud(entry.header.state));
+            }
+        }
+        Ok(None)
     }
 }
 

@@ -34,6 +34,19 @@ pub enum Channel {
     Timer,
 }
 
+impl Channel {
+    /// The JSON word: `web`, `cli`, `api`, `boot`, `timer`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Channel::Web => "web",
+            Channel::Cli => "cli",
+            Channel::Api => "api",
+            Channel::Boot => "boot",
+            Channel::Timer => "timer",
+        }
+    }
+}
+
 /// How a generation's apply went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

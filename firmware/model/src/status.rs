@@ -41,7 +41,64 @@ pub struct DaemonStatus {
     /// announces it until dismissed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_timed_out: Option<TimedOutConfirm>,
+    /// The last apply or rollback since the daemon started: who, when, why and what it did
+    /// (kept apart from `lastReconcile`, which a resync overwrites; issue 34 §2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_apply: Option<LastApply>,
+    /// The last reconcile since the daemon started that was not an apply and changed the host:
+    /// drift it repaired after a host change or at a resync.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_repair: Option<LastRepair>,
 }
+
+/// An apply (or rollback) and what its reconcile did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LastApply {
+    /// The generation it made.
+    pub generation: u64,
+    /// Who asked (`admin`, the console user, `routerd` for the confirm timer).
+    pub author: String,
+    /// Through which door (`web`, `cli`, `api`, `timer`, …).
+    pub channel: String,
+    /// Why, as typed.
+    pub comment: String,
+    /// RFC 3339 time it was applied.
+    pub at: String,
+    /// Its operations, the first [`NAMED_OPERATIONS`].
+    pub operations: Vec<OperationSummary>,
+    /// How many operations it ran in all.
+    pub operations_total: usize,
+}
+
+/// A reconcile that repaired drift: when, why and what.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LastRepair {
+    /// RFC 3339 time it started.
+    pub at: String,
+    /// What triggered it (as [`ReconcileSummary::trigger`]).
+    pub trigger: String,
+    /// Its operations, the first [`NAMED_OPERATIONS`].
+    pub operations: Vec<OperationSummary>,
+    /// How many operations it ran in all.
+    pub operations_total: usize,
+}
+
+/// One executed operation, by artifact name.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OperationSummary {
+    /// `create`, `modify`, `delete`.
+    pub operation: String,
+    /// `kind/name` (`nft.table/inet/routerd_filter_home`).
+    pub artifact: String,
+    /// `done`, `failed`, `skipped`, `blocked`.
+    pub result: String,
+}
+
+/// How many operations [`LastApply`] and [`LastRepair`] name.
+pub const NAMED_OPERATIONS: usize = 20;
 
 /// An apply not confirmed in time: generation `generation` was rolled back to `restored`'s
 /// text at `at`.

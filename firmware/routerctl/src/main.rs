@@ -1,6 +1,7 @@
 //! `routerctl`: the operator CLI. Talks to `routerd serve` over its control socket (HTTP+JSON
-//! on a Unix socket, `docs/control-api.md`); output fits 80 columns on a serial console, or is
-//! the API's JSON with `-o json`, or the same as YAML with `-o yaml`, for every command.
+//! on a Unix socket, `docs/control-api.md`); output fits the console's width (80 columns on a
+//! serial console; long values wrap under their column, never cut: [`console`]), or is the
+//! API's JSON with `-o json`, or the same as YAML with `-o yaml`, for every command.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -14,6 +15,8 @@ use hyper::{Method, Request, StatusCode};
 use hyper_util::rt::TokioIo;
 use routerd_model::status::{CheckStatus, DaemonStatus, DoctorCheck, ResourceStatus};
 use tokio::net::UnixStream;
+
+mod console;
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -85,15 +88,8 @@ enum Command {
         /// The router.yaml to apply.
         #[arg(short = 'f', long = "file", value_name = "FILE")]
         file: PathBuf,
-        /// The confirm window (`90s`, `5m`).
-        #[arg(long, default_value = "90s", value_parser = humantime::parse_duration)]
-        confirm_timeout: Duration,
-        /// Apply without a confirm window.
-        #[arg(long, conflicts_with = "confirm_timeout")]
-        no_confirm: bool,
-        /// Why (kept with the generation).
-        #[arg(long, default_value = "")]
-        comment: String,
+        #[command(flatten)]
+        window: Window,
         /// The generation FILE was edited from (`routerctl history N` prints its text); by
         /// default the one applied when the command starts. If another has been applied
         /// since, nothing is applied and the command fails, instead of undoing it unseen.
@@ -103,9 +99,17 @@ enum Command {
     /// Keep the config applied last (ends its confirm window).
     Confirm,
     /// Apply an earlier generation again; without GENERATION, the one before the pending apply.
+    ///
+    /// Rolling back to GENERATION shows what would change and asks first; like an apply, it
+    /// opens a confirm window (unconfirmed, the running generation comes back).
     Rollback {
         /// The generation to go back to.
         generation: Option<u64>,
+        #[command(flatten)]
+        window: Window,
+        /// Do not ask (scripts; the question needs a terminal).
+        #[arg(long, short = 'y')]
+        yes: bool,
     },
     /// The applied generations; `show N` prints one's YAML, `diff A B` compares two.
     History {
@@ -117,6 +121,27 @@ enum Command {
         #[command(subcommand)]
         what: OtaCommand,
     },
+}
+
+/// The confirm window and comment of a change (an apply, a rollback to a generation).
+#[derive(clap::Args, Debug)]
+struct Window {
+    /// The confirm window (`90s`, `5m`): unconfirmed by then, the running config comes back.
+    #[arg(long, default_value = "90s", value_parser = humantime::parse_duration)]
+    confirm_timeout: Duration,
+    /// Without a confirm window.
+    #[arg(long, conflicts_with = "confirm_timeout")]
+    no_confirm: bool,
+    /// Why (kept with the new generation).
+    #[arg(long, default_value = "")]
+    comment: String,
+}
+
+impl Window {
+    /// The window in seconds as the control API takes it (0: none; at least 1 otherwise).
+    fn seconds(&self) -> u64 {
+        if self.no_confirm { 0 } else { self.confirm_timeout.as_secs().max(1) }
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -267,6 +292,7 @@ fn main() -> ExitCode {
 
 async fn run(cli: &Cli) -> Result<(), Failure> {
     let structured = cli.output != Output::Table;
+    let width = console::width();
     match &cli.command {
         Command::Status => {
             let body = call(&cli.socket, Method::GET, "/v1/status", None).await?;
@@ -276,7 +302,7 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
                     let status: DaemonStatus = serde_json::from_str(&body).map_err(|e| {
                         Failure::Answered(format!("unexpected status document: {e}"))
                     })?;
-                    print!("{}", status_table(&status));
+                    print!("{}", status_table(&status, unix_now(), width));
                 }
             }
         }
@@ -288,7 +314,7 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
                 let list: Vec<ResourceStatus> = serde_json::from_str(&body).map_err(|e| {
                     Failure::Answered(format!("unexpected resources document: {e}"))
                 })?;
-                print!("{}", resources_table(&list));
+                print!("{}", resources_table(&list, width));
             }
         }
         Command::Doctor { area } => {
@@ -303,7 +329,7 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
             if structured {
                 print_doc(cli.output, &body)?;
             } else {
-                print!("{}", doctor_table(&checks));
+                print!("{}", doctor_table(&checks, width));
             }
             if checks.iter().any(|c| c.status == CheckStatus::Fail) {
                 return Err(Failure::ChecksFailed);
@@ -329,7 +355,8 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
                 None => None,
             };
             let path = if structured { "/v1/plan" } else { "/v1/plan?format=table" };
-            let body = call(&cli.socket, Method::POST, path, request).await?;
+            let body =
+                call_about(&cli.socket, Method::POST, path, request, file.as_deref()).await?;
             if structured { print_doc(cli.output, &body)? } else { print_line(body) }
         }
         Command::Adopt { apply, artifacts, .. } => {
@@ -344,7 +371,7 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
             if structured {
                 print_doc(cli.output, &body)?;
             } else {
-                print!("{}", ledger_table(&parse(&body)?));
+                print!("{}", ledger_table(&parse(&body)?, width));
             }
         }
         Command::Graph { .. } => {
@@ -355,7 +382,7 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
             if structured {
                 print_doc(cli.output, &info.to_string())?;
             } else {
-                print!("{}", inspect_table(&info));
+                print!("{}", inspect_table(&info, width));
             }
         }
         Command::Ota { what: OtaCommand::Install { file, digest } } => {
@@ -375,7 +402,7 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
                 if structured {
                     print_doc(cli.output, &body)?;
                 } else {
-                    print!("{}", ota_table(&parse(&body)?));
+                    print!("{}", ota_table(&parse(&body)?, width));
                 }
                 return Ok(());
             };
@@ -396,7 +423,8 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
                 println!("reconcile requested");
             }
         }
-        Command::Apply { file, confirm_timeout, no_confirm, comment, base } => {
+        Command::Apply { file, window, base } => {
+            let comment = &window.comment;
             let yaml = std::fs::read_to_string(file)
                 .map_err(|e| Failure::Answered(format!("{}: {e}", file.display())))?;
             let base = match base {
@@ -406,12 +434,8 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
                     status["generation"].as_u64().unwrap_or(0)
                 }
             };
-            let seconds = if *no_confirm { 0 } else { confirm_timeout.as_secs().max(1) };
-            // Over SSH, the lockout guard checks the connection the operator is on.
-            let client = std::env::var("SSH_CONNECTION")
-                .ok()
-                .and_then(|c| c.split_whitespace().next().map(str::to_owned))
-                .filter(|a| a.parse::<std::net::IpAddr>().is_ok());
+            let seconds = window.seconds();
+            let client = ssh_client();
             let request = serde_json::json!({
                 "yaml": yaml,
                 "comment": comment,
@@ -421,11 +445,13 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
                 "clientAddress": client,
                 "baseGeneration": base,
             });
-            let body = call(&cli.socket, Method::POST, "/v1/apply", Some(request)).await?;
+            let body =
+                call_about(&cli.socket, Method::POST, "/v1/apply", Some(request), Some(file))
+                    .await?;
             if structured {
                 print_doc(cli.output, &body)?;
             } else {
-                println!("{}", outcome_line(&body, "applied"));
+                println!("{}", outcome_line(&body, "applied", width));
             }
         }
         Command::Confirm => {
@@ -434,17 +460,29 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
             if structured {
                 print_doc(cli.output, &body)?;
             } else {
-                println!("{}", outcome_line(&body, "confirmed"));
+                println!("{}", outcome_line(&body, "confirmed", width));
             }
         }
-        Command::Rollback { generation } => {
-            let request =
-                serde_json::json!({ "generation": generation, "author": user(), "channel": "cli" });
+        Command::Rollback { generation, window, yes } => {
+            let (seconds, comment) = (window.seconds(), &window.comment);
+            if let Some(target) = generation
+                && !*yes
+            {
+                ask_rollback(&cli.socket, *target, seconds).await?;
+            }
+            let request = serde_json::json!({
+                "generation": generation,
+                "author": user(),
+                "channel": "cli",
+                "confirmTimeoutSeconds": seconds,
+                "comment": comment,
+                "clientAddress": ssh_client(),
+            });
             let body = call(&cli.socket, Method::POST, "/v1/rollback", Some(request)).await?;
             if structured {
                 print_doc(cli.output, &body)?;
             } else {
-                println!("{}", outcome_line(&body, "rolled back; now"));
+                println!("{}", outcome_line(&body, "rolled back; now", width));
             }
         }
         Command::History { what: Some(HistoryCommand::Diff { from, to }) } => {
@@ -472,7 +510,8 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
                 print_doc(cli.output, &body)?;
             } else {
                 let status = parse(&call(&cli.socket, Method::GET, "/v1/status", None).await?)?;
-                print!("{}", history_table(&parse(&body)?, status["generation"].as_u64()));
+                let running = status["generation"].as_u64();
+                print!("{}", history_table(&parse(&body)?, running, width));
             }
         }
     }
@@ -505,29 +544,84 @@ fn print_line(text: String) {
     }
 }
 
-/// `STATE ORIGIN GEN ARTIFACT  OWNER` per entry (80 columns).
-fn ledger_table(list: &serde_json::Value) -> String {
+/// `STATE ORIGIN GEN ARTIFACT  OWNER` per entry, `width` columns (long names wrap under
+/// their column).
+fn ledger_table(list: &serde_json::Value, width: usize) -> String {
     let mut out = String::from("STATE    ORIGIN   GEN  ARTIFACT / OWNER\n");
     for e in list.as_array().into_iter().flatten() {
         let artifact =
             format!("{}/{}", e["kind"].as_str().unwrap_or("-"), e["name"].as_str().unwrap_or("-"));
-        out.push_str(&fit(&format!(
-            "{:<8} {:<8} {:<4} {artifact}",
+        let prefix = format!(
+            "{:<8} {:<8} {:<4} ",
             e["state"].as_str().unwrap_or("-"),
             e["origin"].as_str().unwrap_or("-"),
             e["generation"].as_u64().map(|g| g.to_string()).unwrap_or_default(),
-        )));
-        out.push('\n');
-        let owner = e["owner"].as_str().unwrap_or("");
-        out.push_str(&fit(&format!("{:<23}{owner}", "")));
-        out.push('\n');
+        );
+        push_row(&mut out, &prefix, &artifact, 23, width);
+        push_row(&mut out, &" ".repeat(23), e["owner"].as_str().unwrap_or(""), 23, width);
         // Further resources sharing the artifact (issue 33 §5), one line each.
         for co in e["coOwners"].as_array().into_iter().flatten().filter_map(|c| c.as_str()) {
-            out.push_str(&fit(&format!("{:<21}+ {co}", "")));
-            out.push('\n');
+            push_row(&mut out, &format!("{:<21}+ ", ""), co, 23, width);
         }
     }
     out
+}
+
+/// Appends `prefix` and `text` wrapped to `width` ([`console::wrap_row`]) and a newline.
+fn push_row(out: &mut String, prefix: &str, text: &str, indent: usize, width: usize) {
+    out.push_str(&console::wrap_row(prefix, text, indent, width));
+    out.push('\n');
+}
+
+/// Seconds since the Unix epoch by the local clock (0 if it reads before 1970).
+fn unix_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// Over SSH, the address the operator connects from (`SSH_CONNECTION`'s first field): what the
+/// lockout guard checks.
+fn ssh_client() -> Option<String> {
+    std::env::var("SSH_CONNECTION")
+        .ok()
+        .and_then(|c| c.split_whitespace().next().map(str::to_owned))
+        .filter(|a| a.parse::<std::net::IpAddr>().is_ok())
+}
+
+/// Shows what a rollback to `target` changes (the diff from the running generation) and asks
+/// on the terminal; fails unless the operator answers yes. With no terminal to ask on, fails
+/// and names `--yes`.
+async fn ask_rollback(socket: &Path, target: u64, seconds: u64) -> Result<(), Failure> {
+    use std::io::{BufRead, IsTerminal, Write};
+    let status = parse(&call(socket, Method::GET, "/v1/status", None).await?)?;
+    let running = status["generation"].as_u64().unwrap_or(0);
+    let path = format!("/v1/generations/{running}/diff/{target}");
+    let diff = parse(&call(socket, Method::GET, &path, None).await?)?;
+    let text = diff["diff"].as_str().unwrap_or_default();
+    if !std::io::stdin().is_terminal() {
+        return Err(Failure::Answered(
+            "rollback asks first, and stdin is not a terminal: add --yes to roll back without              the question"
+                .into(),
+        ));
+    }
+    if text.is_empty() {
+        println!("generation {target}'s config is the running one's (generation {running})");
+    } else {
+        print!("{text}");
+    }
+    let window = if seconds == 0 {
+        "without a confirm window".to_string()
+    } else {
+        format!("confirm within {seconds} s, else generation {running} comes back")
+    };
+    print!("Roll back to generation {target} ({window})? [y/N] ");
+    std::io::stdout().flush().ok();
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer).ok();
+    if matches!(answer.trim(), "y" | "Y" | "yes") {
+        Ok(())
+    } else {
+        Err(Failure::Answered("not rolled back".into()))
+    }
 }
 
 /// The console user (`$USER`, `root` when unset): the author the daemon records.
@@ -539,8 +633,9 @@ fn parse(body: &str) -> Result<serde_json::Value, Failure> {
     serde_json::from_str(body).map_err(|e| Failure::Answered(format!("unexpected answer: {e}")))
 }
 
-/// `applied generation 4: Healthy, 3 operations (0 failed), confirm by 2026-…`.
-fn outcome_line(body: &str, verb: &str) -> String {
+/// `applied generation 4: Healthy, 3 operations (0 failed)`, then the warnings (wrapped to
+/// `width`, indented under their text) and the confirm deadline.
+fn outcome_line(body: &str, verb: &str, width: usize) -> String {
     let Ok(v) = serde_json::from_str::<serde_json::Value>(body) else { return body.into() };
     let mut line = format!(
         "{verb} generation {}: {}, {} operations ({} failed)",
@@ -550,7 +645,8 @@ fn outcome_line(body: &str, verb: &str) -> String {
         v["failed"]
     );
     for w in v["warnings"].as_array().into_iter().flatten() {
-        line.push_str(&format!("\nwarning: {}", w.as_str().unwrap_or_default()));
+        line.push('\n');
+        line.push_str(&console::wrap_row("warning: ", w.as_str().unwrap_or_default(), 9, width));
     }
     if let Some(deadline) = v["confirmDeadline"].as_str() {
         line.push_str(&format!(
@@ -560,9 +656,10 @@ fn outcome_line(body: &str, verb: &str) -> String {
     line
 }
 
-/// One line per generation: number, time, result, channel/author, comment (80 columns).
-/// The generations newest first, the running one marked `*` (issue 34 §2).
-fn history_table(list: &serde_json::Value, running: Option<u64>) -> String {
+/// One row per generation: number, time, result, channel/author, comment, `width` columns (a
+/// long comment wraps under its column). The generations newest first, the running one marked
+/// `*` (issue 34 §2).
+fn history_table(list: &serde_json::Value, running: Option<u64>, width: usize) -> String {
     let mut out =
         String::from("GEN  APPLIED               RESULT          BY            COMMENT\n");
     for r in list.as_array().into_iter().flatten().rev() {
@@ -582,23 +679,21 @@ fn history_table(list: &serde_json::Value, running: Option<u64>) -> String {
         );
         let generation = r["generation"].as_u64();
         let mark = if generation.is_some() && generation == running { "*" } else { "" };
-        let line = format!(
-            "{:<4} {:<21} {:<15} {:<13} {}",
+        let prefix = format!(
+            "{:<4} {:<21} {:<15} {:<13} ",
             generation.map(|g| format!("{g}{mark}")).unwrap_or_default(),
             when,
             r["result"].as_str().unwrap_or("-"),
             by,
-            r["comment"].as_str().unwrap_or("")
         );
-        out.push_str(&fit(&line));
-        out.push('\n');
+        push_row(&mut out, &prefix, r["comment"].as_str().unwrap_or(""), 57, width);
     }
     out
 }
 
-/// `GEN/OBS  PHASE  SINCE  KIND/NAME` per resource; SINCE is when its Ready condition last
-/// changed.
-fn resources_table(list: &[ResourceStatus]) -> String {
+/// `GEN/OBS  PHASE  SINCE  KIND/NAME` per resource, `width` columns (a long name wraps under
+/// its column); SINCE is when its Ready condition last changed.
+fn resources_table(list: &[ResourceStatus], width: usize) -> String {
     let mut out = String::from("GEN/OBS  PHASE             SINCE                 RESOURCE\n");
     for r in list {
         let since = r
@@ -610,31 +705,24 @@ fn resources_table(list: &[ResourceStatus]) -> String {
         // `apiVersion/kind/name` → `kind/name`: the group is implied by the kind.
         let short = r.id.splitn(3, '/').nth(2).unwrap_or(&r.id);
         let generations = format!("{}/{}", r.generation, r.observed_generation);
-        out.push_str(&fit(&format!("{generations:<8} {:<17} {since:<21} {short}", r.phase)));
-        out.push('\n');
+        let prefix = format!("{generations:<8} {:<17} {since:<21} ", r.phase);
+        push_row(&mut out, &prefix, short, 49, width);
     }
     out
 }
 
-/// `STATUS CODE AREA NAME`, then the detail and, for warn and fail, the remedy, indented.
-fn doctor_table(checks: &[DoctorCheck]) -> String {
+/// `STATUS CODE AREA NAME`, then the detail and, for warn and fail, the remedy, indented;
+/// `width` columns, long texts wrapped under their column.
+fn doctor_table(checks: &[DoctorCheck], width: usize) -> String {
     let mut out = String::new();
     for c in checks {
-        out.push_str(&fit(&format!(
-            "{:<5} {:<5} {:<10} {}",
-            c.status.as_str(),
-            c.code,
-            c.area,
-            c.name
-        )));
-        out.push('\n');
+        let prefix = format!("{:<5} {:<5} {:<10} ", c.status.as_str(), c.code, c.area);
+        push_row(&mut out, &prefix, &c.name, 23, width);
         if !c.detail.is_empty() {
-            out.push_str(&fit(&format!("      {}", c.detail)));
-            out.push('\n');
+            push_row(&mut out, "      ", &c.detail, 6, width);
         }
         if !c.remedy.is_empty() {
-            out.push_str(&fit(&format!("      → {}", c.remedy)));
-            out.push('\n');
+            push_row(&mut out, "      → ", &c.remedy, 8, width);
         }
     }
     let count = |s: CheckStatus| checks.iter().filter(|c| c.status == s).count();
@@ -648,16 +736,6 @@ fn doctor_table(checks: &[DoctorCheck]) -> String {
     out
 }
 
-/// `line` cut to 80 columns with `…`.
-fn fit(line: &str) -> String {
-    if line.chars().count() <= 80 {
-        return line.to_string();
-    }
-    let mut cut: String = line.chars().take(79).collect();
-    cut.push('…');
-    cut
-}
-
 /// One request (with a JSON body when given); the body of a 2xx answer as text.
 async fn call(
     socket: &Path,
@@ -665,10 +743,23 @@ async fn call(
     path: &str,
     body: Option<serde_json::Value>,
 ) -> Result<String, Failure> {
+    call_about(socket, method, path, body, None).await
+}
+
+/// [`call`] of a request carrying the text of `file` (`apply -f`, `plan -f`): the config errors
+/// of a refusal name `file` as the operator gave it, not the daemon's name for the text
+/// (`apply`, `plan`), so an editor can jump to them (issue 34 §8).
+async fn call_about(
+    socket: &Path,
+    method: Method,
+    path: &str,
+    body: Option<serde_json::Value>,
+    file: Option<&Path>,
+) -> Result<String, Failure> {
     let response = send(socket, method, path, body).await?;
     let status = response.status();
     let text = read_all(response).await?;
-    if status.is_success() { Ok(text) } else { Err(answered_error(status, text)) }
+    if status.is_success() { Ok(text) } else { Err(answered_error_about(status, text, file)) }
 }
 
 /// Sends one request on the control socket; the response's body is still to be read.
@@ -716,22 +807,41 @@ async fn read_all(response: hyper::Response<hyper::body::Incoming>) -> Result<St
 /// The daemon's error answer as a failure: its `error` message, and config errors one per
 /// line as `routerd validate` prints them.
 fn answered_error(status: StatusCode, text: String) -> Failure {
+    answered_error_about(status, text, None)
+}
+
+/// [`answered_error`], the config errors naming `file` when given (see [`call_about`]).
+fn answered_error_about(status: StatusCode, text: String, file: Option<&Path>) -> Failure {
     let answer = serde_json::from_str::<serde_json::Value>(&text).ok();
     let mut message = answer
         .as_ref()
         .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_owned))
         .unwrap_or(text);
+    let file = file.map(|f| f.display().to_string());
     for e in answer.iter().flat_map(|v| v["errors"].as_array().into_iter().flatten()) {
-        message.push_str(&format!(
-            "\n{}:{}:{}: {}{}",
-            e["file"].as_str().unwrap_or(""),
-            e["line"],
-            e["column"],
-            e["resource"].as_str().map(|r| format!("{r}: ")).unwrap_or_default(),
-            e["message"].as_str().unwrap_or("")
-        ));
+        message.push('\n');
+        message.push_str(&config_error_line(e, file.as_deref()));
     }
     Failure::Answered(format!("{} {message}", status_text(status)))
+}
+
+/// One config error of a 422 answer (`docs/control-api.md`) as `routerd validate` prints it:
+/// `FILE:LINE:COLUMN: RESOURCE: PATH: MESSAGE` (`FILE: ` alone when it has no position, the
+/// resource and path parts only when given), with `file` instead of the daemon's name.
+fn config_error_line(e: &serde_json::Value, file: Option<&str>) -> String {
+    let file = file.or(e["file"].as_str()).unwrap_or("");
+    let mut line = match (e["line"].as_u64().unwrap_or(0), e["column"].as_u64().unwrap_or(0)) {
+        (0, _) => format!("{file}: "),
+        (l, c) => format!("{file}:{l}:{c}: "),
+    };
+    for part in [e["resource"].as_str(), e["path"].as_str()].into_iter().flatten() {
+        if !part.is_empty() {
+            line.push_str(part);
+            line.push_str(": ");
+        }
+    }
+    line.push_str(e["message"].as_str().unwrap_or(""));
+    line
 }
 
 /// `POST /v1/ota/install` with its newline-delimited JSON answer: each line is handed to
@@ -769,8 +879,10 @@ fn status_text(status: StatusCode) -> String {
     format!("{} {}", status.as_u16(), status.canonical_reason().unwrap_or(""))
 }
 
-/// `key  value` lines, at most 80 columns (long values are cut with `…`).
-fn status_table(s: &DaemonStatus) -> String {
+/// `key  value` lines, at most `width` columns (long values wrap under the value column). A
+/// confirm window shows the seconds left until its deadline from `now` (Unix seconds), never
+/// negative.
+fn status_table(s: &DaemonStatus, now: u64, width: usize) -> String {
     let mut rows: Vec<(&str, String)> = vec![
         ("state", s.state.clone()),
         ("config", s.config.clone()),
@@ -807,9 +919,13 @@ fn status_table(s: &DaemonStatus) -> String {
         }
     }
     if let Some(c) = &s.pending_confirm {
+        let left = c.deadline_unix.saturating_sub(now);
         rows.push((
             "confirm",
-            format!("generation {} by {} (else back to {})", c.generation, c.deadline, c.previous),
+            format!(
+                "generation {} within {left} s (by {}, else back to {})",
+                c.generation, c.deadline, c.previous
+            ),
         ));
     }
     if let Some(e) = &s.last_error {
@@ -817,8 +933,7 @@ fn status_table(s: &DaemonStatus) -> String {
     }
     let mut out = String::new();
     for (key, value) in rows {
-        out.push_str(&fit(&format!("{key:<12}{value}")));
-        out.push('\n');
+        push_row(&mut out, &format!("{key:<12}"), &value, 12, width);
     }
     out
 }
@@ -831,8 +946,8 @@ async fn inspect(cli: &Cli, file: &Path) -> Result<serde_json::Value, Failure> {
     parse(&call(&cli.socket, Method::POST, "/v1/ota/inspect", Some(body)).await?)
 }
 
-/// `routerctl ota inspect` as text.
-fn inspect_table(info: &serde_json::Value) -> String {
+/// `routerctl ota inspect` as text, `width` columns (long values wrap under their column).
+fn inspect_table(info: &serde_json::Value, width: usize) -> String {
     let mut out = String::new();
     for (label, key) in [
         ("bundle", "path"),
@@ -843,16 +958,19 @@ fn inspect_table(info: &serde_json::Value) -> String {
         ("format", "format"),
         ("digest", "digest"),
     ] {
-        if let Some(value) = info[key].as_str() {
-            out.push_str(&format!("{label:<12}{value}\n"));
+        match info[key].as_str() {
+            // A digest is copied into `ota install --digest`: one piece, even past the width.
+            Some(value) if key == "digest" => out.push_str(&format!("{label:<12}{value}\n")),
+            Some(value) => push_row(&mut out, &format!("{label:<12}"), value, 12, width),
+            None => {}
         }
     }
     let signer = &info["signer"];
     if let Some(subject) = signer["subject"].as_str() {
-        out.push_str(&format!("{:<12}{subject}\n", "signed by"));
+        push_row(&mut out, "signed by   ", subject, 12, width);
         let issuer = signer["issuer"].as_str().unwrap_or("?");
         let until = signer["notAfter"].as_str().unwrap_or("?");
-        out.push_str(&format!("{:<12}{issuer}, valid until {until}\n", "issued by"));
+        push_row(&mut out, "issued by   ", &format!("{issuer}, valid until {until}"), 12, width);
     }
     out
 }
@@ -863,6 +981,7 @@ fn inspect_table(info: &serde_json::Value) -> String {
 async fn install(cli: &Cli, file: &Path, digest: Option<&str>) -> Result<(), Failure> {
     use std::io::{IsTerminal, Write};
     let structured = cli.output != Output::Table;
+    let width = console::width();
     let (path, digest) = match digest {
         Some(digest) => {
             let path = std::path::absolute(file)
@@ -872,7 +991,7 @@ async fn install(cli: &Cli, file: &Path, digest: Option<&str>) -> Result<(), Fai
         None => {
             let info = inspect(cli, file).await?;
             if !structured {
-                print!("{}", inspect_table(&info));
+                print!("{}", inspect_table(&info, width));
             }
             let text = |key: &str| info[key].as_str().unwrap_or_default().to_string();
             (text("path"), text("digest"))
@@ -880,18 +999,30 @@ async fn install(cli: &Cli, file: &Path, digest: Option<&str>) -> Result<(), Fai
     };
     let terminal = std::io::stdout().is_terminal();
     let body = serde_json::json!({ "path": path, "digest": digest });
+    // Padding that blanks the rest of the line a bar is redrawn on.
+    let pad = width.saturating_sub(1);
+    // The last message too long to share the bar's line, printed above it.
+    let mut above = String::new();
     let last = stream_lines(&cli.socket, "/v1/ota/install", body, |line| {
         if structured {
             println!("{line}");
         } else if line["event"] == "progress" {
             let percent = line["percent"].as_u64().unwrap_or(0).min(100);
-            let bar = progress_bar(percent, line["message"].as_str().unwrap_or_default());
-            if terminal {
-                print!("\r{bar:<80}");
-                let _ = std::io::stdout().flush();
-            } else {
+            let message = line["message"].as_str().unwrap_or_default();
+            let bar = progress_bar(percent, message, width);
+            if !terminal {
                 println!("{bar}");
+            } else if bar.contains('\n') {
+                // A redraw in place holds one line: the long message scrolls above the bar.
+                if above != message {
+                    println!("\r{:pad$}\r{}", "", console::wrap_row("", message, 0, width));
+                    above = message.to_string();
+                }
+                print!("\r{:<pad$}", progress_bar(percent, "", width));
+            } else {
+                print!("\r{bar:<pad$}");
             }
+            let _ = std::io::stdout().flush();
         }
     })
     .await?;
@@ -916,22 +1047,18 @@ async fn install(cli: &Cli, file: &Path, digest: Option<&str>) -> Result<(), Fai
     }
 }
 
-/// `[##########..........]  50% message`, at most 80 columns.
-fn progress_bar(percent: u64, message: &str) -> String {
+/// `[##########..........]  50% message`, at most `width` columns: a long message wraps under
+/// its start (so the result has more than one line).
+fn progress_bar(percent: u64, message: &str, width: usize) -> String {
     const WIDTH: u64 = 20;
-    let done = (percent * WIDTH / 100) as usize;
+    let done = (percent.min(100) * WIDTH / 100) as usize;
     let bar = format!("[{}{}] {percent:>3}% ", "#".repeat(done), ".".repeat(WIDTH as usize - done));
-    let room = 80usize.saturating_sub(bar.chars().count());
-    if message.chars().count() <= room {
-        return bar + message;
-    }
-    let cut: String = message.chars().take(room.saturating_sub(1)).collect();
-    bar + &cut + "…"
+    console::wrap_row(&bar, message, bar.len(), width)
 }
 
 /// `routerctl ota status` as text: RAUC's summary, one line per slot, then the health gate's
-/// records (newest first).
-fn ota_table(status: &serde_json::Value) -> String {
+/// records (newest first); the last error and the gate's details wrap to `width`.
+fn ota_table(status: &serde_json::Value, width: usize) -> String {
     let text = |v: &serde_json::Value| v.as_str().unwrap_or("-").to_string();
     let mut out = format!(
         "compatible  {}\nbooted      {}\nprimary     {}\noperation   {}\n",
@@ -941,7 +1068,7 @@ fn ota_table(status: &serde_json::Value) -> String {
         text(&status["operation"]),
     );
     if let Some(error) = status["lastError"].as_str().filter(|e| !e.is_empty()) {
-        out.push_str(&format!("last error  {error}\n"));
+        push_row(&mut out, "last error  ", error, 12, width);
     }
     out.push_str(&format!(
         "\n{:<10} {:<5} {:<9} {:<6} {:<16} {}\n",
@@ -970,13 +1097,9 @@ fn ota_table(status: &serde_json::Value) -> String {
     }
     for record in gate.iter().take(5) {
         let window = record["windowSeconds"].as_u64().map_or("-".into(), |s| format!("{s}s"));
-        out.push_str(&format!(
-            "{:<10} {:<9} {:<8} {}\n",
-            text(&record["slot"]),
-            text(&record["phase"]),
-            window,
-            text(&record["detail"]),
-        ));
+        let prefix =
+            format!("{:<10} {:<9} {:<8} ", text(&record["slot"]), text(&record["phase"]), window);
+        push_row(&mut out, &prefix, &text(&record["detail"]), 30, width);
     }
     out
 }

@@ -3,17 +3,50 @@
 use super::*;
 use routerd_model::status::ReconcileSummary;
 
+/// Asserts that `text` fits `width` columns, cuts nothing with `…`, and that every line
+/// continuing a cell (one that starts blank) starts with at least `indent` blanks.
+fn assert_wrapped(text: &str, width: usize, indent: usize) {
+    for line in text.lines() {
+        assert!(line.chars().count() <= width, "over {width} columns: {line:?}\n{text}");
+        assert!(!line.contains('…'), "cut: {line:?}\n{text}");
+        if line.starts_with(' ') {
+            let blanks = line.len() - line.trim_start().len();
+            assert!(blanks >= indent, "continuation not under its column: {line:?}\n{text}");
+        }
+    }
+}
+
+/// The words of `text` in order, whitespace ignored: what wrapping must keep.
+fn words(text: &str) -> Vec<&str> {
+    text.split_whitespace().collect()
+}
+
+/// A long sentence with a 70-character word (a path) in it.
+fn long_text(what: &str) -> String {
+    format!(
+        "{what}: the upstream gateway 192.0.2.1 on wan0 does not answer neighbour solicitation \
+         or ICMP echo (5 of 5 lost); check the cable and the modem, then run \
+         /usr/share/routerd/scripts/{}.sh and look again",
+        "x".repeat(40)
+    )
+}
+
 #[test]
 fn the_progress_bar_fills_with_the_percentage_and_fits_80_columns() {
-    assert_eq!(progress_bar(0, "Checking bundle"), "[....................]   0% Checking bundle");
-    assert_eq!(progress_bar(55, "Copying"), "[###########.........]  55% Copying");
     assert_eq!(
-        progress_bar(100, "Installing done."),
+        progress_bar(0, "Checking bundle", 80),
+        "[....................]   0% Checking bundle"
+    );
+    assert_eq!(progress_bar(55, "Copying", 80), "[###########.........]  55% Copying");
+    assert_eq!(
+        progress_bar(100, "Installing done.", 80),
         "[####################] 100% Installing done."
     );
-    let long = progress_bar(40, &"Copying image to rootfs.1 ".repeat(5));
-    assert_eq!(long.chars().count(), 80, "{long}");
-    assert!(long.ends_with('…'), "{long}");
+    let message = "Copying image to rootfs.1 ".repeat(5);
+    let long = progress_bar(40, &message, 80);
+    assert!(long.lines().count() > 1, "{long}");
+    assert_wrapped(&long, 80, 28);
+    assert_eq!(words(&long)[2..], words(&message)[..], "nothing lost: {long}");
 }
 
 #[test]
@@ -42,9 +75,14 @@ fn the_status_table_fits_80_columns() {
         pending_confirm: None,
         config_fallback: None,
         last_timed_out: None,
+        last_apply: None,
+        last_repair: None,
     };
-    let table = status_table(&status);
-    assert!(table.lines().all(|l| l.chars().count() <= 80), "{table}");
+    let table = status_table(&status, 0, 80);
+    assert_wrapped(&table, 80, 12);
+    let error: String =
+        table.lines().skip_while(|l| !l.starts_with("error")).map(|l| &l[12..]).collect();
+    assert_eq!(error, "e".repeat(200), "the error is whole: {table}");
     assert!(table.contains("generation  3 (observed 3)"), "{table}");
     assert!(table.contains("last        2026-11-21T02:00:00Z by address,route, 41 ms"));
 }
@@ -86,8 +124,162 @@ fn the_history_lists_the_newest_first_and_marks_the_running_generation() {
     };
     let list =
         serde_json::json!([record(1, "applied"), record(2, "rolledBack"), record(3, "applied")]);
-    let table = history_table(&list, Some(3));
+    let table = history_table(&list, Some(3), 80);
     let generations: Vec<&str> =
         table.lines().skip(1).filter_map(|l| l.split_whitespace().next()).collect();
     assert_eq!(generations, ["3*", "2", "1"], "{table}");
+}
+
+/// A status with a confirm window (generation 5, else back to 4) whose deadline is
+/// `deadline_unix`; read from JSON so that fields added later default to absent.
+fn confirming(deadline_unix: u64) -> DaemonStatus {
+    serde_json::from_value(serde_json::json!({
+        "config": "/etc/routerd/router.yaml",
+        "state": "running",
+        "generation": 5,
+        "observedGeneration": 5,
+        "phase": "Healthy",
+        "reconciles": 9,
+        "pendingConfirm": {"generation": 5, "previous": 4,
+            "deadline": "2026-11-26T16:30:04Z", "deadlineUnix": deadline_unix},
+    }))
+    .expect("a status document")
+}
+
+#[test]
+fn the_status_shows_the_seconds_left_in_the_confirm_window_never_negative() {
+    let table = status_table(&confirming(1_795_278_604), 1_795_278_604 - 73, 80);
+    let expected = "confirm     generation 5 within 73 s (by 2026-11-26T16:30:04Z, else back to 4)";
+    assert!(table.lines().any(|l| l == expected), "{table}");
+    let late = status_table(&confirming(1_795_278_604), 1_795_278_604 + 10, 80);
+    assert!(late.contains("generation 5 within 0 s (by "), "{late}");
+    assert_wrapped(&late, 80, 12);
+}
+
+#[test]
+fn long_doctor_details_and_remedies_wrap_under_their_column_at_80() {
+    let check = |status, name: &str| DoctorCheck {
+        area: "routes".into(),
+        code: "G001".into(),
+        name: name.into(),
+        status,
+        detail: long_text("detail"),
+        remedy: long_text("remedy"),
+    };
+    let checks =
+        [check(CheckStatus::Fail, &long_text("name")), check(CheckStatus::Pass, "default route")];
+    let table = doctor_table(&checks, 80);
+    assert_wrapped(&table, 80, 6);
+    let lines: Vec<&str> = table.lines().collect();
+    let start = |prefix: &str| lines.iter().position(|l| l.starts_with(prefix)).expect(prefix);
+    let (detail, remedy) = (start("      detail:"), start("      → remedy:"));
+    assert!(remedy > detail + 1, "the detail takes more than a line: {table}");
+    for line in &lines[detail + 1..remedy] {
+        assert!(line.starts_with("      ") && !line.starts_with("       "), "{line:?}");
+    }
+    let after = &lines[remedy + 1..];
+    let rest: Vec<&&str> = after.iter().take_while(|l| l.starts_with(' ')).collect();
+    assert!(!rest.is_empty(), "the remedy takes more than a line: {table}");
+    assert!(rest.iter().all(|l| l.starts_with("        ")), "under the remedy's text: {table}");
+    let remedy_text: String = lines[remedy..remedy + 1 + rest.len()].join(" ");
+    assert_eq!(words(&remedy_text)[1..].concat(), words(&long_text("remedy")).concat());
+    assert!(table.ends_with("1 pass, 0 warn, 1 fail, 0 skip\n"), "{table}");
+}
+
+#[test]
+fn a_long_history_comment_wraps_under_the_comment_column_at_80() {
+    let comment = long_text("comment");
+    let list = serde_json::json!([{"generation": 7, "appliedAt": 1_795_229_100, "result":
+        "applied", "author": "root", "channel": "cli", "comment": comment}]);
+    let table = history_table(&list, Some(7), 80);
+    assert_wrapped(&table, 80, 57);
+    let rows: Vec<&str> = table.lines().skip(1).collect();
+    assert!(rows.len() > 3, "{table}");
+    assert!(rows[0].starts_with("7*   2026-11-21T") && rows[0].contains("cli/root"), "{table}");
+    assert!(rows[1..].iter().all(|l| l.starts_with(&" ".repeat(57))), "{table}");
+    let text: String = rows.iter().map(|l| &l[57..]).collect::<Vec<_>>().join(" ");
+    assert_eq!(words(&text).concat(), words(&comment).concat(), "nothing lost: {table}");
+}
+
+#[test]
+fn long_resource_and_ledger_names_wrap_instead_of_being_cut() {
+    let name = format!("net.routerd.net/v1alpha1/IPv4PolicyRoute/{}", "guests-via-wan-".repeat(6));
+    let resource = ResourceStatus {
+        id: name.clone(),
+        spec_digest: String::new(),
+        generation: 2,
+        observed_generation: 2,
+        phase: "RequiresAdoption".into(),
+        conditions: Vec::new(),
+    };
+    let table = resources_table(&[resource], 80);
+    assert_wrapped(&table, 80, 49);
+    assert!(table.lines().count() > 2, "{table}");
+    let ledger = serde_json::json!([{"state": "owned", "origin": "created", "generation": 2,
+        "kind": "linux.ipv4.fwmarkRule", "name": "x".repeat(90), "owner": name,
+        "coOwners": [name]}]);
+    let table = ledger_table(&ledger, 80);
+    // 21: a co-owner's `+ ` stands two columns left of the names.
+    assert_wrapped(&table, 80, 21);
+    assert!(table.lines().skip(2).all(|l| l.starts_with(&" ".repeat(21))), "{table}");
+    let whole = format!("fwmarkRule/{}net.routerd.net", "x".repeat(90));
+    assert!(words(&table).concat().contains(&whole), "the name is whole: {table}");
+}
+
+#[test]
+fn config_errors_of_a_refusal_name_the_file_with_line_and_column() {
+    let body = serde_json::json!({
+        "error": "the config is invalid (2 errors); nothing was changed",
+        "errors": [
+            {"file": "apply", "line": 159, "column": 22, "resource":
+             "net.routerd.net/v1alpha1/IPv4StaticAddress/lan-v4", "path": "spec.address",
+             "message": "not an IPv4 CIDR"},
+            {"file": "apply", "line": 0, "column": 0, "path": "", "message": "empty document"},
+        ],
+    });
+    let file = Path::new("router.yaml");
+    let Failure::Answered(message) =
+        answered_error_about(StatusCode::UNPROCESSABLE_ENTITY, body.to_string(), Some(file))
+    else {
+        panic!("not an answered failure");
+    };
+    let lines: Vec<&str> = message.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "422 Unprocessable Entity the config is invalid (2 errors); nothing was changed",
+            "router.yaml:159:22: net.routerd.net/v1alpha1/IPv4StaticAddress/lan-v4: \
+             spec.address: not an IPv4 CIDR",
+            "router.yaml: empty document",
+        ]
+    );
+    let Failure::Answered(without) =
+        answered_error(StatusCode::UNPROCESSABLE_ENTITY, body.to_string())
+    else {
+        panic!("not an answered failure");
+    };
+    assert!(without.contains("\napply:159:22: "), "the daemon's name without a file: {without}");
+}
+
+#[test]
+fn the_width_is_the_terminals_else_columns_else_80() {
+    assert_eq!(console::width_from(Some(132), Some("100")), 132);
+    assert_eq!(console::width_from(None, Some("100")), 100);
+    assert_eq!(console::width_from(None, Some(" 72\n")), 72);
+    assert_eq!(console::width_from(None, None), 80);
+    assert_eq!(console::width_from(Some(0), Some("wide")), 80);
+    assert_eq!(console::width_from(None, Some("0")), 80);
+}
+
+#[test]
+fn rows_wrap_to_any_width_and_keep_newlines_and_short_cells_on_one_line() {
+    assert_eq!(console::wrap_row("key         ", "value", 12, 80), "key         value");
+    assert_eq!(console::wrap_row("key         ", "", 12, 80), "key");
+    assert_eq!(console::wrap_row("a   ", "one\ntwo", 4, 80), "a   one\n    two");
+    let wide = console::wrap_row("key         ", &long_text("value"), 12, 120);
+    assert_wrapped(&wide, 120, 12);
+    assert!(wide.lines().any(|l| l.chars().count() > 80), "uses the width: {wide}");
+    // Too narrow for the column: continuation lines move left, still within the width.
+    let narrow = console::wrap_row(&format!("{:<57}", "7"), &long_text("comment"), 57, 40);
+    assert_wrapped(&narrow, 40, 20);
 }

@@ -24,8 +24,8 @@ use tokio::net::UnixListener;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::daemon::{
-    Actor, ApplyOutcome, ApplyRequest, EngineAnswer, EngineQuery, Msg, Refusal, STOPPING, Stopping,
-    Trigger, request,
+    Actor, ApplyOutcome, ApplyRequest, EngineAnswer, EngineQuery, Msg, Refusal, RollbackRequest,
+    STOPPING, Stopping, Trigger, request,
 };
 use crate::metrics::Metrics;
 
@@ -148,11 +148,27 @@ struct RollbackBody {
     /// Through which door.
     #[serde(default = "default_channel")]
     channel: Channel,
+    /// Seconds of the confirm window a rollback to `generation` opens, as an apply's (0: none).
+    /// Rolling back a pending apply opens none.
+    #[serde(default = "default_confirm")]
+    confirm_timeout_seconds: u64,
+    /// Why (recorded after "rollback to generation N").
+    #[serde(default)]
+    comment: String,
+    /// The address the client reaches the router from (lockout guard).
+    client_address: Option<std::net::IpAddr>,
 }
 
 impl Default for RollbackBody {
     fn default() -> Self {
-        Self { generation: None, author: default_author(), channel: default_channel() }
+        Self {
+            generation: None,
+            author: default_author(),
+            channel: default_channel(),
+            confirm_timeout_seconds: default_confirm(),
+            comment: String::new(),
+            client_address: None,
+        }
     }
 }
 
@@ -270,8 +286,16 @@ async fn rollback(State(state): State<ControlState>, body: axum::body::Bytes) ->
         Ok(b) => b,
         Err(message) => return error(StatusCode::BAD_REQUEST, &message),
     };
-    let by = Actor::control_socket(body.author, body.channel);
-    ask(&state, |reply| Msg::Rollback(body.generation, by, reply)).await
+    let by =
+        Actor { client: body.client_address, ..Actor::control_socket(body.author, body.channel) };
+    let request = RollbackRequest {
+        target: body.generation,
+        by,
+        confirm: (body.confirm_timeout_seconds > 0)
+            .then(|| std::time::Duration::from_secs(body.confirm_timeout_seconds)),
+        comment: body.comment,
+    };
+    ask(&state, |reply| Msg::Rollback(request, reply)).await
 }
 
 async fn history(
@@ -646,6 +670,8 @@ pub mod fuzzing {
                 pending_confirm: None,
                 config_fallback: None,
                 last_timed_out: None,
+                last_apply: None,
+                last_repair: None,
             },
             result: None,
             resources: Arc::new(Vec::new()),

@@ -7,10 +7,21 @@
 //!
 //! ```text
 //! NetlinkMonitor ──Host(change)──┐
+//! NftMonitor ──────Nftables───────┤
 //! control API ─────Api, Apply,───┼─▶ mpsc ─▶ loop ─▶ reconcile ─▶ watch<Snapshot> ─▶ API
 //!                  Confirm, Rollback                  │
 //! resync timer, confirm deadline ┘                    └▶ ledger: generations, pending confirm
+//!
+//! gateway monitor (own task) ─▶ Arc<GatewayStore> ─▶ doctor (G001), charts
 //! ```
+//!
+//! The nftables notifications (`NFNLGRP_NFTABLES`) of a transaction that touched a `routerd_*`
+//! table trigger a reconcile, so a table deleted or edited by hand is put back within the
+//! debounce and one reconcile. Transactions the daemon committed itself are skipped
+//! ([`routerd_host::nftables::NftChange::is_own`]). No feedback loop either way: a reconcile
+//! that finds the tables as desired sends no batch, so causes no notification; where the
+//! daemon cannot recognise its own commits (a PID namespace of its own) its apply costs one
+//! more, no-op, reconcile.
 //!
 //! A burst of notifications (a reconcile of its own changes, an operator's `ip` commands) is
 //! debounced into one reconcile; a reconcile always observes the host itself, so a lost
@@ -30,10 +41,14 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::Context;
 use routerd_engine::plan::Desired;
 use routerd_engine::{ConfigInput, Phase, ResultDocument, Session, SessionOptions};
-use routerd_host::Netns;
 use routerd_host::netlink::{Change, NetlinkMonitor};
+use routerd_host::nftables::NftMonitor;
+use routerd_host::{Netns, ROUTERD_NFT_TABLE_PREFIX};
 use routerd_ledger::{Channel, GenerationRecord, GenerationResult, PendingConfirm};
-use routerd_model::status::{ConfirmStatus, DaemonStatus, ReconcileSummary, TimedOutConfirm};
+use routerd_model::status::{
+    ConfirmStatus, DaemonStatus, LastApply, LastRepair, OperationSummary, ReconcileSummary,
+    TimedOutConfirm,
+};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{mpsc, watch};
 
@@ -43,8 +58,8 @@ use crate::service::{self, NotifyState};
 use crate::status::{StatusTracker, spec_digests};
 
 pub use crate::msg::{
-    Actor, ApplyOutcome, ApplyRequest, EngineAnswer, EngineQuery, Msg, Refusal, STOPPING, Stopping,
-    Trigger, request,
+    Actor, ApplyOutcome, ApplyRequest, EngineAnswer, EngineQuery, Msg, Refusal, RollbackRequest,
+    STOPPING, Stopping, Trigger, request,
 };
 
 /// Options of `routerd serve`.
@@ -71,6 +86,10 @@ pub struct ServeOptions {
     pub listen: Option<std::net::SocketAddr>,
     /// RAUC and the health gate.
     pub ota: crate::ota::OtaOptions,
+    /// How often the charts' interface counters are read.
+    pub sample_interval: Duration,
+    /// How often each default route's gateway is probed (the doctor's G001, the charts).
+    pub gateway_interval: Duration,
 }
 
 /// The applied config.
@@ -114,6 +133,24 @@ struct Daemon {
     state: crate::state::StateScheduler,
     /// The AFTR lookups of the applied config's DS-Lite tunnels.
     aftr: crate::aftr::AftrScheduler,
+    /// The default routes' gateways and their last hour of probes, written by the gateway
+    /// monitor task (aborted with the daemon through `_gateway_task`); read with
+    /// [`crate::gateway::GatewayStore::all`].
+    gateways: Arc<crate::gateway::GatewayStore>,
+    _gateway_task: GatewayTask,
+    /// The last observation of the host made for the doctor, and when.
+    observed: Option<(Instant, Arc<ResultDocument>)>,
+    /// The charts' recent history (each reconcile's duration and phase is added here).
+    series: crate::series::SharedSeries,
+}
+
+/// Stops the gateway monitor with the daemon.
+struct GatewayTask(tokio::task::AbortHandle);
+
+impl Drop for GatewayTask {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// Runs the daemon until SIGTERM or SIGINT. Returns the exit code: 0 after a clean stop, 1
@@ -149,6 +186,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
     announce_setup_token(&auth);
     let statuses = StatusTracker::load(session.ledger());
     let mut monitor = NetlinkMonitor::open(&netns).context("subscribing to netlink changes")?;
+    let mut nft_monitor = NftMonitor::open(&netns).context("subscribing to nftables changes")?;
     let socket = ControlSocket::bind(&opts.control_socket)
         .with_context(|| format!("control socket {}", opts.control_socket.display()))?;
 
@@ -165,6 +203,8 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         pending_confirm: None,
         config_fallback: start.fallback,
         last_timed_out: None,
+        last_apply: None,
+        last_repair: None,
     };
     let (snapshot_tx, snapshot_rx) = watch::channel(Snapshot {
         status: status.clone(),
@@ -181,10 +221,33 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
             let _ = host_changes.try_send(Msg::Reconcile(Trigger::Host(change)));
         }
     });
+    let nft_changes = msg_tx.clone();
+    tokio::spawn(async move {
+        while let Some(change) = nft_monitor.next().await {
+            if change.is_own() || !change.touches(ROUTERD_NFT_TABLE_PREFIX) {
+                continue;
+            }
+            tracing::debug!(
+                "nftables: {} changed {:?}",
+                change.process.as_deref().unwrap_or("someone"),
+                change.tables
+            );
+            let _ = nft_changes.try_send(Msg::Reconcile(Trigger::Nftables));
+        }
+    });
+    let gateways = Arc::new(crate::gateway::GatewayStore::new(
+        crate::gateway::interval(opts.gateway_interval),
+        session.state(),
+    ));
+    let gateway_task = GatewayTask(crate::gateway::spawn(netns.clone(), Arc::clone(&gateways)));
     let socket_path = socket.path().to_path_buf();
     let metrics = Arc::new(Metrics::new());
     let updates = Arc::new(crate::ota::Updates::new(opts.ota.clone()));
+    let series = crate::series::Series::shared(opts.sample_interval);
+    crate::series::spawn_sampler(netns.clone(), Arc::clone(&series));
     let web = opts.listen.map(|addr| crate::web::WebOptions {
+        series: Arc::clone(&series),
+        gateways: Arc::clone(&gateways),
         addr,
         snapshot: snapshot_rx.clone(),
         loop_tx: msg_tx.clone(),
@@ -234,6 +297,10 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         health,
         state,
         aftr,
+        series,
+        gateways,
+        _gateway_task: gateway_task,
+        observed: None,
     };
     let mut sigterm = signal(SignalKind::terminate()).context("SIGTERM handler")?;
     let mut sigint = signal(SignalKind::interrupt()).context("SIGINT handler")?;
@@ -336,9 +403,8 @@ impl Daemon {
             Msg::Confirm(by, reply) => {
                 let _ = reply.send(self.confirm(&by));
             }
-            Msg::Rollback(generation, by, reply) => {
-                let why = format!("rolled back by {by}");
-                let _ = reply.send(self.rollback(generation, &by, &why).await);
+            Msg::Rollback(request, reply) => {
+                let _ = reply.send(self.rollback_request(request).await);
             }
             Msg::Generations(which, reply) => {
                 let ledger = self.session.ledger();
@@ -375,9 +441,13 @@ impl Daemon {
                 let _ = reply.send(self.engine(query).await);
             }
             Msg::Doctor(reply) => {
+                let observed = self.observe_for_doctor().await;
+                let gateways = self.gateways.all();
                 let input = crate::doctor::DoctorInput {
                     status: &self.status,
                     result: self.last.as_ref().map(|(doc, _)| &**doc),
+                    observed: observed.as_deref(),
+                    gateways: &gateways,
                     config: &self.applied.input.config,
                     ledger: self.session.ledger(),
                     resync: self.resync,
@@ -385,6 +455,32 @@ impl Daemon {
                     unbound_since: &self.unbound_since,
                 };
                 let _ = reply.send(crate::doctor::run(&input));
+            }
+        }
+    }
+
+    /// The host as it is now, for the doctor: a plan of the applied config (observes, changes
+    /// nothing), made again when the last one is older than
+    /// [`crate::doctor::OBSERVED_MAX_AGE`]. `None` when nothing is applied or the inventory
+    /// fails (the doctor then reads the last reconcile's document and says so).
+    async fn observe_for_doctor(&mut self) -> Option<Arc<ResultDocument>> {
+        if self.unconfigured() {
+            return None;
+        }
+        if let Some((at, doc)) = &self.observed
+            && at.elapsed() < crate::doctor::OBSERVED_MAX_AGE
+        {
+            return Some(Arc::clone(doc));
+        }
+        match self.session.plan(&self.applied.input, SystemTime::now(), false).await {
+            Ok(doc) => {
+                let doc = Arc::new(doc);
+                self.observed = Some((Instant::now(), Arc::clone(&doc)));
+                Some(doc)
+            }
+            Err(e) => {
+                tracing::warn!("doctor: observing the host: {e}");
+                None
             }
         }
     }
@@ -446,6 +542,7 @@ impl Daemon {
         self.health.sync(&self.applied.input.digest, &self.applied.input.config);
         self.state.sync(&self.applied.input.digest, &self.applied.input.config);
         self.aftr.sync(&self.applied.input.digest, &self.applied.input.config);
+        self.gateways.follow(&self.applied.input.config);
         // Links and addresses are what `ipv6Address` conditions read.
         if reasons.iter().any(|t| matches!(t, Trigger::Host(Change::Link | Change::Address))) {
             self.state.wake();
@@ -453,6 +550,16 @@ impl Daemon {
         match result {
             Ok(mut doc) => {
                 self.metrics.reconciled(&doc, clock.elapsed());
+                self.series
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .record_reconcile(crate::series::ReconcilePoint {
+                        at_unix_ms: started
+                            .duration_since(SystemTime::UNIX_EPOCH)
+                            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+                        duration_ms: u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX),
+                        phase: doc.phase.as_str().to_string(),
+                    });
                 let changes = self.statuses.observe(&mut doc, &self.applied.digests);
                 if let Err(e) =
                     self.session.ledger().write_status_records(&changes.put, &changes.remove)
@@ -460,6 +567,14 @@ impl Daemon {
                     tracing::error!("recording resource statuses: {e}");
                 }
                 let s = &mut self.status;
+                if !reasons.contains(&Trigger::Apply) && !doc.operations.is_empty() {
+                    s.last_repair = Some(LastRepair {
+                        at: humantime::format_rfc3339_seconds(started).to_string(),
+                        trigger: trigger.clone(),
+                        operations: operation_summaries(&doc),
+                        operations_total: doc.operations.len(),
+                    });
+                }
                 s.last_reconcile = Some(summary(&doc, trigger, started, clock.elapsed()));
                 s.generation = doc.generation;
                 s.observed_generation = Some(doc.generation);
@@ -585,7 +700,7 @@ impl Daemon {
         );
         let next = Applied::new(&self.session, request.yaml.clone(), input);
         let before = std::mem::replace(&mut self.applied, next);
-        let Some(doc) = self.reconcile(&BTreeSet::from([Trigger::Api])).await else {
+        let Some(doc) = self.reconcile(&BTreeSet::from([Trigger::Apply])).await else {
             // Nothing could run (inventory or ledger failure): keep the previous config.
             self.applied = before;
             let why = self.status.last_error.clone().unwrap_or_default();
@@ -615,6 +730,7 @@ impl Daemon {
             .ledger()
             .record_generation(&record, pending.as_ref())
             .map_err(|e| Refusal::Failed(e.to_string()))?;
+        self.status.last_apply = Some(last_apply(&doc, &record));
         if pending.is_none() {
             self.write_config_file();
         }
@@ -698,6 +814,41 @@ impl Daemon {
         })
     }
 
+    /// A rollback asked for on the control socket or in the web UI: to a named generation with
+    /// no apply pending, an apply of its text (with the confirm window asked for); otherwise
+    /// [`Self::rollback`] at once.
+    async fn rollback_request(
+        &mut self,
+        request: RollbackRequest,
+    ) -> Result<ApplyOutcome, Refusal> {
+        let RollbackRequest { target, by, confirm, comment } = request;
+        let Some(target) = target.filter(|_| self.confirm.is_none()) else {
+            let why = format!("rolled back by {by}");
+            return self.rollback(target, &by, &why).await;
+        };
+        let record = match self.session.ledger().generation_record(target) {
+            Ok(Some(r)) => r,
+            Ok(None) => return Err(Refusal::NotFound(format!("no generation {target}"))),
+            Err(e) => return Err(Refusal::Failed(e.to_string())),
+        };
+        let comment = if comment.is_empty() {
+            format!("rollback to generation {target}")
+        } else {
+            format!("rollback to generation {target}: {comment}")
+        };
+        self.apply(ApplyRequest {
+            yaml: record.yaml,
+            source: format!("generation {target}"),
+            author: by.user,
+            channel: by.channel,
+            comment,
+            confirm,
+            client: by.client,
+            base: None,
+        })
+        .await
+    }
+
     /// Applies an earlier generation's text again: `target`, or the one before the pending
     /// apply. The pending apply, if any, is marked rolled back.
     /// The new generation records `by` as its author and channel (issue 34 §2).
@@ -736,7 +887,7 @@ impl Daemon {
         self.confirm = None;
         self.applied = Applied::new(&self.session, record.yaml.clone(), input);
         let doc = self
-            .reconcile(&BTreeSet::from([Trigger::Api]))
+            .reconcile(&BTreeSet::from([Trigger::Apply]))
             .await
             .ok_or_else(|| Refusal::Failed(self.status.last_error.clone().unwrap_or_default()))?;
         let rolled = GenerationRecord {
@@ -759,6 +910,7 @@ impl Daemon {
         {
             tracing::error!("recording generation {}: {e}", doc.generation);
         }
+        self.status.last_apply = Some(last_apply(&doc, &rolled));
         self.write_config_file();
         self.publish(None);
         Ok(self.outcome(&doc))
@@ -877,6 +1029,33 @@ fn named_operations(doc: &ResultDocument) -> String {
         names.push(format!("and {} more", doc.operations.len() - NAMED_OPERATIONS));
     }
     names.join(", ")
+}
+
+/// The first [`NAMED_OPERATIONS`](routerd_model::status::NAMED_OPERATIONS) operations of `doc`
+/// by artifact name, for the status (the Overview's last apply and last repair).
+fn operation_summaries(doc: &ResultDocument) -> Vec<OperationSummary> {
+    doc.operations
+        .iter()
+        .take(routerd_model::status::NAMED_OPERATIONS)
+        .map(|o| OperationSummary {
+            operation: o.operation.to_string(),
+            artifact: format!("{}/{}", o.kind, o.name),
+            result: o.result.to_string(),
+        })
+        .collect()
+}
+
+/// The status's record of the apply (or rollback) `record` whose reconcile made `doc`.
+fn last_apply(doc: &ResultDocument, record: &GenerationRecord) -> LastApply {
+    LastApply {
+        generation: record.generation,
+        author: record.author.clone(),
+        channel: record.channel.as_str().to_string(),
+        comment: record.comment.clone(),
+        at: rfc3339(record.applied_at),
+        operations: operation_summaries(doc),
+        operations_total: doc.operations.len(),
+    }
 }
 
 /// How many operations a reconcile's log line names.

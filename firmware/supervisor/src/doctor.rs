@@ -10,10 +10,22 @@
 //! | firewall | routerd's nft tables are on the host as declared, no orphaned ones kept |
 //! | mgmt | a management interface is protected, no apply waits for its confirm |
 //! | leases | the DHCP client bindings hold their leases (`required` ones within their time) |
+//! | gateway | each default route's gateway resolves and answers echoes ([`crate::gateway`]) |
 //! | disk | room for the ledger |
 //! | runtime | memory, the systemd watchdog |
 //!
 //! Checks read; none changes anything.
+//!
+//! **Current state, not the last reconcile's.** The checks of what is on the host (`routes`,
+//! `firewall`, `leases`) read [`DoctorInput::observed`]: a plan document the daemon observes
+//! for the doctor when its last observation is older than [`OBSERVED_MAX_AGE`]
+//! (`Daemon::observe_for_doctor`), so a table deleted by hand fails `F001` at once, even in
+//! the moment before the nftables notification's reconcile puts it back. A plan observes and
+//! changes nothing, so the failure is shown, not hidden by a repair. The `reconcile` checks
+//! are about the last reconcile itself and read its Result document.
+//!
+//! On the web page a remedy comes with an action ([`action`]): a link to the page that does
+//! it. The console prints the remedy's command text.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -30,6 +42,11 @@ pub struct DoctorInput<'a> {
     pub status: &'a DaemonStatus,
     /// The last Result document, if a reconcile finished.
     pub result: Option<&'a ResultDocument>,
+    /// The host as observed now (a plan document no older than [`OBSERVED_MAX_AGE`]); `None`
+    /// when it could not be observed (the checks then read `result`, and say so).
+    pub observed: Option<&'a ResultDocument>,
+    /// The default routes' gateways and their probe history.
+    pub gateways: &'a [crate::gateway::GatewayHistory],
     /// The applied config.
     pub config: &'a Config,
     /// The ledger.
@@ -41,6 +58,30 @@ pub struct DoctorInput<'a> {
     /// Since when each DHCP client binding has been without its lease ([`track_unbound`]),
     /// by resource ID.
     pub unbound_since: &'a BTreeMap<String, SystemTime>,
+}
+
+/// How old an observation of the host the doctor may read: the web page's live table runs the
+/// checks every 2 s, and a second page or `routerctl doctor` within this time reuses it.
+pub const OBSERVED_MAX_AGE: Duration = Duration::from_secs(1);
+
+/// How many echoes in a row must be lost before a gateway counts as unreachable, when its
+/// neighbour entry does not say so first: one lost echo is loss, not an outage.
+pub const GATEWAY_DOWN_AFTER: usize = 3;
+
+/// The action the web page offers for a check of `code` that does not pass: a button label
+/// and the page that does it (issue 34 §3: remedies are actions there; the console keeps the
+/// command text of [`DoctorCheck::remedy`]).
+pub fn action(code: &str) -> Option<(&'static str, &'static str)> {
+    Some(match code {
+        "C001" | "R002" | "R003" | "M001" | "B001" | "B002" => ("Open the config", "/config"),
+        // What a reconcile would do to put them back, drawn.
+        "T001" | "F001" => ("Show the plan", "/graph"),
+        "R004" => ("See the artifacts", "/artifacts"),
+        "F002" => ("Review adoption", "/adopt"),
+        "L001" | "L003" | "M002" => ("Roll back", "/history"),
+        "L002" => ("See the ledger", "/ledger"),
+        _ => return None,
+    })
 }
 
 /// How long a DHCPv4 or DHCPv6 address binding may take to get its lease before it counts as
@@ -84,10 +125,16 @@ pub fn run(input: &DoctorInput<'_>) -> Vec<DoctorCheck> {
     owned_artifacts(input, "firewall", "F001", &["nft.table"], &mut out);
     firewall_orphans(input, &mut out);
     mgmt(input, &mut out);
-    leases(input.config, input.result, input.unbound_since, SystemTime::now(), &mut out);
+    leases(input.config, current(input), input.unbound_since, SystemTime::now(), &mut out);
+    gateways(input.gateways, &mut out);
     disk(input, &mut out);
     runtime(&mut out);
     out
+}
+
+/// What the host checks read: the observation made for the doctor, else the last reconcile's.
+fn current<'a>(input: &DoctorInput<'a>) -> Option<&'a ResultDocument> {
+    input.observed.or(input.result)
 }
 
 fn check(
@@ -318,10 +365,11 @@ fn owned_artifacts(
     out: &mut Vec<DoctorCheck>,
 ) {
     let name = format!("{} in place", if area == "routes" { "routes" } else { "nft tables" });
-    let Some(doc) = input.result else {
+    let Some(doc) = current(input) else {
         out.push(check(area, code, &name, CheckStatus::Skip, "no reconcile yet", ""));
         return;
     };
+    let stale = if input.observed.is_some() { "" } else { " (as of the last reconcile)" };
     let mut total = 0;
     let mut wrong = Vec::new();
     for o in doc.resources.iter().flat_map(|r| &r.observed).filter(|o| kinds.contains(&&*o.kind)) {
@@ -334,15 +382,16 @@ fn owned_artifacts(
         }
     }
     out.push(if wrong.is_empty() {
-        check(area, code, &name, CheckStatus::Pass, format!("{total} declared, all in place"), "")
+        let detail = format!("{total} declared, all in place{stale}");
+        check(area, code, &name, CheckStatus::Pass, detail, "")
     } else {
-        check(area, code, &name, CheckStatus::Fail, list(&wrong, 3),
+        check(area, code, &name, CheckStatus::Fail, format!("{}{stale}", list(&wrong, 3)),
             "routerctl reconcile repairs them; if they come back wrong, something else changes them")
     });
 }
 
 fn firewall_orphans(input: &DoctorInput<'_>, out: &mut Vec<DoctorCheck>) {
-    let Some(doc) = input.result else { return };
+    let Some(doc) = current(input) else { return };
     let kept: Vec<String> = doc
         .orphans
         .iter()
@@ -479,6 +528,56 @@ fn leases(
             }
             check(area, code, name, Pass, detail.trim_start_matches("; "), "")
         });
+    }
+}
+
+/// G001, one per default route's gateway ([`crate::gateway`]): fails when the gateway does
+/// not resolve (neighbour entry `INCOMPLETE` or `FAILED`) or its last
+/// [`GATEWAY_DOWN_AFTER`] echoes were all lost; warns on loss over the loss window; skips
+/// without a default route through a gateway.
+fn gateways(histories: &[crate::gateway::GatewayHistory], out: &mut Vec<DoctorCheck>) {
+    use CheckStatus::{Fail, Pass, Skip, Warn};
+    let area = "gateway";
+    let present: Vec<_> = histories.iter().filter(|h| h.present).collect();
+    if present.is_empty() {
+        out.push(check(
+            area,
+            "G001",
+            "gateways answer",
+            Skip,
+            "no default route via a gateway",
+            "",
+        ));
+        return;
+    }
+    let remedy = "check the upstream: the link is up and the gateway answers ARP/NDP and ping \
+                  (a moved or removed gateway address, a cable, the modem)";
+    for h in present {
+        let name = format!("gateway {} via {} answers", h.gateway, h.interface);
+        let Some(last) = h.samples.last() else {
+            out.push(check(area, "G001", &name, Skip, "no probe yet", ""));
+            continue;
+        };
+        let neighbour = h.neighbour.as_deref().unwrap_or("none");
+        let rtt = last.rtt_ms.map_or_else(|| "lost".to_string(), |ms| format!("{ms:.2} ms"));
+        let window = h.samples.len().min(crate::gateway::LOSS_WINDOW);
+        let mut detail = format!(
+            "last echo {rtt}, loss {:.0} % over {window} probes, neighbour {neighbour}",
+            last.loss_percent
+        );
+        if let Some(e) = h.last_error.as_deref().filter(|_| last.rtt_ms.is_none()) {
+            detail.push_str(&format!(" ({e})"));
+        }
+        let lost = h.lost_in_a_row();
+        let unresolved = matches!(neighbour, "incomplete" | "failed");
+        let status = if unresolved || lost >= GATEWAY_DOWN_AFTER.min(h.samples.len()).max(1) {
+            if lost > 0 { Fail } else { Warn }
+        } else if last.loss_percent > 0.0 {
+            Warn
+        } else {
+            Pass
+        };
+        out.push(check(area, "G001", &name, status, detail, remedy));
     }
 }
 
@@ -700,6 +799,45 @@ spec:
         let ((status, detail), _, _) = checks(&unbound, &since, 230);
         assert_eq!(status, CheckStatus::Warn, "{detail}");
         assert!(detail.contains("for 30s"), "{detail}");
+    }
+
+    #[test]
+    fn a_gateway_fails_when_unresolved_or_its_last_echoes_are_lost_and_warns_on_loss() {
+        use crate::gateway::{GatewayHistory, GatewaySample};
+        let sample = |rtt_ms: Option<f64>, loss_percent: f64| GatewaySample {
+            at_unix_ms: 0,
+            rtt_ms,
+            loss_percent,
+        };
+        let history = |samples: Vec<GatewaySample>, neighbour: &str| GatewayHistory {
+            gateway: "192.0.2.1".parse().expect("ip"),
+            interface: "wan0".into(),
+            present: true,
+            neighbour: Some(neighbour.into()),
+            last_error: None,
+            samples,
+        };
+        let verdict = |h: GatewayHistory| {
+            let mut out = Vec::new();
+            gateways(&[h], &mut out);
+            assert_eq!(out.len(), 1);
+            (out[0].status, out[0].detail.clone())
+        };
+        let ok = sample(Some(0.4), 0.0);
+        let (status, detail) = verdict(history(vec![ok.clone()], "reachable"));
+        assert_eq!(status, CheckStatus::Pass, "{detail}");
+        assert!(detail.contains("0.40 ms") && detail.contains("reachable"), "{detail}");
+        let lossy = vec![ok.clone(), sample(None, 50.0), sample(Some(0.5), 33.3)];
+        assert_eq!(verdict(history(lossy, "reachable")).0, CheckStatus::Warn);
+        let two_lost = vec![ok.clone(), sample(None, 50.0), sample(None, 66.7)];
+        assert_eq!(verdict(history(two_lost.clone(), "stale")).0, CheckStatus::Warn);
+        assert_eq!(verdict(history(two_lost, "failed")).0, CheckStatus::Fail, "unresolved");
+        let three_lost = vec![ok, sample(None, 50.0), sample(None, 66.7), sample(None, 75.0)];
+        assert_eq!(verdict(history(three_lost, "reachable")).0, CheckStatus::Fail);
+        assert_eq!(verdict(history(vec![sample(None, 100.0)], "none")).0, CheckStatus::Fail);
+        let mut gone = history(Vec::new(), "none");
+        gone.present = false;
+        assert_eq!(verdict(gone).0, CheckStatus::Skip, "no default route left");
     }
 
     #[test]

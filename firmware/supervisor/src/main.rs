@@ -49,6 +49,12 @@ enum Command {
         /// Coalesce triggers arriving within this window into one reconcile.
         #[arg(long, default_value = "200ms", value_parser = humantime::parse_duration)]
         debounce: Duration,
+        /// Read the interface counters the charts draw this often (they keep the last hour).
+        #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+        sample_interval: Duration,
+        /// Probe each default route's gateway (neighbour and ICMP echo) this often.
+        #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
+        gateway_interval: Duration,
         /// Where the daemon keeps its credentials (admin password hash, setup token).
         #[arg(long, value_name = "DIR", default_value = "/var/lib/routerd")]
         state_dir: PathBuf,
@@ -188,6 +194,8 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             control_socket,
             resync,
             debounce,
+            sample_interval,
+            gateway_interval,
             state_dir,
             listen,
             health_gate,
@@ -218,6 +226,8 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 state_dir,
                 listen,
                 ota,
+                sample_interval: sample_interval.max(Duration::from_millis(100)),
+                gateway_interval,
             }))
         }
         Command::RenderGraph => web::render_graph_child(),

@@ -19,8 +19,10 @@ pub enum Trigger {
     Start,
     /// The periodic resync.
     Resync,
-    /// `POST /v1/reconcile`.
+    /// `POST /v1/reconcile`, an adoption.
     Api,
+    /// An apply or a rollback: a new config.
+    Apply,
     /// A change on the host.
     Host(Change),
     /// A HealthCheck's verdict changed.
@@ -29,6 +31,9 @@ pub enum Trigger {
     State,
     /// A DS-Lite tunnel's AFTR resolved to other addresses.
     Aftr,
+    /// Someone else committed an nf_tables transaction touching a `routerd_*` table
+    /// (`NFNLGRP_NFTABLES`, [`routerd_host::nftables::NftMonitor`]).
+    Nftables,
 }
 
 impl Trigger {
@@ -37,6 +42,7 @@ impl Trigger {
             Trigger::Start => "start",
             Trigger::Resync => "resync",
             Trigger::Api => "api",
+            Trigger::Apply => "apply",
             Trigger::Host(Change::Link) => "link",
             Trigger::Host(Change::Address) => "address",
             Trigger::Host(Change::Route) => "route",
@@ -45,6 +51,7 @@ impl Trigger {
             Trigger::Health => "health",
             Trigger::State => "state",
             Trigger::Aftr => "aftr",
+            Trigger::Nftables => "nftables",
         }
     }
 }
@@ -152,6 +159,30 @@ impl std::fmt::Display for Actor {
     }
 }
 
+/// A rollback: to `target`, or (with `None`) the pending apply's previous generation.
+///
+/// A rollback to a named generation while no apply waits for its confirm is an apply of that
+/// generation's text: with `confirm`, it opens a confirm window like any apply (issue 34 §2), and
+/// the lockout guard sees the asker's address. Rolling back a pending apply restores at once.
+#[derive(Debug)]
+pub struct RollbackRequest {
+    /// The generation whose text comes back; `None`: the one before the pending apply.
+    pub target: Option<u64>,
+    /// Who asks.
+    pub by: Actor,
+    /// The confirm window of a rollback to a named generation; `None`: none.
+    pub confirm: Option<std::time::Duration>,
+    /// Why, recorded with the new generation; empty: "rollback to generation N".
+    pub comment: String,
+}
+
+impl RollbackRequest {
+    /// A rollback of the pending apply, at once.
+    pub fn pending(by: Actor) -> Self {
+        Self { target: None, by, confirm: None, comment: String::new() }
+    }
+}
+
 /// The answer to a request that changes the config.
 pub type Reply = oneshot::Sender<Result<ApplyOutcome, Refusal>>;
 
@@ -164,8 +195,8 @@ pub enum Msg {
     Apply(ApplyRequest, Reply),
     /// Confirm the pending apply.
     Confirm(Actor, Reply),
-    /// Roll back: to `Some(generation)`, or (with `None`) the pending apply.
-    Rollback(Option<u64>, Actor, Reply),
+    /// Roll back: to a generation, or the pending apply.
+    Rollback(RollbackRequest, Reply),
     /// Recorded generations: all (without their text), or one (with it).
     Generations(Option<u64>, oneshot::Sender<Result<Vec<GenerationRecord>, Refusal>>),
     /// Run the doctor's checks.

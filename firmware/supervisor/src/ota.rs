@@ -68,9 +68,14 @@ pub struct OtaOptions {
 /// The doctor's verdict for the gate: `Ok` when a reconcile finished, nothing fails and no
 /// `required` DHCP binding is still waiting for its lease (B001 warns while it waits within its
 /// time, and fails after); otherwise those checks, `; `-joined.
+///
+/// The gateway check (G001) does not count: an upstream gateway that does not answer says
+/// nothing about the image on trial (an outage at the provider, a gateway that drops ICMP echo),
+/// and counting it would roll back every update installed during an outage.
 pub fn verdict(checks: &[DoctorCheck]) -> Result<(), String> {
     let mut problems: Vec<String> = checks
         .iter()
+        .filter(|c| c.code != GATEWAY_CHECK)
         .filter(|c| {
             c.status == CheckStatus::Fail
                 || (c.code == "R001" && c.status != CheckStatus::Pass)
@@ -83,6 +88,9 @@ pub fn verdict(checks: &[DoctorCheck]) -> Result<(), String> {
     }
     if problems.is_empty() { Ok(()) } else { Err(problems.join("; ")) }
 }
+
+/// The doctor's gateway check, left out of the gate's verdict.
+const GATEWAY_CHECK: &str = "G001";
 
 /// Runs the gate for this boot in the background; logs its decision or why it cannot run.
 ///
@@ -852,7 +860,26 @@ fn not_this_router(ip: std::net::IpAddr) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::not_this_router;
+    use routerd_model::status::{CheckStatus, DoctorCheck};
+
+    use super::{not_this_router, verdict};
+
+    #[test]
+    fn an_unreachable_gateway_does_not_fail_the_gate_but_another_failure_does() {
+        let check = |code: &str, status| DoctorCheck {
+            area: "x".into(),
+            code: code.into(),
+            name: "n".into(),
+            status,
+            detail: "d".into(),
+            remedy: String::new(),
+        };
+        let ran = check("R001", CheckStatus::Pass);
+        let gateway = check("G001", CheckStatus::Fail);
+        assert_eq!(verdict(&[ran.clone(), gateway.clone()]), Ok(()));
+        let routes = check("T001", CheckStatus::Fail);
+        assert!(verdict(&[ran, gateway, routes]).is_err_and(|e| e.starts_with("T001")));
+    }
 
     #[test]
     fn downloads_from_the_router_itself_are_refused() {

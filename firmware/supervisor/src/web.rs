@@ -14,16 +14,19 @@ use axum::serve::ListenerExt;
 
 use routerd_ledger::Channel;
 use routerd_webui::{
-    ApplyRequest, ApplyView, ArtifactRow, ArtifactStatus, AttributeChange, Backend, BundleView,
-    CandidateView, CheckView, ConfigProblem, ConfirmView, GenerationView, GraphChoice, GraphShown,
-    GraphSvg, InstallView, LedgerRow, OperationView, Options, OrphanView, OtaView, Overview,
-    PlanOp, PlanView, Refused, StaleView, Valid, WHOLE_UP_TO,
+    ActivityView, ApplyRequest, ApplyView, ArtifactRow, ArtifactStatus, AttributeChange, Backend,
+    BundleView, CandidateView, CheckView, ConfigProblem, ConfirmView, GatewayPoint, GatewaySeries,
+    GenerationView, GraphChoice, GraphShown, GraphSvg, InstallView, LedgerRow, LinkSeries,
+    OperationView, Options, OrphanView, OtaView, Overview, PlanOp, PlanView, Refused, RollbackTo,
+    SeriesView, StaleView, Valid, WHOLE_UP_TO,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::auth::AuthStore;
 use crate::control::Snapshot;
-use crate::daemon::{Actor, EngineAnswer, EngineQuery, Msg, Refusal, STOPPING, Stopping, request};
+use crate::daemon::{
+    Actor, EngineAnswer, EngineQuery, Msg, Refusal, RollbackRequest, STOPPING, Stopping, request,
+};
 use crate::metrics::Metrics;
 
 /// The daemon's side of the UI.
@@ -35,6 +38,10 @@ pub struct WebBackend {
     updates: Arc<crate::ota::Updates>,
     /// The last graph layout.
     drawn: Layouts,
+    /// The charts' recent history.
+    series: crate::series::SharedSeries,
+    /// The gateways' probes (their charts).
+    gateways: Arc<crate::gateway::GatewayStore>,
 }
 
 /// The last graph layout, by the SHA-256 of its DOT, and how it went: the graph page and the
@@ -234,12 +241,65 @@ impl Backend for WebBackend {
                 restored: t.restored,
                 at: t.at.clone(),
             }),
+            last_reconcile_unix: r.map_or(0, |r| unix_of(&r.started)),
+            last_apply: s.last_apply.as_ref().map(|a| ActivityView {
+                generation: a.generation,
+                by: format!("{} ({})", a.author, a.channel),
+                comment: a.comment.clone(),
+                at: a.at.clone(),
+                at_unix: unix_of(&a.at),
+                operations: operation_views(&a.operations),
+                total: a.operations_total,
+            }),
+            last_repair: s.last_repair.as_ref().map(|r| ActivityView {
+                generation: 0,
+                by: trigger_phrase(&r.trigger),
+                comment: String::new(),
+                at: r.at.clone(),
+                at_unix: unix_of(&r.at),
+                operations: operation_views(&r.operations),
+                total: r.operations_total,
+            }),
             pending_confirm: s.pending_confirm.as_ref().map(|c| ConfirmView {
                 generation: c.generation,
                 previous: c.previous,
                 deadline: c.deadline.clone(),
                 deadline_unix: c.deadline_unix,
             }),
+        }
+    }
+
+    fn series(&self) -> SeriesView {
+        let series = self.series.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        SeriesView {
+            now_unix_ms: crate::series::unix_ms_now(),
+            interval_seconds: series.interval().as_secs().max(1),
+            interfaces: series
+                .links()
+                .map(|(ifname, points)| LinkSeries {
+                    ifname: ifname.to_string(),
+                    points: points.iter().copied().collect(),
+                })
+                .collect(),
+            gateways: self
+                .gateways
+                .all()
+                .into_iter()
+                .map(|g| GatewaySeries {
+                    gateway: g.gateway.to_string(),
+                    interface: g.interface,
+                    points: g
+                        .samples
+                        .iter()
+                        .map(|s| GatewayPoint {
+                            at_unix_ms: s.at_unix_ms,
+                            rtt_ms: s.rtt_ms,
+                            loss_percent: s.loss_percent,
+                        })
+                        .collect(),
+                })
+                .collect(),
+            reconciles: series.reconciles().iter().cloned().collect(),
         }
     }
 
@@ -270,6 +330,16 @@ impl Backend for WebBackend {
     fn config_text(&self) -> (u64, String) {
         let snap = self.snapshot.borrow();
         (snap.status.generation, snap.yaml.to_string())
+    }
+
+    fn config_diff(&self, yaml: &str) -> (u64, String) {
+        let (generation, running) = self.config_text();
+        let diff = similar::TextDiff::from_lines(running.as_str(), yaml)
+            .unified_diff()
+            .context_radius(3)
+            .header(&format!("generation {generation} (running)"), "edited")
+            .to_string();
+        (generation, diff)
     }
 
     fn validate(&self, yaml: &str) -> Result<Valid, Vec<ConfigProblem>> {
@@ -453,6 +523,10 @@ impl Backend for WebBackend {
         Ok(checks
             .into_iter()
             .map(|c| CheckView {
+                action: (c.status != routerd_model::status::CheckStatus::Pass)
+                    .then(|| crate::doctor::action(&c.code))
+                    .flatten()
+                    .map(|(label, href)| (label.to_string(), href.to_string())),
                 status: c.status.as_str().to_string(),
                 area: c.area,
                 code: c.code,
@@ -499,18 +573,70 @@ impl Backend for WebBackend {
         self.updates.reboot().await
     }
 
-    async fn rollback_to(&self, generation: u64, client: IpAddr) -> Result<(), String> {
-        let by = Actor::web(client);
-        self.call(|reply| Msg::Rollback(Some(generation), by, reply))
-            .await
-            .map(|_| ())
-            .map_err(sentence)
+    async fn rollback_to(&self, request: RollbackTo) -> Result<(), String> {
+        let rollback = RollbackRequest {
+            target: Some(request.generation),
+            by: Actor::web(request.client),
+            confirm: (request.confirm_seconds > 0)
+                .then(|| std::time::Duration::from_secs(request.confirm_seconds)),
+            comment: request.comment,
+        };
+        self.call(|reply| Msg::Rollback(rollback, reply)).await.map(|_| ()).map_err(sentence)
     }
 
     async fn rollback(&self, client: IpAddr) -> Result<(), String> {
-        let by = Actor::web(client);
-        self.call(|reply| Msg::Rollback(None, by, reply)).await.map(|_| ()).map_err(sentence)
+        let rollback = RollbackRequest::pending(Actor::web(client));
+        self.call(|reply| Msg::Rollback(rollback, reply)).await.map(|_| ()).map_err(sentence)
     }
+}
+
+/// Seconds since the Unix epoch of an RFC 3339 time the daemon wrote (0 if it does not parse).
+fn unix_of(rfc3339: &str) -> u64 {
+    humantime::parse_rfc3339(rfc3339)
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs())
+}
+
+/// What triggered a reconcile, as the Overview says it: `address,route` → "a change of the
+/// host's addresses and routes".
+fn trigger_phrase(trigger: &str) -> String {
+    let mut host = Vec::new();
+    let mut other = Vec::new();
+    for t in trigger.split(',') {
+        match t {
+            "link" => host.push("links"),
+            "address" => host.push("addresses"),
+            "route" => host.push("routes"),
+            "rule" => host.push("rules"),
+            "nftables" => host.push("nftables"),
+            "other" => host.push("objects"),
+            "resync" => other.push("the periodic resync"),
+            "start" => other.push("the start"),
+            "api" => other.push("a reconcile asked for"),
+            "health" => other.push("a health check's verdict"),
+            "state" => other.push("a state change"),
+            "aftr" => other.push("an AFTR lookup"),
+            t => other.push(t),
+        }
+    }
+    let mut parts: Vec<String> = Vec::new();
+    if !host.is_empty() {
+        parts.push(format!("a change of the host's {}", host.join(" and ")));
+    }
+    parts.extend(other.into_iter().map(str::to_owned));
+    parts.join(" and ")
+}
+
+/// The status's operations as the Overview lists them.
+fn operation_views(ops: &[routerd_model::status::OperationSummary]) -> Vec<OperationView> {
+    ops.iter()
+        .map(|o| OperationView {
+            operation: o.operation.clone(),
+            artifact: o.artifact.clone(),
+            result: o.result.clone(),
+        })
+        .collect()
 }
 
 /// A Result document's artifacts as the browser lists them: each resource's intents joined
@@ -630,6 +756,10 @@ pub struct WebOptions {
     pub state_dir: PathBuf,
     /// RAUC, the staged bundle and the install in flight.
     pub updates: Arc<crate::ota::Updates>,
+    /// The charts' recent history.
+    pub series: crate::series::SharedSeries,
+    /// The gateways' probes (their charts).
+    pub gateways: Arc<crate::gateway::GatewayStore>,
 }
 
 /// Binds `addr` and serves the UI until the process stops: plain HTTP on a loopback address,
@@ -660,6 +790,8 @@ pub async fn bind(opts: WebOptions) -> anyhow::Result<tokio::task::JoinHandle<()
         metrics: opts.metrics,
         updates: opts.updates,
         drawn: Layouts::default(),
+        series: opts.series,
+        gateways: opts.gateways,
     });
     let app = routerd_webui::router(backend, Options { tls });
     let service = app.into_make_service_with_connect_info::<SocketAddr>();
@@ -694,6 +826,17 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::*;
+
+    #[test]
+    fn a_repairs_trigger_is_said_in_words() {
+        assert_eq!(trigger_phrase("address,route"), "a change of the host's addresses and routes");
+        assert_eq!(trigger_phrase("nftables"), "a change of the host's nftables");
+        assert_eq!(
+            trigger_phrase("link,resync"),
+            "a change of the host's links and the periodic resync"
+        );
+        assert_eq!(trigger_phrase("health"), "a health check's verdict");
+    }
 
     #[tokio::test]
     async fn one_layout_runs_for_requests_of_one_graph_and_a_failure_is_kept() {

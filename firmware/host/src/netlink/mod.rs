@@ -15,6 +15,7 @@
 //! | `rule` | `linux.ipv4.fwmarkRule` |
 //! | `convert` | kernel messages ↔ specs, the only place they meet |
 //! | `conn` | the socket: dump and acknowledged-change requests |
+//! | `counters` | interface byte and error counters (not an artifact), for the charts |
 //! | `monitor` | change notifications (multicast groups), for the supervisor |
 //!
 //! Holds no ownership policy: observe lists everything of a kind, and the configurators do what
@@ -34,6 +35,7 @@
 mod address;
 mod conn;
 mod convert;
+mod counters;
 mod ip6_tunnel;
 mod link;
 mod monitor;
@@ -44,6 +46,7 @@ mod rule;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 
+pub use self::counters::LinkCounters;
 pub use self::monitor::{Change, NetlinkMonitor};
 
 use self::conn::Conn;
@@ -143,6 +146,13 @@ impl NetlinkBackend {
     /// Errors: [`HostError::Dump`] when the dump fails.
     pub async fn delegated_prefixes(&self) -> Result<Vec<ipnet::Ipv6Net>, HostError> {
         route::delegated_prefixes(&self.conn).await.map_err(|e| e.dump("routes"))
+    }
+
+    /// Every link's byte and error counters (`IFLA_STATS64`), for the daemon's charts.
+    ///
+    /// Errors: [`HostError::Dump`] when the dump fails.
+    pub async fn link_counters(&self) -> Result<Vec<LinkCounters>, HostError> {
+        counters::read(&self.conn).await
     }
 
     async fn observe_kind(&self, kind: ArtifactKind) -> Result<Vec<Artifact>, HostError> {

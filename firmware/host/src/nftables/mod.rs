@@ -3,6 +3,7 @@
 //! - [`ir`]: the typed IR the engine renders ([`ir::NftTableSpec`]) and the fingerprint the
 //!   kernel gives back ([`ir::NftTableState`]).
 //! - [`NftBackend`]: the [`crate::Backend`] for `applyWith: nftnl`.
+//! - [`NftMonitor`]: nf_tables change notifications (`NFNLGRP_NFTABLES`), for the supervisor.
 //!
 //! Inside: `encode` turns the IR into the expression sequences nft itself generates,
 //! `inventory` lists tables through nf_tables dumps, `transport` frames netlink, `udata` is the
@@ -12,8 +13,10 @@ mod backend;
 mod encode;
 mod inventory;
 pub mod ir;
+mod monitor;
 mod sys;
 mod transport;
 mod udata;
 
 pub use backend::NftBackend;
+pub use monitor::{NftChange, NftMonitor};

@@ -139,6 +139,7 @@ impl Router {
         let log = out.join("routerd.log");
         let daemon = Command::new(ROUTERD)
             .args(["serve", "--netns", &lab.0, "--resync", "1h", "--debounce", "50ms"])
+            .args(["--sample-interval", "1s"])
             .arg("--config")
             .arg(dir.path().join("router.yaml"))
             .arg("--ledger")
@@ -406,9 +407,145 @@ async fn an_operator_edits_applies_rolls_back_adopts_and_watches_the_doctor_in_c
     adopt_the_hand_made_link(&ui, &router).await;
     see_artifacts_and_the_graph(&ui).await;
     watch_the_doctor_fail_live(&ui, &router).await;
+    see_a_repair_on_the_overview(&ui, &router).await;
     lose_no_edit_to_a_console_apply(&ui, &router).await;
+    roll_back_from_the_history(&ui, &router).await;
+    see_the_charts(&ui).await;
+    every_page_fits_a_desktop_and_a_phone(&ui).await;
 
     ui.client.close().await.expect("end the browser session");
+}
+
+/// Issue 34 §2: the address removed by hand comes back (a netlink notification triggers the
+/// reconcile), and the Overview, refreshing itself, names what was repaired, apart from the
+/// last apply.
+async fn see_a_repair_on_the_overview(ui: &Ui, router: &Router) {
+    ui.goto("/").await;
+    ui.wait_text("h1", "Overview").await;
+    ui.script("window.sameDocument = true;", Vec::new()).await;
+    router.lab.ip(&["address", "del", "10.9.0.1/24", "dev", "lan0"]);
+    ui.wait_text("#last-repair", "linux.ipv4.address/lan0/10.9.0.1/24").await;
+    ui.wait_text("#last-repair", "after a change of the host's addresses").await;
+    assert!(router.lab.ip(&["-4", "address", "show", "dev", "lan0"]).contains("10.9.0.1/24"));
+    let same = ui.script("return window.sameDocument === true;", Vec::new()).await;
+    assert_eq!(same, serde_json::json!(true), "refreshed in place, not reloaded");
+    assert!(ui.text("#last-apply").await.contains("Generation"), "the last apply apart");
+    ui.shot("overview-repair").await;
+}
+
+/// Issue 34 §2: a rollback chosen on the History page asks first, shows what comes back, and
+/// opens a confirm window like an apply; the new generation records the web user and why.
+async fn roll_back_from_the_history(ui: &Ui, router: &Router) {
+    ui.goto("/history").await;
+    ui.wait_text("h1", "History").await;
+    ui.click("a[href='/history/rollback?generation=2']").await;
+    ui.wait_text("h1", "Roll back to generation 2?").await;
+    assert!(ui.text("pre.diff").await.contains("to-lab-2"), "what goes away is shown");
+    let before = router.config_file();
+    ui.type_into("input[name=comment]", "back to one route").await;
+    ui.shot("rollback-question").await;
+    ui.click("form[action='/history/rollback'] button[type=submit]").await;
+    ui.wait_text("#countdown", "is rolled back in").await;
+    assert_eq!(router.config_file(), before, "unconfirmed: the file keeps the running text");
+    let status = router.ctl_json(&["status"]).expect("status");
+    let waiting = status["pendingConfirm"]["generation"].as_u64().expect("a confirm window");
+    ui.shot("rollback-awaiting-confirm").await;
+    ui.click("form[action='/confirm'] button[type=submit]").await;
+    ui.wait("the confirm panel to go", async || ui.text("#confirm").await.is_empty()).await;
+    assert!(!router.config_file().contains("to-lab-2"), "confirmed: generation 2's text");
+    ui.wait_text("#last-apply", &format!("Generation {waiting} by admin (web)")).await;
+    ui.wait_text("#last-apply", "rollback to generation 2: back to one route").await;
+    ui.goto("/history").await;
+    let rows = ui.text("tbody tr").await;
+    let row = rows.lines().find(|l| l.starts_with(&format!("{waiting} (running)")));
+    assert!(row.is_some_and(|r| r.contains("web/admin")), "{rows}");
+}
+
+/// Issue 34 §6: the interfaces' bit rates sampled every second (`--sample-interval 1s`) drawn
+/// as SVG lines on the Interfaces page, with the reconciles' chart.
+async fn see_the_charts(ui: &Ui) {
+    ui.goto("/interfaces").await;
+    ui.wait_text("h1", "Interfaces").await;
+    ui.wait("a line on lan0's chart", async || {
+        let js = "return [...document.querySelectorAll('figure.chart')].some(f =>
+            f.querySelector('figcaption').textContent.startsWith('lan0: bit/s')
+            && f.querySelector('svg polyline') !== null);";
+        ui.script(js, Vec::new()).await == serde_json::json!(true)
+    })
+    .await;
+    ui.wait_text("figure.chart figcaption", "reconciles: duration and phase").await;
+    ui.shot("interfaces").await;
+}
+
+/// The pages an operator visits, by name for the screenshots.
+const PAGES: [(&str, &str); 13] = [
+    ("overview", "/"),
+    ("config", "/config"),
+    ("history", "/history"),
+    ("history-diff", "/history/diff?from=1&to=2"),
+    ("rollback", "/history/rollback?generation=1"),
+    ("interfaces", "/interfaces"),
+    ("adoption", "/adopt"),
+    ("artifacts", "/artifacts"),
+    ("ledger", "/ledger"),
+    ("graph", "/graph"),
+    ("doctor", "/doctor"),
+    ("updates", "/ota"),
+    ("graph-whole", "/graph?view=whole"),
+];
+
+/// Issue 34 §7: at 1280 and at 390 px wide (a phone), no page scrolls sideways; the navigation
+/// marks the page (`aria-current`) and, on the phone, collapses behind its button; every form
+/// control has a label. A screenshot of each page at each width (`webui/README.md` shows them).
+async fn every_page_fits_a_desktop_and_a_phone(ui: &Ui) {
+    for (width, height) in [(1280, 900), (390, 844)] {
+        ui.client.set_window_size(width, height).await.expect("resize the window");
+        for (name, path) in PAGES {
+            ui.goto(path).await;
+            ui.wait(&format!("{path} to load"), async || !ui.text("h1").await.is_empty()).await;
+            // The banner and the live parts come in after the load.
+            ui.wait("the banner", async || {
+                ui.script("return document.querySelector('#banner[hx-get]') === null;", vec![])
+                    .await
+                    == serde_json::json!(true)
+            })
+            .await;
+            let fits = "const d = document.documentElement;
+                return [d.scrollWidth, d.clientWidth, window.innerWidth];";
+            let sizes = ui.script(fits, Vec::new()).await;
+            let (scroll, client) = (sizes[0].as_u64(), sizes[1].as_u64());
+            assert!(
+                scroll <= client,
+                "{path} at {width} px scrolls sideways: {sizes} (scrollWidth, clientWidth, innerWidth)"
+            );
+            if width == 390 {
+                assert!(sizes[2].as_u64() <= Some(400), "the window is phone-wide: {sizes}");
+            }
+            let unlabelled = "return [...document.querySelectorAll('input, select, textarea')]
+                .filter(e => !['hidden', 'submit', 'button'].includes(e.type))
+                .filter(e => e.labels.length === 0 && !e.getAttribute('aria-label')
+                    && !e.getAttribute('aria-labelledby'))
+                .map(e => e.outerHTML.slice(0, 120));";
+            let missing = ui.script(unlabelled, Vec::new()).await;
+            assert_eq!(missing, serde_json::json!([]), "{path}: form controls without a label");
+            let current = "const a = document.querySelector('nav a[aria-current=page]');
+                return a ? a.getAttribute('href') : null;";
+            let marked = ui.script(current, Vec::new()).await;
+            assert!(marked.as_str().is_some_and(|href| path.starts_with(href)), "{path}: {marked}");
+            let file = format!("{width}-{name}");
+            ui.shot(&file).await;
+        }
+        if width == 390 {
+            ui.goto("/").await;
+            ui.wait_text("h1", "Overview").await;
+            let nav_shown = "return getComputedStyle(document.querySelector('nav')).display;";
+            assert_eq!(ui.script(nav_shown, vec![]).await, "none", "collapsed on a phone");
+            ui.click("label.menu-button").await;
+            assert_eq!(ui.script(nav_shown, vec![]).await, "flex", "opened by its button");
+            ui.shot("390-menu-open").await;
+        }
+    }
+    ui.client.set_window_size(1280, 1024).await.expect("resize the window back");
 }
 
 /// The artifacts browser filtered to routes, and the dependency graph drawn as an image the
@@ -420,20 +557,49 @@ async fn see_artifacts_and_the_graph(ui: &Ui) {
     ui.shot("artifacts").await;
     ui.goto("/graph").await;
     ui.wait_text("h1", "Dependency graph").await;
-    ui.wait("the graph image to be decoded", async || {
-        let js = "const i = document.querySelector('.graph img');
-            return !!i && i.complete && i.naturalWidth > 100;";
+    // Issue 34 §6: the drawing fits the view, zooms with the wheel and pans by dragging.
+    ui.wait("the graph drawn and fitted", async || {
+        let js = "const o = document.getElementById('graph-svg');
+            const c = document.getElementById('graph-controls');
+            if (!o || !c || c.hidden || !o.contentDocument) return false;
+            const v = o.contentDocument.querySelector('.svg-pan-zoom_viewport');
+            if (!v) return false;
+            const b = v.getBoundingClientRect();
+            return b.width > 50 && b.width <= o.clientWidth + 1 && b.height <= o.clientHeight + 1;";
         ui.script(js, Vec::new()).await == serde_json::json!(true)
     })
     .await;
+    let zoom = "const o = document.getElementById('graph-svg'),
+            svg = o.contentDocument.documentElement,
+            v = svg.querySelector('.svg-pan-zoom_viewport'),
+            s = () => new DOMMatrix(v.getAttribute('transform')).a, b = s();
+        svg.dispatchEvent(new WheelEvent('wheel', {deltaY: -300, clientX: o.clientWidth / 2,
+            clientY: o.clientHeight / 2, bubbles: true, cancelable: true}));
+        return new Promise(r => requestAnimationFrame(() => requestAnimationFrame(
+            () => r([b, s()]))));";
+    let scales = ui.script(zoom, Vec::new()).await;
+    let (before, after) = (scales[0].as_f64(), scales[1].as_f64());
+    assert!(after > before, "the wheel zooms in: {scales}");
+    let pan = "const o = document.getElementById('graph-svg'),
+            svg = o.contentDocument.documentElement,
+            v = svg.querySelector('.svg-pan-zoom_viewport'),
+            m = () => new DOMMatrix(v.getAttribute('transform')), b = m();
+        const at = (type, x, y, buttons) => svg.dispatchEvent(new MouseEvent(type,
+            {clientX: x, clientY: y, buttons, button: 0, bubbles: true, cancelable: true}));
+        at('mousedown', 100, 100, 1); at('mousemove', 180, 140, 1); at('mouseup', 180, 140, 0);
+        return new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => {
+            const a = m(); r([Math.round(a.e - b.e), Math.round(a.f - b.f)]); })));";
+    let moved = ui.script(pan, Vec::new()).await;
+    assert_eq!(moved, serde_json::json!([80, 40]), "dragging pans");
     ui.shot("graph").await;
     // One resource and its neighbours, picked in the form.
     ui.type_into("input#resource", "net.routerd.net/v1alpha1/Interface/lan").await;
     ui.click("form.graph-pick button[type=submit]").await;
     ui.wait_text("#count", "Interface/lan: its artifacts (1) and their neighbours").await;
-    ui.wait("the resource's graph image to be decoded", async || {
-        let js = "const i = document.querySelector('.graph img');
-            return !!i && i.complete && i.naturalWidth > 100 && i.src.includes('resource=');";
+    ui.wait("the resource's graph to be drawn", async || {
+        let js = "const o = document.getElementById('graph-svg');
+            return !!o && o.data.includes('resource=') && !!o.contentDocument
+                && !!o.contentDocument.querySelector('.svg-pan-zoom_viewport');";
         ui.script(js, Vec::new()).await == serde_json::json!(true)
     })
     .await;
@@ -470,6 +636,21 @@ async fn edit_plan_apply_and_confirm(ui: &Ui, router: &Router) {
     let line = broken.lines().position(|l| l.contains("10.9.0.300/24")).expect("the line") + 1;
     ui.wait_text("#problems", &format!("line {line}, column")).await;
     assert!(ui.text("#problems").await.contains("IPv4StaticAddress/lan-v4"), "names the resource");
+    // Issue 34 §5: numbered lines, no soft wrap, Plan first; the problem jumps to its line.
+    let editor = "const t = document.getElementById('yaml'), g = document.getElementById('gutter');
+        return [t.getAttribute('wrap'), g.hidden,
+            g.textContent.trim().split('\\n').length === t.value.split('\\n').length,
+            [...document.querySelectorAll('form.editor .row button[type=submit]')].map(b => b.id)];";
+    let shape = ui.script(editor, Vec::new()).await;
+    assert_eq!(shape, serde_json::json!(["off", false, true, ["plan", "apply"]]), "the editor");
+    ui.click("#problems a[data-line]").await;
+    let jumped = "const t = document.getElementById('yaml');
+        return [document.activeElement === t, t.value.slice(0, t.selectionStart).split('\\n').length,
+            t.value.slice(t.selectionStart, t.selectionEnd)];";
+    let at = ui.script(jumped, Vec::new()).await;
+    assert_eq!(at[0], serde_json::json!(true), "the editor has the focus: {at}");
+    assert_eq!(at[1].as_u64(), Some(line as u64), "the caret is on the problem's line: {at}");
+    assert!(at[2].as_str().is_some_and(|t| t.contains("10.9.0.300/24")), "{at}");
     ui.shot("error-at-its-line").await;
 
     ui.type_in_editor(Some("10.9.0.300/24"), "10.9.0.1/24").await;
@@ -484,7 +665,19 @@ async fn edit_plan_apply_and_confirm(ui: &Ui, router: &Router) {
     let operations = ui.text("table.plan tr.op-create").await;
     assert!(operations.contains("linux.ipv4.route") && operations.contains("100.64.0.0/24"));
     assert!(router.routes().is_empty(), "planning changes nothing");
+    // The YAML diff against the running config; Edit goes back with the text and comment kept.
+    let added = ui.text("#yaml-diff .add").await;
+    assert!(added.contains("+        destination: 100.64.0.0/24"), "{added}");
+    ui.type_into("input[name=comment]", "a route").await;
     ui.shot("plan").await;
+    ui.click("#edit").await;
+    ui.wait_text("h1", "Config").await;
+    assert_eq!(ui.editor_text().await, with_route, "the text is kept");
+    let comment = ui.find("input[name=comment]").await.prop("value").await.expect("value");
+    assert_eq!(comment.as_deref(), Some("a route"), "the comment is kept");
+    ui.click("#plan").await;
+    ui.wait_text("h1", "Plan").await;
+    ui.find("input[name=comment]").await.clear().await.expect("clear the comment");
 
     ui.type_into("input[name=comment]", "a route to the lab").await;
     ui.click("form[action='/config/apply'] button[type=submit]").await;

@@ -1,6 +1,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use crate::daemon::{CONFIG, Served};
 use crate::support::Netns;
 
 const ROUTERD: &str = env!("CARGO_BIN_EXE_routerd");
@@ -205,4 +206,43 @@ fn adopt_apply_refusing_a_drifted_candidate_exits_3() {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(doc["adoptionCandidates"][0]["adoptable"], false);
     assert_eq!(doc["adoptionCandidates"][0]["diff"][0]["attribute"], "value");
+}
+
+#[test]
+fn routerctl_apply_names_the_file_line_and_column_of_each_error_and_status_counts_down() {
+    // Issue 34 §8: the refusal said "apply:20:18", the daemon's name for the text.
+    let mut s = Served::start_with("ctl80", CONFIG, &[]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let broken = CONFIG.replace("address: 10.9.0.1/24", "address: 10.9.0.300/24");
+    let file = write(dir.path(), "router.yaml", &broken);
+    let out = s.ctl(&["apply", "-f", &file, "--no-confirm"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let located: Vec<&str> = err.lines().filter(|l| l.contains(":20:")).collect();
+    assert_eq!(located.len(), 1, "one line per problem: {err}");
+    assert!(located[0].starts_with(&format!("{file}:20:18: ")), "{err}");
+    assert!(located[0].contains("IPv4StaticAddress/lan-v4"), "{err}");
+    assert!(!err.contains("apply:"), "the daemon's name for the text: {err}");
+    let out = s.ctl(&["plan", "-f", &file]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.lines().any(|l| l.starts_with(&format!("{file}:20:18: "))), "{err}");
+
+    // A confirm window of 5 minutes: status shows the seconds left, counting down.
+    let next = write(dir.path(), "next.yaml", &CONFIG.replace("10.9.0.1/24", "10.9.0.2/24"));
+    let out = s.ctl(&["apply", "-f", &next, "--confirm-timeout", "5m"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = s.ctl(&["status"]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    let confirm = table.lines().find(|l| l.starts_with("confirm ")).expect("a confirm row");
+    let left: u64 = confirm
+        .split(" within ")
+        .nth(1)
+        .and_then(|r| r.split(" s (by ").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no seconds left: {table}"));
+    assert!((280..=300).contains(&left), "{table}");
+    assert!(confirm.ends_with(", else back to 1)"), "{table}");
+    assert!(table.lines().all(|l| l.chars().count() <= 80 && !l.contains('…')), "{table}");
+    s.stop();
 }

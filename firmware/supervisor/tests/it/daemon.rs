@@ -401,8 +401,18 @@ fn an_unconfirmed_apply_is_rolled_back_and_a_confirmed_one_stays() {
     let list = history.as_array().expect("a list");
     let timer = list.iter().find(|r| r["comment"].as_str().is_some_and(|c| c.contains("rollback")));
     assert_eq!(timer.map(by).as_deref(), Some("routerd/\"timer\""), "{history}");
+    // A rollback to a generation asks first: with no terminal to ask on, nothing happens.
+    let socket = s.socket().to_string_lossy().into_owned();
+    let asked = Command::new(routerctl())
+        .args(["--socket", &socket, "rollback", "1"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("routerctl");
+    assert!(!asked.status.success());
+    assert!(String::from_utf8_lossy(&asked.stderr).contains("--yes"), "{asked:?}");
+    assert_eq!(s.history(), history, "not asked, not rolled back");
     let out = Command::new(routerctl())
-        .args(["--socket", &s.socket().to_string_lossy(), "rollback", "1"])
+        .args(["--socket", &socket, "rollback", "1", "--yes", "--comment", "the route broke"])
         .env("USER", "ops")
         .output()
         .expect("routerctl");
@@ -410,6 +420,11 @@ fn an_unconfirmed_apply_is_rolled_back_and_a_confirmed_one_stays() {
     let history = s.history();
     let last = history.as_array().and_then(|l| l.last().cloned()).expect("generations");
     assert_eq!(by(&last), "ops/\"cli\"", "{last}");
+    assert_eq!(last["comment"], "rollback to generation 1: the route broke", "{last}");
+    // Like an apply, it opens a confirm window.
+    assert_eq!(last["result"], "pendingConfirm", "{last}");
+    let status = status(&s.socket()).expect("status");
+    assert_eq!(status["pendingConfirm"]["generation"], last["generation"], "{status}");
     s.stop();
 }
 
@@ -422,7 +437,7 @@ fn an_invalid_apply_is_refused_with_its_location_and_changes_nothing() {
     let out = s.apply(&broken, &[]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("422") && err.contains("apply:20:"), "line of the bad address: {err}");
+    assert!(err.contains("422") && err.contains("next.yaml:20:18:"), "file, line, column: {err}");
     assert_eq!(
         s.lab.ip(&["-j", "addr"]) + &s.lab.ip(&["-j", "route", "show", "table", "all"]),
         state
@@ -994,7 +1009,7 @@ fn the_web_ui_sets_up_the_password_with_the_console_token_and_logs_in() {
     for event in ["password set for admin from 127.0.0.1", "login of admin from 127.0.0.1"] {
         assert!(log.contains(event), "{event}:\n{log}");
     }
-    assert!(body.contains("Recent operations"), "{body}");
+    assert!(body.contains("id=\"last-apply\"") && body.contains("id=\"last-repair\""), "{body}");
 
     // The editor: the applied text, validation at the line, apply with a confirm window.
     let (_, _, editor) = web(port, "GET", "/config", "", &cookie);
@@ -1074,7 +1089,7 @@ fn the_web_ui_sets_up_the_password_with_the_console_token_and_logs_in() {
         "{artifacts}"
     );
     let (_, _, graph) = web(port, "GET", "/graph", "", &cookie);
-    assert!(graph.contains("<img src=\"/graph.svg\""), "{graph}");
+    assert!(graph.contains("data=\"/graph.svg\""), "{graph}");
     let (status_line, headers, svg) = web(port, "GET", "/graph.svg", "", &cookie);
     assert!(status_line.contains("200"), "{status_line}: {svg}");
     assert!(headers.contains("image/svg+xml") && svg.contains("<svg"), "{headers}");
@@ -1379,5 +1394,88 @@ fn sigkill_mid_apply_leaves_a_state_the_next_start_converges_from() {
     });
     assert_eq!(s.route_count(), 0, "converged to the config file; first reconcile: {first}");
     assert_eq!(status(&s.socket()).expect("status")["phase"], "RequiresAdoption");
+    s.stop();
+}
+
+/// [`CONFIG`] with the home-router firewall: `nft.table/inet/routerd_filter_home`.
+fn with_firewall() -> String {
+    CONFIG.to_string()
+        + "    - apiVersion: firewall.routerd.net/v1alpha1
+      kind: FirewallPolicy
+      metadata:
+        name: home
+      spec:
+        preset: home-router
+"
+}
+
+/// `ip netns exec NS nft ARGS…`: whether it succeeded.
+fn nft_in(ns: &str, args: &[&str]) -> bool {
+    Command::new("ip")
+        .args(["netns", "exec", ns, "nft"])
+        .args(args)
+        .output()
+        .expect("nft runs")
+        .status
+        .success()
+}
+
+#[test]
+fn a_filter_table_deleted_by_hand_is_put_back_from_the_nftables_notification() {
+    // The resync is an hour (serve_command): only the nftables notification can repair it.
+    let mut s = Served::start("nft-del", &with_firewall());
+    let table = ["list", "table", "inet", "routerd_filter_home"];
+    wait_for("the filter table", Duration::from_secs(10), || nft_in(s.lab.name(), &table));
+    let reconciles = || status(&s.socket()).expect("status")["reconciles"].as_u64().expect("n");
+    // Settle: the start's own notifications are over when the count stops moving.
+    let mut before = reconciles();
+    wait_for("the start to settle", Duration::from_secs(10), || {
+        std::thread::sleep(Duration::from_millis(500));
+        let now = reconciles();
+        std::mem::replace(&mut before, now) == now
+    });
+
+    let deleted = Instant::now();
+    assert!(nft_in(s.lab.name(), &["delete", "table", "inet", "routerd_filter_home"]));
+    assert!(!nft_in(s.lab.name(), &table), "deleted");
+    wait_for("the filter table to be put back", Duration::from_secs(3), || {
+        nft_in(s.lab.name(), &table)
+    });
+    eprintln!("filter table put back after {:?}", deleted.elapsed());
+    wait_for("the repair to be reported", Duration::from_secs(3), || {
+        s.last_reconcile()["trigger"].as_str().is_some_and(|t| t.contains("nftables"))
+    });
+    let repairs = reconciles() - before;
+    // Its own batch does not trigger another: the count stays put.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(reconciles() - before, repairs, "no reconcile from the repair's own batch");
+    assert_eq!(repairs, 1, "one reconcile repaired it");
+    wait_for("the log line naming the repair", Duration::from_secs(3), || {
+        std::fs::read_to_string(s.log()).is_ok_and(|log| {
+            log.lines().any(|l| {
+                l.contains("(nftables)")
+                    && l.contains("create nft.table/")
+                    && l.contains("routerd_filter_home (done)")
+            })
+        })
+    });
+
+    // A rule added by hand to the table: put back as declared, within the same time.
+    assert!(nft_in(
+        s.lab.name(),
+        &["add", "rule", "inet", "routerd_filter_home", "input", "tcp", "dport", "9", "accept"]
+    ));
+    let listed = || {
+        let out = Command::new("ip")
+            .args(["netns", "exec", s.lab.name(), "nft", "list", "table", "inet"])
+            .arg("routerd_filter_home")
+            .output()
+            .expect("nft");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(listed().contains("dport 9 accept"));
+    wait_for("the hand-made rule to be removed", Duration::from_secs(3), || {
+        !listed().contains("dport 9 accept")
+    });
     s.stop();
 }

@@ -152,3 +152,105 @@ fn a_check_whose_when_does_not_hold_sends_no_probe_until_it_does() {
             && router.ip(&["route", "show", "default"]).contains("metric 20 ")
     });
 }
+
+/// A router with one uplink (`wan0`, 198.51.100.2/24) and no HealthCheck: the default route
+/// is added by hand, as an operator or a DHCP client would.
+const GATEWAY_CONFIG: &str = "apiVersion: routerd.net/v1alpha1
+kind: Router
+metadata:
+  name: gw
+spec:
+  resources:
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: Interface
+      metadata:
+        name: wan
+      spec:
+        ifname: wan0
+        managed: true
+        adminUp: true
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4StaticAddress
+      metadata:
+        name: wan-v4
+      spec:
+        interface: wan
+        address: 198.51.100.2/24
+";
+
+/// `routerctl -o json doctor gateway` against the control socket in `dir`: the checks.
+fn gateway_checks(dir: &std::path::Path) -> Vec<serde_json::Value> {
+    let routerd = std::path::Path::new(env!("CARGO_BIN_EXE_routerd"));
+    let routerctl = routerd.parent().expect("target dir").join("routerctl");
+    let out = Command::new(routerctl)
+        .arg("--socket")
+        .arg(dir.join("control.sock"))
+        .args(["-o", "json", "doctor", "gateway"])
+        .output()
+        .expect("routerctl runs");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    report["checks"].as_array().cloned().unwrap_or_default()
+}
+
+/// The status of the G001 check of `gateway`, if the doctor has one.
+fn gateway_status(dir: &std::path::Path, gateway: &str) -> Option<String> {
+    gateway_checks(dir)
+        .into_iter()
+        .find(|c| c["code"] == "G001" && c["name"].as_str().is_some_and(|n| n.contains(gateway)))
+        .and_then(|c| c["status"].as_str().map(str::to_string))
+}
+
+#[test]
+fn the_doctor_fails_a_gateway_that_stops_answering_and_passes_it_when_it_is_back() {
+    let router = Netns::new("gw-r");
+    let upstream = Netns::new("gw-u");
+    router.ip(&[
+        "link",
+        "add",
+        "wan0",
+        "type",
+        "veth",
+        "peer",
+        "name",
+        "up0",
+        "netns",
+        &upstream.0,
+    ]);
+    upstream.ip(&["addr", "add", "198.51.100.1/24", "dev", "up0"]);
+    upstream.ip(&["link", "set", "up0", "up"]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("router.yaml"), GATEWAY_CONFIG).expect("config");
+    let child = serve_command(&router.0, dir.path())
+        .args(["--gateway-interval", "200ms"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("routerd serve starts");
+    let _daemon = Daemon(child);
+    wait_for("the uplink address", Duration::from_secs(20), || {
+        router.ip(&["-4", "addr", "show", "dev", "wan0"]).contains("198.51.100.2/24")
+    });
+    router.ip(&["route", "add", "default", "via", "198.51.100.1", "dev", "wan0"]);
+    let gw = "198.51.100.1";
+    wait_for("the gateway check to pass", Duration::from_secs(15), || {
+        gateway_status(dir.path(), gw).as_deref() == Some("pass")
+    });
+
+    // The upstream loses its address: the route stays, nothing answers for the next hop.
+    upstream.ip(&["addr", "del", "198.51.100.1/24", "dev", "up0"]);
+    let lost = Instant::now();
+    wait_for("the gateway check to fail", Duration::from_secs(10), || {
+        gateway_status(dir.path(), gw).as_deref() == Some("fail")
+    });
+    eprintln!("gateway failure seen after {:?} (interval 200ms)", lost.elapsed());
+    let checks = gateway_checks(dir.path());
+    let g001 = checks.iter().find(|c| c["code"] == "G001").expect("G001");
+    let detail = g001["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("last echo lost") && detail.contains("loss"), "{g001}");
+    assert!(!g001["remedy"].as_str().unwrap_or_default().is_empty(), "{g001}");
+
+    // Back: the check passes again once the loss window is clean.
+    upstream.ip(&["addr", "add", "198.51.100.1/24", "dev", "up0"]);
+    wait_for("the gateway check to pass again", Duration::from_secs(15), || {
+        gateway_status(dir.path(), gw).as_deref() == Some("pass")
+    });
+}
