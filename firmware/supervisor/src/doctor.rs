@@ -80,6 +80,7 @@ pub fn action(code: &str) -> Option<(&'static str, &'static str)> {
         "F002" => ("Review adoption", "/adopt"),
         "L001" | "L003" | "M002" => ("Roll back", "/history"),
         "L002" => ("See the ledger", "/ledger"),
+        "U001" => ("See the metrics", "/metrics"),
         _ => return None,
     })
 }

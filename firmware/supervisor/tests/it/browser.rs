@@ -535,6 +535,14 @@ async fn every_page_fits_a_desktop_and_a_phone(ui: &Ui) {
             let file = format!("{width}-{name}");
             ui.shot(&file).await;
         }
+        // Keyboard focus is visible: the first Tab lands on the skip link, outlined.
+        ui.goto("/").await;
+        ui.wait_text("h1", "Overview").await;
+        ui.find("body").await.send_keys("\u{E004}").await.expect("press Tab");
+        let focus = "const e = document.activeElement, s = getComputedStyle(e);
+            return [e.className, s.outlineStyle, parseFloat(s.outlineWidth) >= 2];";
+        let focused = ui.script(focus, vec![]).await;
+        assert_eq!(focused, serde_json::json!(["skip", "solid", true]), "focus at {width} px");
         if width == 390 {
             ui.goto("/").await;
             ui.wait_text("h1", "Overview").await;
@@ -621,6 +629,10 @@ async fn log_in(ui: &Ui, router: &Router) {
     ui.click("form[action='/login'] button[type=submit]").await;
     ui.wait_text("h1", "Overview").await;
     ui.wait_text("#phase", "RequiresAdoption").await;
+    // Issue 34 §4: a first start says what RequiresAdoption means and where to act.
+    ui.wait_text("#adoption-needed", "did not create").await;
+    let review = ui.find("#adoption-needed a").await.attr("href").await.expect("href");
+    assert_eq!(review.as_deref(), Some("/adopt"), "links to the adoption review");
     ui.shot("overview").await;
 }
 
