@@ -12,7 +12,6 @@
 //! The desired state depends on the config alone: a reconcile builds it once and verifies
 //! against the same one.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -42,7 +41,7 @@ use sha2::{Digest, Sha256};
 use crate::aftr::AftrStore;
 use crate::error::EngineError;
 use crate::health::HealthStore;
-use crate::intent::{Action, Intent, is_inventory_backed};
+use crate::intent::Intent;
 use crate::item::{BackendRegistry, HostItem, artifact_key, graph_key};
 use crate::listing::{Listing, observe_kinds};
 use crate::plan::{Desired, EnginePlan, PlanInput};
@@ -51,6 +50,8 @@ use crate::report::{ReportInput, build};
 use crate::result::{ArtifactRef, OperationRecord, ResultDocument};
 use crate::runtime::RuntimeValues;
 use crate::state::StateStore;
+
+use self::records::{entries_after, executed_records, records_create};
 
 /// How long apply waits for operations that continue in the background.
 const ASYNC_DEADLINE: Duration = Duration::from_secs(120);
@@ -818,163 +819,6 @@ impl Session {
     }
 }
 
-/// Whether prepare records the create of `intent`'s artifact as a new `Pending` entry: an
-/// inventory-backed `ensure` that can be applied and that the ledger does not already own.
-///
-/// An owned artifact that is absent (deleted by hand, or a link moved out of the namespace for
-/// a while) is created again under the entry it has: ownership, once proven by a create or an
-/// adoption, is not given up because the artifact was away (issue 34 §4; ADR 0002). Rewriting
-/// the entry as a `Pending` create would turn an adopted artifact into a created one, and a
-/// create that then failed, was skipped, or was cut short by a crash would drop the entry, so
-/// the artifact, back on the host, would be an adoption candidate again.
-fn records_create(plan: &EnginePlan, intent: &Intent) -> bool {
-    intent.action == Action::Ensure
-        && is_inventory_backed(intent.kind())
-        && !plan.desired.blocked.contains_key(intent.key())
-        && !plan.owned.contains(intent.key())
-}
-
-/// The executed operations as records, followed by planned operations that did not run
-/// (`skipped` behind a failure, `blocked` without a configurator).
-fn executed_records(
-    plan: &EnginePlan,
-    log: &[routerd_graph::OpLogEntry<HostItem>],
-    registry: &BackendRegistry,
-) -> Vec<Arc<OperationRecord>> {
-    // A planned record is built only for the operations that did not run, not for every
-    // one: after a cold apply the records would double the peak of the reconcile's memory.
-    let orphan_reasons = crate::report::orphan_reasons(plan);
-    let planned = |i: usize| crate::report::record(plan, &plan.ops.ops[i], &orphan_reasons);
-    let position: HashMap<(Operation, &routerd_graph::Key<ArtifactKind>), usize> =
-        plan.ops.ops.iter().enumerate().map(|(i, op)| ((op.op, &op.key), i)).collect();
-    let mut ran = vec![false; plan.ops.ops.len()];
-    let mut out = Vec::with_capacity(log.len());
-    for e in log {
-        let at = position.get(&(e.operation, &e.key)).copied();
-        if let Some(i) = at {
-            ran[i] = true;
-        }
-        let key = artifact_key(&e.key);
-        let error = e.error.as_ref().map(|err| match registry.failure_reason(&key) {
-            Some(reason) => format!("{reason}: {err}"),
-            None => err.clone(),
-        });
-        let result = match (&e.error, plan.desired.blocked.contains_key(&key)) {
-            (Some(_), true) => "blocked",
-            (Some(err), false) if err.contains(crate::item::STRICT_ABORT) => "skipped",
-            (Some(_), false) => "failed",
-            (None, _) => "done",
-        };
-        out.push(Arc::new(OperationRecord {
-            operation: Cow::Borrowed(e.operation.as_str()),
-            kind: Cow::Borrowed(key.kind.as_str()),
-            reason: at
-                .map(|i| crate::report::reason(plan, &plan.ops.ops[i], &orphan_reasons))
-                .unwrap_or_default(),
-            name: Arc::clone(&e.key.name),
-            owner: Arc::clone(&e.item.owner),
-            diff: Vec::new(),
-            result: Cow::Borrowed(result),
-            error,
-        }));
-    }
-    for (i, ran) in ran.into_iter().enumerate() {
-        if ran {
-            continue;
-        }
-        let p = planned(i);
-        if p.result == "blocked" {
-            continue;
-        }
-        out.push(Arc::new(OperationRecord { result: Cow::Borrowed("skipped"), ..p }));
-    }
-    out
-}
-
-/// The ledger entries after `prepared` and then `committed` were applied to `before` (sorted
-/// by key, as the store lists them), computed as the store computes them.
-///
-/// `prepared` is consumed: its entries' names move into the heads instead of being copied.
-fn entries_after(
-    before: Vec<EntryHead>,
-    prepared: Vec<LedgerChange>,
-    committed: &[LedgerChange],
-) -> Vec<EntryHead> {
-    let mut by_key: BTreeMap<String, EntryHead> =
-        before.into_iter().map(|e| (e.key(), e)).collect();
-    // As the store applies it: a promotion of everything concerns what was pending before the
-    // commit's other changes.
-    let promote_all = |by_key: &mut BTreeMap<String, EntryHead>| {
-        for e in by_key.values_mut().filter(|e| e.state == EntryState::Pending) {
-            e.state = EntryState::Owned;
-        }
-    };
-    put_all(&mut by_key, prepared);
-    if committed.contains(&LedgerChange::PromoteAll) {
-        promote_all(&mut by_key);
-    }
-    apply_changes(&mut by_key, committed);
-    by_key.into_values().collect()
-}
-
-/// Applies `changes` in order, as [`apply_changes`] does, taking each put entry's strings.
-///
-/// Shape: a run of puts is gathered and goes in at once; into an empty map (the ledger
-/// before a first reconcile) as one sorted build, which keeps the last put of a key as the
-/// one-by-one inserts would.
-fn put_all(by_key: &mut BTreeMap<String, EntryHead>, changes: Vec<LedgerChange>) {
-    let mut puts: Vec<(String, EntryHead)> = Vec::new();
-    let flush = |by_key: &mut BTreeMap<String, EntryHead>, puts: &mut Vec<(String, EntryHead)>| {
-        if by_key.is_empty() {
-            *by_key = std::mem::take(puts).into_iter().collect();
-        } else {
-            by_key.extend(puts.drain(..));
-        }
-    };
-    for change in changes {
-        match change {
-            LedgerChange::Put(e) => {
-                let head = EntryHead::from(e);
-                puts.push((head.key(), head));
-            }
-            other => {
-                flush(by_key, &mut puts);
-                apply_changes(by_key, [&other]);
-            }
-        }
-    }
-    flush(by_key, &mut puts);
-}
-
-/// Applies ledger `changes` other than [`LedgerChange::PromoteAll`] to entry heads by key.
-fn apply_changes<'a>(
-    by_key: &mut BTreeMap<String, EntryHead>,
-    changes: impl IntoIterator<Item = &'a LedgerChange>,
-) {
-    for change in changes {
-        match change {
-            LedgerChange::Put(e) => {
-                by_key.insert(e.key(), EntryHead::from(e));
-            }
-            LedgerChange::Promote { kind, name } => {
-                if let Some(e) = by_key.get_mut(&routerd_ledger::entry_key(kind, name)) {
-                    e.state = EntryState::Owned;
-                }
-            }
-            LedgerChange::SetOwners { kind, name, owner, co_owners } => {
-                if let Some(e) = by_key.get_mut(&routerd_ledger::entry_key(kind, name)) {
-                    e.owner.clone_from(owner);
-                    e.co_owners.clone_from(co_owners);
-                }
-            }
-            LedgerChange::Remove { kind, name } => {
-                by_key.remove(&routerd_ledger::entry_key(kind, name));
-            }
-            LedgerChange::PromoteAll | LedgerChange::SetGeneration { .. } => {}
-        }
-    }
-}
-
 /// The warnings of `config`'s render and de-duplication by resource ID, from the config alone
 /// (no host, no ledger): two resources sharing or conflicting on an artifact, an ensure on a
 /// protected interface, a value routerd replaces. What `routerd validate` and the web editor
@@ -1008,6 +852,8 @@ fn unix_secs(t: SystemTime) -> u64 {
     t.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
+#[path = "session_records.rs"]
+mod records;
 #[cfg(test)]
 #[path = "session_tests.rs"]
 mod tests;

@@ -19,6 +19,7 @@ mod lockout;
 mod metrics;
 mod msg;
 pub mod ota;
+mod report;
 pub mod series;
 pub mod service;
 mod startup;
