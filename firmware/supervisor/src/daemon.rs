@@ -186,7 +186,11 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
     announce_setup_token(&auth);
     let statuses = StatusTracker::load(session.ledger());
     let mut monitor = NetlinkMonitor::open(&netns).context("subscribing to netlink changes")?;
-    let mut nft_monitor = NftMonitor::open(&netns).context("subscribing to nftables changes")?;
+    // Without nftables notifications (a kernel without nf_tables netlink) the daemon still
+    // runs: the periodic resync repairs what a notification would have.
+    let nft_monitor = NftMonitor::open(&netns)
+        .inspect_err(|e| tracing::warn!("nftables changes are not watched: {e}"))
+        .ok();
     let socket = ControlSocket::bind(&opts.control_socket)
         .with_context(|| format!("control socket {}", opts.control_socket.display()))?;
 
@@ -223,6 +227,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
     });
     let nft_changes = msg_tx.clone();
     tokio::spawn(async move {
+        let Some(mut nft_monitor) = nft_monitor else { return };
         while let Some(change) = nft_monitor.next().await {
             if change.is_own() || !change.touches(ROUTERD_NFT_TABLE_PREFIX) {
                 continue;
