@@ -81,6 +81,8 @@ pub fn action(code: &str) -> Option<(&'static str, &'static str)> {
         "L001" | "L003" | "M002" => ("Roll back", "/history"),
         "L002" => ("See the ledger", "/ledger"),
         "U001" => ("See the metrics", "/metrics"),
+        // The gateway's round-trip time and loss over the last hour.
+        "G001" => ("See its history", "/interfaces"),
         _ => return None,
     })
 }
