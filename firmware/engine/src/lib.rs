@@ -28,5 +28,5 @@ pub mod state;
 pub mod table;
 
 pub use error::EngineError;
-pub use result::{Phase, ResultDocument};
+pub use result::{OrphanCleanup, Phase, ResultDocument};
 pub use session::{ConfigInput, Session, SessionOptions, config_warnings};

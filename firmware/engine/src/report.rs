@@ -14,7 +14,7 @@ use crate::plan::EnginePlan;
 use crate::policy::Cleanup;
 use crate::result::{
     AdoptionCandidate, ArtifactIntentRef, ArtifactRef, Condition, ObservedArtifact,
-    OperationRecord, Orphan, Phase, ResourceResult, ResultDocument,
+    OperationRecord, Orphan, OrphanCleanup, Phase, ResourceResult, ResultDocument,
 };
 
 /// Inputs of a report beyond the plan.
@@ -200,7 +200,7 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
 
     let orphans = orphans(plan);
     let mut phase = resources.iter().map(|r| r.phase).max().unwrap_or(Phase::Healthy);
-    if input.executed.is_none() && orphans.iter().any(|o| o.cleanup == "delete") {
+    if input.executed.is_none() && orphans.iter().any(|o| o.cleanup == OrphanCleanup::Delete) {
         phase = phase.max(Phase::Drifted);
     }
     ResultDocument {
@@ -521,15 +521,15 @@ fn orphans(plan: &EnginePlan) -> Vec<Orphan> {
         .map(|o| {
             let (reason, remediation, cleanup) = match &o.cleanup {
                 Some(Cleanup::Delete { reason }) => {
-                    (reason.to_string(), "reconcile deletes it".to_string(), "delete")
+                    (reason.to_string(), "reconcile deletes it".to_string(), OrphanCleanup::Delete)
                 }
                 Some(Cleanup::Keep { reason, remediation }) => {
-                    (reason.to_string(), remediation.to_string(), "keep")
+                    (reason.to_string(), remediation.to_string(), OrphanCleanup::Keep)
                 }
                 None => (
                     "recorded in the ledger but absent from the host".to_string(),
                     "reconcile drops the ledger entry".to_string(),
-                    "forget",
+                    OrphanCleanup::Forget,
                 ),
             };
             Orphan {
@@ -538,7 +538,7 @@ fn orphans(plan: &EnginePlan) -> Vec<Orphan> {
                 owner: o.owner.clone().unwrap_or_default(),
                 reason,
                 remediation,
-                cleanup: cleanup.into(),
+                cleanup,
                 observed: o
                     .observed
                     .as_ref()

@@ -171,6 +171,35 @@ pub struct Condition {
     pub last_transition_time: Arc<str>,
 }
 
+/// What reconcile does with an orphan (the Result document's `cleanup`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum OrphanCleanup {
+    /// routerd owns it: reconcile deletes it from the host.
+    Delete,
+    /// Not provably routerd's, or a kind routerd never deletes: left on the host.
+    Keep,
+    /// Recorded in the ledger but gone from the host: reconcile drops the ledger entry.
+    Forget,
+}
+
+impl OrphanCleanup {
+    /// `delete`, `keep`, `forget`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Delete => "delete",
+            Self::Keep => "keep",
+            Self::Forget => "forget",
+        }
+    }
+}
+
+impl std::fmt::Display for OrphanCleanup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
 /// An orphan.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -185,8 +214,8 @@ pub struct Orphan {
     pub reason: String,
     /// What happens or what the operator can do.
     pub remediation: String,
-    /// `delete` when reconcile removes it, `keep` otherwise.
-    pub cleanup: String,
+    /// What reconcile does with it.
+    pub cleanup: OrphanCleanup,
     /// Attributes as observed (`null` when only the ledger knows it).
     pub observed: serde_json::Value,
 }
@@ -537,7 +566,7 @@ mod tests {
                 owner: String::new(),
                 reason: "orphan".into(),
                 remediation: "delete".into(),
-                cleanup: "delete".into(),
+                cleanup: OrphanCleanup::Delete,
                 observed: serde_json::json!({"priority": 100, "nested": [[], {}, [1, {"x": null}]]}),
             }],
             adoption_candidates: Vec::new(),

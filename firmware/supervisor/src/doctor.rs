@@ -398,7 +398,7 @@ fn firewall_orphans(input: &DoctorInput<'_>, out: &mut Vec<DoctorCheck>) {
     let kept: Vec<String> = doc
         .orphans
         .iter()
-        .filter(|o| o.kind == "nft.table" && o.cleanup == "keep")
+        .filter(|o| o.kind == "nft.table" && o.cleanup == routerd_engine::OrphanCleanup::Keep)
         .map(|o| format!("{} ({})", o.name, o.reason))
         .collect();
     out.push(if kept.is_empty() {

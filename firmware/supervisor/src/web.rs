@@ -406,7 +406,7 @@ impl Backend for WebBackend {
                 .iter()
                 .map(|o| OrphanView {
                     artifact: format!("{}/{}", o.kind, o.name),
-                    cleanup: o.cleanup.clone(),
+                    cleanup: o.cleanup.to_string(),
                     reason: o.reason.clone(),
                     remediation: o.remediation.clone(),
                 })

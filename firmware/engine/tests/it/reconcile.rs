@@ -1,7 +1,7 @@
 //! Reconcile scenarios against the real kernel (issue "routerd engine on a real kernel", §9).
 
 use routerd_engine::result::ResourceResult;
-use routerd_engine::{Phase, ResultDocument};
+use routerd_engine::{OrphanCleanup, Phase, ResultDocument};
 use routerd_ledger::{EntryState, Ledger, LedgerChange, LedgerEntry, Origin};
 
 use crate::support::{LAB, Lab, condition, deletes, lab_with_routes, ops, resource, run, without};
@@ -196,7 +196,7 @@ async fn removed_resource_loses_its_owned_table_and_rule_while_foreign_tables_st
     // routerd_foreign is reported, not deleted; the foreign table is not ours to mention.
     let foreign =
         doc.orphans.iter().find(|o| o.name == "inet/routerd_foreign").expect("orphan report");
-    assert_eq!(foreign.cleanup, "keep");
+    assert_eq!(foreign.cleanup, OrphanCleanup::Keep);
     assert!(foreign.reason.contains("not recorded in the ledger"), "{}", foreign.reason);
     assert!(!doc.orphans.iter().any(|o| o.name == "ip/foreign"));
     let ledger = lab.ledger_keys();
@@ -232,10 +232,15 @@ async fn a_removed_policy_route_leaves_foreign_routes_in_its_table_and_hand_made
     assert!(table.contains("10.77.0.0/16"), "{table}");
     assert!(!table.contains("default"), "routerd's own route in the table is gone: {table}");
     let kept = |kind: &str, name: &str| {
-        doc.orphans.iter().find(|o| o.kind == kind && o.name == name).map(|o| o.cleanup.clone())
+        doc.orphans.iter().find(|o| o.kind == kind && o.name == name).map(|o| o.cleanup)
     };
-    assert_eq!(kept("linux.ipv4.routeTable", "100").as_deref(), Some("keep"), "{:#?}", doc.orphans);
-    assert_eq!(kept("linux.ipv4.route", "100:10.77.0.0/16:0").as_deref(), Some("keep"));
+    assert_eq!(
+        kept("linux.ipv4.routeTable", "100"),
+        Some(OrphanCleanup::Keep),
+        "{:#?}",
+        doc.orphans
+    );
+    assert_eq!(kept("linux.ipv4.route", "100:10.77.0.0/16:0"), Some(OrphanCleanup::Keep));
     // The hand-made rules stay; the one inside the range is reported with its remedy, the
     // masked one (it matches 0x1150 too) is not routerd's to mention.
     let rules = lab.ip(&["rule", "show"]);
@@ -243,7 +248,7 @@ async fn a_removed_policy_route_leaves_foreign_routes_in_its_table_and_hand_made
     assert!(rules.contains("fwmark 0x150/0xff0 lookup main"), "{rules}");
     assert!(!rules.contains("fwmark 0x100 "), "{rules}");
     let in_range = doc.orphans.iter().find(|o| o.name == "0x1a0").expect("0x1a0 reported");
-    assert_eq!(in_range.cleanup, "keep");
+    assert_eq!(in_range.cleanup, OrphanCleanup::Keep);
     assert!(in_range.remediation.contains("ip rule del"), "{}", in_range.remediation);
     assert!(!doc.orphans.iter().any(|o| o.name.starts_with("0x150")), "{:#?}", doc.orphans);
 
