@@ -454,7 +454,8 @@ pub(crate) async fn dismiss<B: Backend>(
     Redirect::to("/").into_response()
 }
 
-fn now_unix() -> u64 {
+/// Seconds since the Unix epoch now (0 before 1970).
+pub(crate) fn now_unix() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())

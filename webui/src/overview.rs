@@ -14,7 +14,7 @@ use axum::response::{Html, IntoResponse, Response};
 
 use crate::assets::Links;
 use crate::charts::{ChartsPanel, overview_panel};
-use crate::config::SignedIn;
+use crate::config::{SignedIn, now_unix};
 use crate::{AppState, Backend, Overview, render};
 
 /// Seconds between two reloads of the live part.
@@ -111,10 +111,6 @@ async fn counts<B: Backend>(backend: &B) -> Option<CheckCounts> {
     let checks = backend.doctor().await.ok()?;
     let count = |status: &str| checks.iter().filter(|c| c.status == status).count();
     Some(CheckCounts { pass: count("pass"), warn: count("warn"), fail: count("fail") })
-}
-
-fn now_unix() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
 /// How long before `now` `at` was, in the largest whole unit; "just now" under 5 s, and

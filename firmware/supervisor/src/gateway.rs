@@ -19,7 +19,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use routerd_engine::health::probe_plans;
 use routerd_engine::state::{StateStore, now_ms};
@@ -236,7 +236,7 @@ async fn run(netns: Netns, store: Arc<GatewayStore>) {
                 continue;
             }
         };
-        let now_ms = unix_ms();
+        let now_ms = routerd_engine::state::now_ms();
         store.present(&gateways, now_ms);
         if neighbours.is_none() {
             neighbours = Neighbours::open(&netns).ok();
@@ -302,13 +302,6 @@ async fn default_gateways(
         }));
     }
     Ok(found)
-}
-
-fn unix_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-        .unwrap_or(0)
 }
 
 #[cfg(test)]

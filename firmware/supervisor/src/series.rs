@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use routerd_host::Netns;
 use routerd_host::netlink::{LinkCounters, NetlinkBackend};
@@ -131,11 +131,6 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// Milliseconds since the Unix epoch now (0 before 1970).
-pub fn unix_ms_now() -> u64 {
-    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, millis)
-}
-
 /// Reads the counters of every link in `netns` every interval of `series` into it, for the
 /// life of the process. A failed reading is logged once and retried at the next interval; the
 /// socket is opened again after a failure.
@@ -155,7 +150,7 @@ pub fn spawn_sampler(netns: Netns, series: SharedSeries) -> tokio::task::JoinHan
             match nl.link_counters().await {
                 Ok(counters) => {
                     failing = false;
-                    let now = unix_ms_now();
+                    let now = routerd_engine::state::now_ms();
                     series
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)

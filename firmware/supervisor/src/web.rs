@@ -272,7 +272,7 @@ impl Backend for WebBackend {
     fn series(&self) -> SeriesView {
         let series = self.series.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         SeriesView {
-            now_unix_ms: crate::series::unix_ms_now(),
+            now_unix_ms: routerd_engine::state::now_ms(),
             interval_seconds: series.interval().as_secs().max(1),
             interfaces: series
                 .links()
