@@ -18,11 +18,15 @@ use std::sync::mpsc::{SyncSender, TrySendError, sync_channel};
 use std::time::{Duration, Instant};
 
 use axum::http::{HeaderMap, header};
+use cookie::{Cookie, SameSite, time};
+use subtle::ConstantTimeEq;
 
 /// The session cookie's name.
 pub const COOKIE: &str = "routerd_session";
-/// Clears the session cookie.
-pub const CLEAR_COOKIE: &str = "routerd_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0";
+/// Clears the session cookie: the session cookie with an empty value and `Max-Age=0`, in the
+/// `cookie` crate's attribute order (a constant for `HeaderValue::from_static`; a test checks it
+/// against what the crate builds).
+pub const CLEAR_COOKIE: &str = "routerd_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0";
 /// How long a session lasts after login.
 pub const SESSION_TTL: Duration = Duration::from_secs(8 * 3600);
 /// Failed logins allowed per address within [`FAILURE_WINDOW`].
@@ -60,11 +64,12 @@ fn random_id() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The session id in `headers`' cookie, if any.
+/// The session id in `headers`' cookies, if any: the first non-empty [`COOKIE`] of all `Cookie`
+/// headers, taken as sent (not percent-decoded). Malformed pairs are skipped.
 fn cookie_id(headers: &HeaderMap) -> Option<String> {
     headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).find_map(|line| {
-        line.split(';').find_map(|pair| {
-            let (name, value) = pair.trim().split_once('=')?;
+        Cookie::split_parse(line).filter_map(Result::ok).find_map(|cookie| {
+            let (name, value) = cookie.name_value();
             (name == COOKIE && !value.is_empty()).then(|| value.to_string())
         })
     })
@@ -106,20 +111,28 @@ impl Sessions {
     }
 }
 
-/// The `Set-Cookie` value of session `id`.
-pub fn cookie(id: &str, secure: bool) -> String {
-    let secure = if secure { "; Secure" } else { "" };
-    format!(
-        "{COOKIE}={id}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{secure}",
-        SESSION_TTL.as_secs()
-    )
+/// The session cookie with `value`, living `max_age`: `Path=/; HttpOnly; SameSite=Strict`,
+/// plus `Secure` when `secure`.
+fn session_cookie(value: &str, max_age: Duration, secure: bool) -> Cookie<'_> {
+    let max_age = time::Duration::try_from(max_age).unwrap_or(time::Duration::MAX);
+    Cookie::build((COOKIE, value))
+        .path("/")
+        .http_only(true)
+        .same_site(SameSite::Strict)
+        .max_age(max_age)
+        .secure(secure)
+        .build()
 }
 
-/// Constant-time equality of two tokens (no early exit on the first differing byte).
+/// The `Set-Cookie` value of session `id` (`Secure` when `secure`, under TLS).
+pub fn cookie(id: &str, secure: bool) -> String {
+    session_cookie(id, SESSION_TTL, secure).to_string()
+}
+
+/// Constant-time equality of two tokens (no early exit on the first differing byte); an empty
+/// token equals nothing.
 pub fn same(a: &str, b: &str) -> bool {
-    a.len() == b.len()
-        && !a.is_empty()
-        && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    !a.is_empty() && bool::from(a.as_bytes().ct_eq(b.as_bytes()))
 }
 
 /// Failures counted in one [`FAILURE_WINDOW`].
@@ -285,6 +298,54 @@ mod tests {
     use super::*;
 
     const A: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(192, 0, 2, 1));
+
+    fn cookie_headers(lines: &[&'static str]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for line in lines {
+            headers.append(header::COOKIE, axum::http::HeaderValue::from_static(line));
+        }
+        headers
+    }
+
+    #[test]
+    fn the_session_cookie_carries_its_attributes_and_secure_only_under_tls() {
+        let attributes = "HttpOnly; SameSite=Strict; Path=/; Max-Age=28800";
+        assert_eq!(cookie("ab12", false), format!("routerd_session=ab12; {attributes}"));
+        let tls = "routerd_session=ab12; HttpOnly; SameSite=Strict; Secure; Path=/; Max-Age=28800";
+        assert_eq!(cookie("ab12", true), tls);
+    }
+
+    #[test]
+    fn the_clearing_cookie_is_the_session_cookie_emptied_and_expired() {
+        assert_eq!(CLEAR_COOKIE, session_cookie("", Duration::ZERO, false).to_string());
+    }
+
+    #[test]
+    fn the_session_id_is_the_first_non_empty_session_cookie_of_all_headers() {
+        assert_eq!(cookie_id(&cookie_headers(&[])), None);
+        assert_eq!(cookie_id(&cookie_headers(&["theme=dark; other=1"])), None);
+        let sent = [
+            "theme=dark; routerd_session=; junk",
+            "a=b;routerd_session=ab12",
+            "routerd_session=cd",
+        ];
+        assert_eq!(cookie_id(&cookie_headers(&sent)).as_deref(), Some("ab12"));
+        let first = cookie_headers(&["routerd_session=ab12; routerd_session=cd34"]);
+        assert_eq!(cookie_id(&first).as_deref(), Some("ab12"));
+        // Taken as sent: no percent-decoding, no other cookie's name taken for ours.
+        let encoded = cookie_headers(&["routerd_session=%61b; xrouterd_session=cd"]);
+        assert_eq!(cookie_id(&encoded).as_deref(), Some("%61b"));
+    }
+
+    #[test]
+    fn tokens_are_the_same_only_when_equal_and_not_empty() {
+        assert!(same("ab12", "ab12"));
+        assert!(!same("ab12", "ab13"));
+        assert!(!same("ab12", "ab1"));
+        assert!(!same("ab1", "ab12"));
+        assert!(!same("", ""));
+        assert!(!same("", "ab12"));
+    }
 
     #[test]
     fn attempts_are_counted_before_checking_and_forgiven_on_success() {
