@@ -1,29 +1,23 @@
 //! Talking nfnetlink over an [`NfSocket`]: dump requests, the ruleset generation, and sending
-//! a batch then collecting its acknowledgements. Netlink framing is parsed here in safe code;
-//! message payloads go to [`super::sys`] for libnftnl to parse.
+//! a batch then collecting its acknowledgements. Netlink framing (headers, `NLMSG_ERROR`,
+//! `NLMSG_DONE`, attributes) is read and written with `netlink-packet-core`, in safe code;
+//! nfnetlink payloads go to [`super::sys`] for libnftnl to parse.
 
 use std::collections::BTreeSet;
 use std::io;
 
+use rtnetlink::packet_core::{
+    DoneBuffer, Emitable, ErrorBuffer, ErrorMessage, NLM_F_ACK_TLVS, NLM_F_CAPPED, NLM_F_DUMP,
+    NLM_F_DUMP_INTR, NLM_F_REQUEST, NLMSG_DONE, NLMSG_ERROR, NLMSG_NOOP, NLMSG_OVERRUN,
+    NetlinkBuffer, NetlinkHeader, NlasIterator, Parseable,
+};
+
 use super::sys::{self, NfSocket};
 
-/// `NLMSG_NOOP`, `NLMSG_ERROR`, `NLMSG_DONE`, `NLMSG_OVERRUN` (`linux/netlink.h`).
-const NLMSG_NOOP: u16 = 1;
-const NLMSG_ERROR: u16 = 2;
-const NLMSG_DONE: u16 = 3;
-const NLMSG_OVERRUN: u16 = 4;
-/// Request flags.
-const NLM_F_REQUEST: u16 = 0x1;
-const NLM_F_DUMP: u16 = 0x300;
-/// Reply flags: the dump was interrupted by a change; the error reply omits the request; the
-/// error reply carries extended ACK attributes.
-const NLM_F_DUMP_INTR: u16 = 0x10;
-const NLM_F_CAPPED: u16 = 0x100;
-const NLM_F_ACK_TLVS: u16 = 0x200;
-/// Extended ACK attribute holding a message string.
+/// Extended ACK attribute holding a message string (`NLMSGERR_ATTR_MSG`, `linux/netlink.h`);
+/// netlink-packet-core 0.9 does not name the `NLMSGERR_ATTR_*` types.
 const NLMSGERR_ATTR_MSG: u16 = 1;
-
-/// Size of `struct nlmsghdr`.
+/// Size of `struct nlmsghdr` (netlink-packet-core keeps its `NETLINK_HEADER_LEN` private).
 const NLMSG_HDRLEN: usize = 16;
 /// Size of `struct nfgenmsg`.
 const NFGENMSG_LEN: usize = 4;
@@ -42,12 +36,8 @@ pub(crate) struct NlMsg<'a> {
     pub(crate) seq: u32,
     /// The whole message, header included.
     pub(crate) bytes: &'a [u8],
-}
-
-impl<'a> NlMsg<'a> {
-    fn payload(&self) -> &'a [u8] {
-        self.bytes.get(NLMSG_HDRLEN..).unwrap_or_default()
-    }
+    /// The message after its header.
+    payload: &'a [u8],
 }
 
 /// A failed dump.
@@ -85,18 +75,23 @@ pub(crate) fn nft_type(msg: i32) -> u16 {
 pub(crate) fn split(mut buf: &[u8]) -> io::Result<Vec<NlMsg<'_>>> {
     let mut out = Vec::new();
     while buf.len() >= NLMSG_HDRLEN {
-        let len = read_u32(buf, 0) as usize;
-        if len < NLMSG_HDRLEN || len > buf.len() {
-            return Err(io::Error::new(
+        // Checked: the length field is at least a header and at most what is left.
+        let frame = NetlinkBuffer::new_checked(buf).map_err(|_| {
+            let len = NetlinkBuffer::new(buf).length();
+            io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!("netlink message length {len} with {} bytes left", buf.len()),
-            ));
-        }
+            )
+        })?;
+        let header = NetlinkHeader::parse(&frame)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
+        let len = header.length as usize;
         out.push(NlMsg {
-            kind: read_u16(buf, 4),
-            flags: read_u16(buf, 6),
-            seq: read_u32(buf, 8),
+            kind: header.message_type,
+            flags: header.flags,
+            seq: header.sequence_number,
             bytes: &buf[..len],
+            payload: frame.payload(),
         });
         buf = buf.get(len.next_multiple_of(4)..).unwrap_or_default();
     }
@@ -106,13 +101,13 @@ pub(crate) fn split(mut buf: &[u8]) -> io::Result<Vec<NlMsg<'_>>> {
 /// A request of `NFT_MSG_*` type `msg` for all families, with header `flags` added to
 /// `NLM_F_REQUEST`.
 pub(crate) fn request(msg: i32, flags: u16, seq: u32) -> Vec<u8> {
-    let len = (NLMSG_HDRLEN + NFGENMSG_LEN) as u32;
-    let mut out = Vec::with_capacity(len as usize);
-    out.extend_from_slice(&len.to_ne_bytes());
-    out.extend_from_slice(&nft_type(msg).to_ne_bytes());
-    out.extend_from_slice(&(NLM_F_REQUEST | flags).to_ne_bytes());
-    out.extend_from_slice(&seq.to_ne_bytes());
-    out.extend_from_slice(&0u32.to_ne_bytes());
+    let mut header = NetlinkHeader::default();
+    header.length = (NLMSG_HDRLEN + NFGENMSG_LEN) as u32;
+    header.message_type = nft_type(msg);
+    header.flags = NLM_F_REQUEST | flags;
+    header.sequence_number = seq;
+    let mut out = vec![0u8; NLMSG_HDRLEN];
+    header.emit(&mut out);
     // struct nfgenmsg: family AF_UNSPEC (all), version NFNETLINK_V0, res_id 0.
     out.extend_from_slice(&[libc::AF_UNSPEC as u8, libc::NFNETLINK_V0 as u8, 0, 0]);
     out
@@ -133,7 +128,8 @@ pub(crate) fn dump(socket: &NfSocket, msg: i32, seq: u32) -> Result<Vec<Vec<u8>>
             interrupted |= m.flags & NLM_F_DUMP_INTR != 0;
             match m.kind {
                 NLMSG_DONE => {
-                    let status = m.payload().get(..4).map_or(0, |_| read_i32(m.payload(), 0));
+                    // A `NLMSG_DONE` too short for its status counts as success.
+                    let status = DoneBuffer::new_checked(m.payload).map_or(0, |d| d.code());
                     if status < 0 {
                         return Err(io::Error::from_raw_os_error(-status).into());
                     }
@@ -210,61 +206,38 @@ fn receive(socket: &NfSocket, buf: &mut [u8]) -> io::Result<usize> {
 
 /// Parses an `NLMSG_ERROR` message: errno, and the extended ACK message if present.
 pub(crate) fn parse_ack(m: &NlMsg<'_>) -> io::Result<Ack> {
-    let payload = m.payload();
-    if payload.len() < 4 + NLMSG_HDRLEN {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, "short NLMSG_ERROR"));
-    }
-    let errno = read_i32(payload, 0).saturating_neg();
-    let mut message = None;
-    if m.flags & NLM_F_ACK_TLVS != 0 {
-        let request_len = if m.flags & NLM_F_CAPPED != 0 {
-            NLMSG_HDRLEN
-        } else {
-            (read_u32(payload, 4) as usize).max(NLMSG_HDRLEN)
-        };
-        let tlvs = payload.get(4 + request_len.next_multiple_of(4)..).unwrap_or_default();
-        message = extack_message(tlvs);
-    }
+    let error = ErrorBuffer::new_checked(&m.payload)
+        .and_then(|b| ErrorMessage::parse(&b))
+        .ok()
+        .filter(|e| e.header.len() >= NLMSG_HDRLEN)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "short NLMSG_ERROR"))?;
+    let errno = error.raw_code().saturating_neg();
+    let message =
+        if m.flags & NLM_F_ACK_TLVS != 0 { extack_message(&error, m.flags) } else { None };
     Ok(Ack { seq: m.seq, errno, message })
 }
 
-/// The `NLMSGERR_ATTR_MSG` string among netlink attributes.
-fn extack_message(mut tlvs: &[u8]) -> Option<String> {
-    while tlvs.len() >= 4 {
-        let len = usize::from(read_u16(tlvs, 0));
-        let kind = read_u16(tlvs, 2) & 0x3fff;
-        if len < 4 || len > tlvs.len() {
-            return None;
+/// The `NLMSGERR_ATTR_MSG` string of an `NLMSG_ERROR` flagged `NLM_F_ACK_TLVS`.
+///
+/// netlink-packet-core 0.9 leaves everything after the errno in [`ErrorMessage::header`]: the
+/// echoed request (only its header when `NLM_F_CAPPED`), then the extended ACK attributes. It
+/// does not parse those, so the attributes are found here, past the request, and walked with
+/// its [`NlasIterator`]; a malformed attribute ends the walk without a message.
+fn extack_message(error: &ErrorMessage, flags: u16) -> Option<String> {
+    let request_len = match error.header.get(..NLMSG_HDRLEN) {
+        Some(request) if flags & NLM_F_CAPPED == 0 => {
+            (NetlinkBuffer::new(request).length() as usize).max(NLMSG_HDRLEN)
         }
-        if kind == NLMSGERR_ATTR_MSG {
-            let value = &tlvs[4..len];
-            let end = value.iter().position(|b| *b == 0).unwrap_or(value.len());
-            let text = String::from_utf8_lossy(&value[..end]).trim().to_string();
-            return (!text.is_empty()).then_some(text);
-        }
-        tlvs = tlvs.get(len.next_multiple_of(4)..).unwrap_or_default();
-    }
-    None
-}
-
-fn read_u16(buf: &[u8], at: usize) -> u16 {
-    let mut b = [0u8; 2];
-    if let Some(s) = buf.get(at..at + 2) {
-        b.copy_from_slice(s);
-    }
-    u16::from_ne_bytes(b)
-}
-
-fn read_u32(buf: &[u8], at: usize) -> u32 {
-    let mut b = [0u8; 4];
-    if let Some(s) = buf.get(at..at + 4) {
-        b.copy_from_slice(s);
-    }
-    u32::from_ne_bytes(b)
-}
-
-fn read_i32(buf: &[u8], at: usize) -> i32 {
-    read_u32(buf, at) as i32
+        _ => NLMSG_HDRLEN,
+    };
+    let tlvs = error.header.get(request_len.next_multiple_of(4)..).unwrap_or_default();
+    let attr = NlasIterator::new(tlvs)
+        .map_while(Result::ok)
+        .find(|attr| attr.kind() == NLMSGERR_ATTR_MSG)?;
+    let value = attr.value();
+    let end = value.iter().position(|b| *b == 0).unwrap_or(value.len());
+    let text = String::from_utf8_lossy(&value[..end]).trim().to_string();
+    (!text.is_empty()).then_some(text)
 }
 
 #[cfg(test)]
@@ -280,9 +253,15 @@ mod tests {
         out.extend_from_slice(&seq.to_ne_bytes());
         out.extend_from_slice(&7u32.to_ne_bytes());
         out.extend_from_slice(payload);
-        while out.len() % 4 != 0 {
-            out.push(0);
-        }
+        out.resize(out.len().next_multiple_of(4), 0);
+        out
+    }
+
+    fn tlv(kind: u16, value: &[u8]) -> Vec<u8> {
+        let mut out = ((4 + value.len()) as u16).to_ne_bytes().to_vec();
+        out.extend_from_slice(&kind.to_ne_bytes());
+        out.extend_from_slice(value);
+        out.resize(out.len().next_multiple_of(4), 0);
         out
     }
 
@@ -294,13 +273,67 @@ mod tests {
         assert_eq!(msgs.len(), 2);
         assert_eq!(msgs[0].bytes.len(), 19);
         assert_eq!((msgs[1].kind, msgs[1].seq), (NLMSG_DONE, 2));
+        assert_eq!(msgs[0].payload, &[1, 2, 3]);
     }
 
     #[test]
     fn rejects_bad_length() {
         let mut buf = message(NLMSG_NOOP, 0, 1, &[]);
         buf[0] = 200;
-        assert!(split(&buf).is_err());
+        let err = split(&buf).expect_err("too long");
+        assert_eq!(err.to_string(), "netlink message length 200 with 16 bytes left");
+        buf[0] = 8;
+        let err = split(&buf).expect_err("shorter than a header");
+        assert_eq!(err.to_string(), "netlink message length 8 with 16 bytes left");
+    }
+
+    #[test]
+    fn ignores_trailing_bytes_shorter_than_a_header() {
+        let mut buf = message(NLMSG_NOOP, 0, 1, &[]);
+        buf.extend_from_slice(&[0; 8]);
+        assert_eq!(split(&buf).expect("valid").len(), 1);
+    }
+
+    #[test]
+    fn parses_extack_after_an_uncapped_request() {
+        let mut payload = (-libc::ENOENT).to_ne_bytes().to_vec();
+        let req = request(libc::NFT_MSG_DELTABLE, 0, 6);
+        payload.extend_from_slice(&req);
+        payload.extend(tlv(2, &20u32.to_ne_bytes())); // NLMSGERR_ATTR_OFFS
+        payload.extend(tlv(NLMSGERR_ATTR_MSG, b" no such table \0"));
+        let buf = message(NLMSG_ERROR, NLM_F_ACK_TLVS, 6, &payload);
+        let ack = parse_ack(&split(&buf).expect("valid")[0]).expect("parses");
+        assert_eq!(
+            ack,
+            Ack { seq: 6, errno: libc::ENOENT, message: Some("no such table".to_string()) }
+        );
+    }
+
+    #[test]
+    fn malformed_or_unflagged_extack_gives_no_message() {
+        let mut payload = (-libc::EINVAL).to_ne_bytes().to_vec();
+        payload.extend(message(nft_type(libc::NFT_MSG_NEWRULE), 0, 4, &[]));
+        let mut attr = tlv(NLMSGERR_ATTR_MSG, b"bad\0");
+        attr[0] = 64; // longer than what is left
+        payload.extend(attr);
+        let buf = message(NLMSG_ERROR, NLM_F_CAPPED | NLM_F_ACK_TLVS, 4, &payload);
+        let ack = parse_ack(&split(&buf).expect("valid")[0]).expect("parses");
+        assert_eq!(ack, Ack { seq: 4, errno: libc::EINVAL, message: None });
+
+        let mut payload = (-libc::EINVAL).to_ne_bytes().to_vec();
+        payload.extend(message(nft_type(libc::NFT_MSG_NEWRULE), 0, 4, &[]));
+        payload.extend(tlv(NLMSGERR_ATTR_MSG, b"unflagged\0"));
+        let buf = message(NLMSG_ERROR, NLM_F_CAPPED, 4, &payload);
+        let ack = parse_ack(&split(&buf).expect("valid")[0]).expect("parses");
+        assert_eq!(ack.message, None);
+    }
+
+    #[test]
+    fn rejects_short_error() {
+        let buf = message(NLMSG_ERROR, 0, 1, &0i32.to_ne_bytes());
+        let err = parse_ack(&split(&buf).expect("valid")[0]).expect_err("short");
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert_eq!(err.to_string(), "short NLMSG_ERROR");
     }
 
     #[test]
