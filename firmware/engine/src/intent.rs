@@ -36,78 +36,9 @@ impl fmt::Display for Action {
     }
 }
 
-/// The module family that can create and correct an artifact kind, shown in plans as
-/// `applyWith`. Families without a configurator in this build make their intents `Blocked`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum ApplyWith {
-    /// rtnetlink: links, addresses, routes, rules, tunnels.
-    #[serde(rename = "rtnetlink")]
-    Rtnetlink,
-    /// libnftnl batches: nftables tables.
-    #[serde(rename = "nftnl")]
-    Nftnl,
-    /// `/proc/sys` files of the target namespace.
-    #[serde(rename = "procfs")]
-    Procfs,
-    /// Engine-internal: no host state of its own (firewall zones).
-    #[serde(rename = "routerd")]
-    Routerd,
-    /// systemd-hostnamed over D-Bus.
-    #[serde(rename = "hostnamed")]
-    Hostnamed,
-    /// systemd over D-Bus (units).
-    #[serde(rename = "systemd")]
-    Systemd,
-    /// systemd-networkd (DHCP client bindings, prefix delegation).
-    #[serde(rename = "networkd")]
-    Networkd,
-    /// dnsmasq config and service.
-    #[serde(rename = "dnsmasq")]
-    Dnsmasq,
-    /// systemd-timesyncd drop-in.
-    #[serde(rename = "timesyncd")]
-    Timesyncd,
-    /// routerd's own log sinks: its events forwarded to syslog or a plugin
-    /// ([`routerd_host::logsink`]).
-    #[serde(rename = "routerd-log")]
-    LogSinks,
-    /// pppd via a routerd-pppoe unit.
-    #[serde(rename = "pppd")]
-    Pppd,
-    /// The supervisor's scheduler (health checks, state variables, address selection).
-    #[serde(rename = "routerd-scheduler")]
-    Scheduler,
-    /// Managed files.
-    #[serde(rename = "files")]
-    Files,
-}
-
-impl ApplyWith {
-    /// The stable name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Rtnetlink => "rtnetlink",
-            Self::Nftnl => "nftnl",
-            Self::Procfs => "procfs",
-            Self::Routerd => "routerd",
-            Self::Hostnamed => "hostnamed",
-            Self::Systemd => "systemd",
-            Self::Networkd => "networkd",
-            Self::Dnsmasq => "dnsmasq",
-            Self::Timesyncd => "timesyncd",
-            Self::LogSinks => routerd_host::logsink::APPLY_WITH,
-            Self::Pppd => "pppd",
-            Self::Scheduler => "routerd-scheduler",
-            Self::Files => "files",
-        }
-    }
-}
-
-impl fmt::Display for ApplyWith {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// The configurator family of an artifact kind, shown in plans as `applyWith`: one per kind,
+/// from the kind table in `routerd_host::kinds`.
+pub use routerd_host::ApplyWith;
 
 /// A dependency of an intent on another artifact.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -163,19 +163,19 @@ impl BackendRegistry {
         &self.backends
     }
 
-    /// Whether an artifact of this kind and spec, declared with `apply_with`, has a
-    /// configurator in this build.
-    pub fn supports(&self, artifact: &Artifact, apply_with: ApplyWith) -> bool {
-        self.support(artifact, apply_with) == Support::Applied
+    /// Whether an artifact of this kind and spec has a configurator in this build.
+    pub fn supports(&self, artifact: &Artifact) -> bool {
+        self.support(artifact) == Support::Applied
     }
 
-    /// Whether and why not an artifact of this kind and spec, declared with `apply_with`, can
-    /// be applied by this build.
-    pub fn support(&self, artifact: &Artifact, apply_with: ApplyWith) -> Support {
-        let served = self
-            .by_kind
-            .get(&artifact.key.kind)
-            .is_some_and(|c| c.backend.apply_with() == apply_with.as_str());
+    /// Whether and why not an artifact of this kind and spec can be applied by this build: its
+    /// backend must be of the kind's family (the kind table's `applyWith`). A backend may list
+    /// a kind another family applies (rtnetlink lists the `linux.ppp.link` pppd brings up):
+    /// that kind is observed, not applied.
+    pub fn support(&self, artifact: &Artifact) -> Support {
+        let kind = artifact.key.kind;
+        let served =
+            self.by_kind.get(&kind).is_some_and(|c| c.backend.apply_with() == kind.apply_with());
         match (served, &artifact.spec) {
             (false, _) => Support::NoConfigurator,
             (true, ArtifactSpec::Opaque(_)) => Support::Unresolved,
@@ -196,7 +196,7 @@ impl BackendRegistry {
 
 impl Registry<HostItem> for BackendRegistry {
     fn configurator(&self, item: &HostItem) -> Option<&dyn Configurator<HostItem>> {
-        if !self.supports(&item.artifact, item.apply_with) {
+        if !self.supports(&item.artifact) {
             return None;
         }
         self.by_kind.get(&item.artifact.key.kind).map(|c| c as &dyn Configurator<HostItem>)
@@ -291,6 +291,6 @@ impl Configurator<HostItem> for BackendConfigurator {
     }
 
     fn needs_recreate(&self, current: &HostItem, intended: &HostItem) -> bool {
-        self.backend.needs_recreate(&current.artifact, &intended.artifact)
+        intended.artifact.spec.needs_recreate(&current.artifact.spec)
     }
 }

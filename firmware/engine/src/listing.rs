@@ -129,8 +129,8 @@ mod tests {
     }
 
     impl Backend for Links {
-        fn apply_with(&self) -> &'static str {
-            "rtnetlink"
+        fn apply_with(&self) -> routerd_host::ApplyWith {
+            routerd_host::ApplyWith::Rtnetlink
         }
 
         fn kinds(&self) -> &'static [ArtifactKind] {

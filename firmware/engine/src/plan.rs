@@ -235,7 +235,7 @@ pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan,
                 key: graph_key(key),
                 artifact: Arc::clone(obs),
                 owner: Arc::from(""),
-                apply_with: apply_with_for(key.kind),
+                apply_with: key.kind.apply_with(),
                 deps: orphan_deps(key.kind),
                 external: false,
             });
@@ -570,25 +570,6 @@ fn orphan_deps(kind: ArtifactKind) -> Arc<[routerd_graph::Dependency<HostItem>]>
             carries: None,
         }]),
         _ => Arc::new([]),
-    }
-}
-
-/// The configurator family that serves a kind, for orphans no intent names.
-pub(crate) fn apply_with_for(kind: ArtifactKind) -> ApplyWith {
-    use ArtifactKind as K;
-    match kind {
-        K::NftTable => ApplyWith::Nftnl,
-        K::Sysctl => ApplyWith::Procfs,
-        K::SystemdService => ApplyWith::Systemd,
-        K::DnsmasqConfig => ApplyWith::Dnsmasq,
-        K::Dhcp4Client | K::Dhcp6Client | K::Dhcp6PrefixDelegation | K::Dhcp6DelegatedAddress => {
-            ApplyWith::Networkd
-        }
-        K::Hostname => ApplyWith::Hostnamed,
-        K::TimesyncdConfig | K::TimesyncdServers => ApplyWith::Timesyncd,
-        K::File | K::PppSecret => ApplyWith::Files,
-        K::LogSink => ApplyWith::LogSinks,
-        _ => ApplyWith::Rtnetlink,
     }
 }
 

@@ -66,8 +66,8 @@ impl FakeNetlink {
 const EOPNOTSUPP: i32 = 95;
 
 impl Backend for FakeNetlink {
-    fn apply_with(&self) -> &'static str {
-        "rtnetlink"
+    fn apply_with(&self) -> routerd_host::ApplyWith {
+        routerd_host::ApplyWith::Rtnetlink
     }
 
     fn kinds(&self) -> &'static [ArtifactKind] {
@@ -114,7 +114,7 @@ async fn apply(
 ) -> (Arc<Desired>, BTreeSet<String>) {
     let registry = BackendRegistry::new(vec![Arc::clone(fake) as Arc<dyn Backend>]);
     let config = parse_config(yaml, "router.yaml").expect("config parses");
-    let support = |i: &Intent| registry.support(&i.artifact, i.apply_with);
+    let support = |i: &Intent| registry.support(&i.artifact);
     let desired = Arc::new(Desired::new(render(&config), &BTreeSet::new(), &support));
     let observed: BTreeMap<ArtifactKey, Arc<Artifact>> =
         fake.host.iter().map(|a| (a.key.clone(), Arc::new(a.clone()))).collect();

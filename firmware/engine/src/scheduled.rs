@@ -36,8 +36,8 @@ impl ScheduledBackend {
 }
 
 impl Backend for ScheduledBackend {
-    fn apply_with(&self) -> &'static str {
-        ApplyWith::Scheduler.as_str()
+    fn apply_with(&self) -> ApplyWith {
+        ApplyWith::Scheduler
     }
 
     fn kinds(&self) -> &'static [ArtifactKind] {

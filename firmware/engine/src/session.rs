@@ -545,7 +545,7 @@ impl Session {
         after_render();
         let protected = protected_ifnames(config);
         let registry = &self.registry;
-        let support = |i: &Intent| registry.support(&i.artifact, i.apply_with);
+        let support = |i: &Intent| registry.support(&i.artifact);
         let mut desired = timed!(self, "desired", Desired::new(rendered, &protected, &support));
         desired.runtime = runtime;
         Arc::new(desired)

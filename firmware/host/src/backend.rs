@@ -9,13 +9,16 @@ use futures::future::BoxFuture;
 
 use crate::artifact::{Artifact, ArtifactKey, ArtifactKind};
 use crate::error::HostError;
+use crate::kinds::ApplyWith;
 
 /// Inventory + configurator for some artifact kinds, bound to one network namespace.
 pub trait Backend: Send + Sync {
-    /// The `applyWith` name shown in plans and intents (`rtnetlink`, `nftnl`, `procfs`).
-    fn apply_with(&self) -> &'static str;
+    /// The configurator family this backend is, shown in plans and intents as `applyWith`.
+    fn apply_with(&self) -> ApplyWith;
 
-    /// Kinds this backend observes and configures.
+    /// Kinds this backend observes, and configures those of its family
+    /// ([`ArtifactKind::apply_with`] is [`Backend::apply_with`]); a kind of another family is
+    /// only listed (`linux.ppp.link`, which pppd brings up).
     fn kinds(&self) -> &'static [ArtifactKind];
 
     /// Lists the host objects of `kind` (one of [`Backend::kinds`]) as they are now.
@@ -82,9 +85,4 @@ pub trait Backend: Send + Sync {
 
     /// Removes `observed` from the host.
     fn delete<'a>(&'a self, observed: &'a Artifact) -> BoxFuture<'a, Result<(), HostError>>;
-
-    /// Whether going from `observed` to `desired` needs delete + create instead of modify.
-    fn needs_recreate(&self, _observed: &Artifact, _desired: &Artifact) -> bool {
-        false
-    }
 }

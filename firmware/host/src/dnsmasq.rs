@@ -33,7 +33,7 @@ use crate::systemd::{Job, Systemd};
 use crate::target::Target;
 
 /// The `applyWith` name of this backend.
-const APPLY_WITH: &str = "dnsmasq";
+const APPLY_WITH: crate::kinds::ApplyWith = crate::kinds::ApplyWith::Dnsmasq;
 
 /// The unit that runs dnsmasq with routerd's configuration.
 pub const UNIT: &str = "routerd-dnsmasq.service";
@@ -169,7 +169,7 @@ fn spec(a: &Artifact) -> Result<&DnsmasqSectionSpec, HostError> {
 }
 
 impl Backend for DnsmasqBackend {
-    fn apply_with(&self) -> &'static str {
+    fn apply_with(&self) -> crate::kinds::ApplyWith {
         APPLY_WITH
     }
 

@@ -87,8 +87,8 @@ pub enum HostError {
     WrongBackend {
         /// The artifact.
         key: ArtifactKey,
-        /// The backend's `apply_with`.
-        backend: &'static str,
+        /// The backend's family.
+        backend: crate::kinds::ApplyWith,
     },
     /// The service manager (systemd) or a daemon refused or failed an operation: a job that
     /// ended other than `done`, a D-Bus error, a configuration the daemon rejects.

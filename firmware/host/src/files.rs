@@ -39,7 +39,7 @@ use crate::secret::Secret;
 use crate::target::Target;
 
 /// The `applyWith` name of this backend.
-const APPLY_WITH: &str = "files";
+const APPLY_WITH: crate::kinds::ApplyWith = crate::kinds::ApplyWith::Files;
 
 const MARKERS: Markers = Markers { begin: "# routerd block ", end: "# routerd end" };
 
@@ -218,7 +218,7 @@ fn block(a: &Artifact) -> Result<(Place<'_>, Vec<String>), HostError> {
 }
 
 impl Backend for FilesBackend {
-    fn apply_with(&self) -> &'static str {
+    fn apply_with(&self) -> crate::kinds::ApplyWith {
         APPLY_WITH
     }
 

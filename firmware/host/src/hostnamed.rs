@@ -19,7 +19,7 @@ use crate::error::HostError;
 use crate::systemd::service;
 
 /// The `applyWith` name of this backend.
-const APPLY_WITH: &str = "hostnamed";
+const APPLY_WITH: crate::kinds::ApplyWith = crate::kinds::ApplyWith::Hostnamed;
 
 /// The name of the one `linux.hostname` artifact.
 pub const SYSTEM: &str = "system";
@@ -100,7 +100,7 @@ impl HostnamedBackend {
 }
 
 impl Backend for HostnamedBackend {
-    fn apply_with(&self) -> &'static str {
+    fn apply_with(&self) -> crate::kinds::ApplyWith {
         APPLY_WITH
     }
 

@@ -1,6 +1,8 @@
 //! Host access for routerd: inventory and configurators per artifact kind.
 //!
-//! This is the only crate that talks to Linux. Every backend is bound to a network namespace
+//! This is the only crate that talks to Linux. Each artifact kind's spec, key, drift rule and
+//! recreate rule live in [`kinds`], one module per kind, with the tables over all kinds
+//! generated there. Every backend is bound to a network namespace
 //! ([`netns::Netns`]) and implements [`backend::Backend`]:
 //!
 //! | module | applyWith | kinds |
@@ -28,12 +30,12 @@
 pub mod artifact;
 pub mod backend;
 pub mod bus;
-mod compare;
 pub mod dnsmasq;
 pub mod error;
 mod file;
 pub mod files;
 pub mod hostnamed;
+pub mod kinds;
 pub mod logsink;
 pub mod netlink;
 pub mod netns;
@@ -50,10 +52,11 @@ pub mod testing;
 pub mod timesyncd;
 
 pub use artifact::{
-    Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, AttributeDiff, RESERVED_ROUTE_TABLES,
-    ROUTERD_FWMARK_RANGE, ROUTERD_NFT_TABLE_PREFIX, ROUTERD_ROUTE_PROTOCOL,
+    Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, AttributeDiff, MAIN_ROUTE_TABLE,
+    RESERVED_ROUTE_TABLES, ROUTERD_FWMARK_RANGE, ROUTERD_NFT_TABLE_PREFIX, ROUTERD_ROUTE_PROTOCOL,
 };
 pub use backend::Backend;
 pub use error::{ErrorClass, HostError};
+pub use kinds::{ApplyWith, ArtifactType};
 pub use netns::Netns;
 pub use target::Target;

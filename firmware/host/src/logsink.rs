@@ -37,8 +37,8 @@ use crate::backend::Backend;
 use crate::error::HostError;
 use crate::netns::Netns;
 
-/// The `applyWith` name of log sinks.
-pub const APPLY_WITH: &str = "routerd-log";
+/// The `applyWith` of log sinks.
+const APPLY_WITH: crate::kinds::ApplyWith = crate::kinds::ApplyWith::LogSinks;
 /// Events queued per sink; more are dropped (and counted) until the sink catches up.
 pub const QUEUE_LEN: usize = 1024;
 /// The local syslog socket (`network: ""`).
@@ -472,7 +472,7 @@ impl LogSinkBackend {
 }
 
 impl Backend for LogSinkBackend {
-    fn apply_with(&self) -> &'static str {
+    fn apply_with(&self) -> crate::kinds::ApplyWith {
         APPLY_WITH
     }
 

@@ -45,7 +45,7 @@ use crate::systemd::{Job, Systemd, service};
 use crate::target::Target;
 
 /// The `applyWith` name of this backend.
-const APPLY_WITH: &str = "timesyncd";
+const APPLY_WITH: crate::kinds::ApplyWith = crate::kinds::ApplyWith::Timesyncd;
 
 /// timesyncd's bus name.
 const BUS_NAME: &str = "org.freedesktop.timesync1";
@@ -305,7 +305,7 @@ fn block(a: &Artifact) -> Result<&TimesyncdSpec, HostError> {
 }
 
 impl Backend for TimesyncdBackend {
-    fn apply_with(&self) -> &'static str {
+    fn apply_with(&self) -> crate::kinds::ApplyWith {
         APPLY_WITH
     }
 

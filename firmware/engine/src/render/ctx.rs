@@ -18,7 +18,7 @@ use routerd_model::{Config, Resource, ResourceSpec};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::intent::{Action, ApplyWith, Intent, IntentDep};
+use crate::intent::{Action, Intent, IntentDep};
 use crate::runtime::{RuntimeReads, RuntimeValues};
 
 use super::Rendered;
@@ -361,10 +361,9 @@ impl Out {
     pub(crate) fn ensure(
         &mut self,
         spec: ArtifactSpec,
-        apply_with: ApplyWith,
         dependencies: Vec<IntentDep>,
     ) -> ArtifactKey {
-        self.push(spec, Action::Ensure, apply_with, dependencies)
+        self.push(spec, Action::Ensure, dependencies)
     }
 
     /// [`Out::ensure`] for an artifact every resource that needs it declares alike by design
@@ -372,10 +371,9 @@ impl Out {
     pub(crate) fn ensure_common(
         &mut self,
         spec: ArtifactSpec,
-        apply_with: ApplyWith,
         dependencies: Vec<IntentDep>,
     ) -> ArtifactKey {
-        let key = self.ensure(spec, apply_with, dependencies);
+        let key = self.ensure(spec, dependencies);
         if let Some(intent) = self.intents.last_mut() {
             intent.common = true;
         }
@@ -383,8 +381,8 @@ impl Out {
     }
 
     /// Declares an artifact routerd relies on but never changes.
-    pub(crate) fn observe(&mut self, spec: ArtifactSpec, apply_with: ApplyWith) -> ArtifactKey {
-        self.push(spec, Action::Observe, apply_with, Vec::new())
+    pub(crate) fn observe(&mut self, spec: ArtifactSpec) -> ArtifactKey {
+        self.push(spec, Action::Observe, Vec::new())
     }
 
     /// Declares an artifact of a kind without a configurator in this build.
@@ -393,7 +391,6 @@ impl Out {
         kind: ArtifactKind,
         name: impl Into<String>,
         attributes: impl Serialize,
-        apply_with: ApplyWith,
         dependencies: Vec<IntentDep>,
     ) -> ArtifactKey {
         let spec = ArtifactSpec::Opaque(OpaqueSpec {
@@ -401,7 +398,7 @@ impl Out {
             name: name.into(),
             attributes: serde_json::to_value(attributes).unwrap_or(serde_json::Value::Null),
         });
-        self.ensure(spec, apply_with, dependencies)
+        self.ensure(spec, dependencies)
     }
 
     /// Adds a dependency to the intents rendered since there were `start` of them (`when`
@@ -443,11 +440,11 @@ impl Out {
         &mut self,
         spec: ArtifactSpec,
         action: Action,
-        apply_with: ApplyWith,
         dependencies: Vec<IntentDep>,
     ) -> ArtifactKey {
         let artifact = Arc::new(Artifact::new(spec));
         let key = artifact.key.clone();
+        let apply_with = key.kind.apply_with();
         self.intents.push(Intent {
             artifact,
             owner: Arc::clone(&self.owner),

@@ -27,7 +27,7 @@ use serde::Serialize;
 
 use super::ctx::dep;
 use super::{Out, RenderCtx};
-use crate::intent::{ApplyWith, IntentDep};
+use crate::intent::IntentDep;
 
 /// The one dnsmasq instance every DHCP/DNS kind shares.
 pub(super) const DNSMASQ_UNIT: &str = dnsmasq::UNIT;
@@ -74,7 +74,7 @@ pub(super) fn dnsmasq_unit(target: &Target) -> UnitSpec {
 
 /// Declares the dnsmasq unit (shared: every resource declares the same one).
 pub(super) fn ensure_dnsmasq_unit(ctx: &RenderCtx<'_>, out: &mut Out) -> ArtifactKey {
-    out.ensure_common(ArtifactSpec::Unit(dnsmasq_unit(ctx.target)), ApplyWith::Systemd, Vec::new())
+    out.ensure_common(ArtifactSpec::Unit(dnsmasq_unit(ctx.target)), Vec::new())
 }
 
 /// A lease time in dnsmasq's form (seconds), from a config duration (`12h`, `90m`, `1h30m`); at
@@ -223,7 +223,7 @@ fn client(
         ));
     }
     let spec = DhcpClientSpec::desired(binding, link.ifname.clone(), settings);
-    out.ensure(ArtifactSpec::DhcpClient(spec), ApplyWith::Networkd, deps);
+    out.ensure(ArtifactSpec::DhcpClient(spec), deps);
 }
 
 pub(super) fn render_ipv4_server(
@@ -280,7 +280,7 @@ pub(super) fn render_ipv4_server(
         }
     }
     let section = DnsmasqSectionSpec { section: format!("dhcpv4-server/{}", res.name), lines };
-    out.ensure(ArtifactSpec::DnsmasqSection(section), ApplyWith::Dnsmasq, deps);
+    out.ensure(ArtifactSpec::DnsmasqSection(section), deps);
 }
 
 /// dnsmasq sends router advertisements (`enable-ra`) and answers DHCPv6 on the listed links;
@@ -297,7 +297,7 @@ pub(super) fn render_ipv6_server(
     let (mut lines, deps) = listen_on(ctx, &s.listen_interfaces, out);
     lines.push("enable-ra".into());
     let section = DnsmasqSectionSpec { section: format!("dhcpv6-server/{}", res.name), lines };
-    out.ensure(ArtifactSpec::DnsmasqSection(section), ApplyWith::Dnsmasq, deps);
+    out.ensure(ArtifactSpec::DnsmasqSection(section), deps);
 }
 
 pub(super) fn render_ipv4_scope(
@@ -363,7 +363,7 @@ pub(super) fn render_ipv4_scope(
         lines.push("dhcp-authoritative".into());
     }
     let section = DnsmasqSectionSpec { section: name, lines };
-    out.ensure(ArtifactSpec::DnsmasqSection(section), ApplyWith::Dnsmasq, deps);
+    out.ensure(ArtifactSpec::DnsmasqSection(section), deps);
 }
 
 /// RA and DHCPv6 on the link of the scope's delegated address, for whatever prefix the link
@@ -439,7 +439,7 @@ pub(super) fn render_ipv6_scope(
         }
     }
     let section = DnsmasqSectionSpec { section: format!("dhcpv6-range/{}", res.name), lines };
-    out.ensure(ArtifactSpec::DnsmasqSection(section), ApplyWith::Dnsmasq, deps);
+    out.ensure(ArtifactSpec::DnsmasqSection(section), deps);
 }
 
 /// The MTU a `PathMTUPolicy` with `ipv6RA.enabled` advertises on `ifname`, as dnsmasq's
@@ -507,13 +507,7 @@ fn server<S: Serialize>(
             None => out.unresolved("listenInterfaces", i),
         }
     }
-    out.ensure_opaque(
-        ArtifactKind::DnsmasqConfig,
-        format!("{section}/{}", res.name),
-        s,
-        ApplyWith::Dnsmasq,
-        deps,
-    );
+    out.ensure_opaque(ArtifactKind::DnsmasqConfig, format!("{section}/{}", res.name), s, deps);
 }
 
 /// A server section's `interface=` lines for `listen`, and its dependencies: the dnsmasq unit

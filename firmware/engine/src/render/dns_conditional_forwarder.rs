@@ -12,7 +12,7 @@ use routerd_model::spec::dhcp::{DnsConditionalForwarderSpec, ForwarderUpstreamSo
 use super::ctx::dep;
 use super::dhcp::ensure_dnsmasq_unit;
 use super::{Out, RenderCtx};
-use crate::intent::{ApplyWith, Carried, IntentDep};
+use crate::intent::{Carried, IntentDep};
 
 pub(super) fn render(
     ctx: &RenderCtx<'_>,
@@ -56,5 +56,5 @@ pub(super) fn render(
     let domain = s.domain.trim_matches('.');
     let lines = servers.iter().map(|a| format!("server=/{domain}/{a}")).collect();
     let section = DnsmasqSectionSpec { section: name, lines };
-    out.ensure(ArtifactSpec::DnsmasqSection(section), ApplyWith::Dnsmasq, deps);
+    out.ensure(ArtifactSpec::DnsmasqSection(section), deps);
 }

@@ -26,7 +26,7 @@ use routerd_model::spec::net::{DsLiteTunnelSpec, LocalAddressSource};
 use super::ctx::dep;
 use super::{Out, RenderCtx};
 use crate::aftr;
-use crate::intent::{ApplyWith, Carried, IntentDep};
+use crate::intent::{Carried, IntentDep};
 
 pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &DsLiteTunnelSpec, out: &mut Out) {
     let Some(under) = ctx.interface(&s.interface) else {
@@ -56,7 +56,7 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &DsLiteTunnelSpec, 
             addresses: Vec::new(),
             detail: None,
         };
-        let key = out.observe(ArtifactSpec::Aftr(lookup), ApplyWith::Scheduler);
+        let key = out.observe(ArtifactSpec::Aftr(lookup));
         deps.push(IntentDep {
             carries: Some(Carried::Addresses),
             ..dep(&key, format!("remote end: the AFTR {fqdn} resolves to"))
@@ -80,16 +80,10 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &DsLiteTunnelSpec, 
         _ => None,
     });
     let tunnel = match tunnel_spec(s, &ifname, &under.ifname, delegated, resolved, own) {
-        Ok(spec) => out.ensure(ArtifactSpec::Ip6Tunnel(spec), ApplyWith::Rtnetlink, deps),
+        Ok(spec) => out.ensure(ArtifactSpec::Ip6Tunnel(spec), deps),
         Err(missing) => {
             out.warn(format!("the tunnel is not created yet: {missing}"));
-            out.ensure_opaque(
-                ArtifactKind::Ipip6Tunnel,
-                ifname.clone(),
-                s,
-                ApplyWith::Rtnetlink,
-                deps,
-            )
+            out.ensure_opaque(ArtifactKind::Ipip6Tunnel, ifname.clone(), s, deps)
         }
     };
     if s.default_route {
@@ -103,7 +97,6 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &DsLiteTunnelSpec, 
         };
         out.ensure(
             ArtifactSpec::Route(route),
-            ApplyWith::Rtnetlink,
             vec![dep(&tunnel, format!("routes through {ifname}"))],
         );
     }

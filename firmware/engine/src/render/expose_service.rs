@@ -22,7 +22,6 @@ use routerd_model::spec::firewall::{ExposeServiceSpec, Protocol};
 use super::ctx::nft_table_name;
 use super::nft_match::{base_chain, rule, saddr};
 use super::{Out, RenderCtx};
-use crate::intent::ApplyWith;
 
 /// `dstnat` priority.
 const DSTNAT_PRIORITY: i32 = -100;
@@ -98,7 +97,7 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &ExposeServiceSpec,
         owner: out.owner().to_string(),
         chains,
     };
-    out.ensure(ArtifactSpec::NftTable(table), ApplyWith::Nftnl, Vec::new());
+    out.ensure(ArtifactSpec::NftTable(table), Vec::new());
 }
 
 /// The NAT loopback of `s`: adds to `dnat` the rewrite of traffic from the other zones'

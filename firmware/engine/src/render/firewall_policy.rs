@@ -22,7 +22,6 @@ use routerd_model::{Resource, ResourceSpec};
 use super::ctx::nft_table_name;
 use super::nft_match::{base_chain, rule, stateful_preamble};
 use super::{Out, RenderCtx};
-use crate::intent::ApplyWith;
 
 /// The ports of a router service (`ssh`, `dns`, `dhcp`).
 type ServicePorts = &'static [(NftL4Proto, u16)];
@@ -123,7 +122,7 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &FirewallPolicySpec
             ),
         ],
     };
-    out.ensure(ArtifactSpec::NftTable(table), ApplyWith::Nftnl, Vec::new());
+    out.ensure(ArtifactSpec::NftTable(table), Vec::new());
 }
 
 /// `iifname IF [meta l4proto P th dport D] accept`.

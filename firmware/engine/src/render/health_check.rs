@@ -8,7 +8,6 @@ use routerd_model::Resource;
 use routerd_model::spec::routing::{HealthCheckSpec, TargetSource};
 
 use super::{Out, RenderCtx};
-use crate::intent::ApplyWith;
 
 pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &HealthCheckSpec, out: &mut Out) {
     if s.interface.as_deref().is_some_and(|i| ctx.interface(i).is_none()) {
@@ -39,5 +38,5 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &HealthCheckSpec, o
     }
     let status =
         HealthStatusSpec { name: res.name.clone(), healthy: true, target: None, detail: None };
-    out.observe(ArtifactSpec::Health(status), ApplyWith::Scheduler);
+    out.observe(ArtifactSpec::Health(status));
 }

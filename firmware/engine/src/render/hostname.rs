@@ -6,7 +6,6 @@ use routerd_host::artifact::SystemHostnameSpec;
 use routerd_model::spec::system::HostnameSpec;
 
 use super::Out;
-use crate::intent::ApplyWith;
 
 pub(super) fn render(s: &HostnameSpec, out: &mut Out) {
     // The kernel's hostname follows the static one (hostnamed sets it from /etc/hostname).
@@ -15,8 +14,8 @@ pub(super) fn render(s: &HostnameSpec, out: &mut Out) {
         kernel: s.hostname.clone(),
     });
     if s.managed {
-        out.ensure(spec, ApplyWith::Hostnamed, Vec::new());
+        out.ensure(spec, Vec::new());
     } else {
-        out.observe(spec, ApplyWith::Hostnamed);
+        out.observe(spec);
     }
 }

@@ -7,7 +7,6 @@ use routerd_host::artifact::LinkSpec;
 use routerd_model::spec::net::{InterfaceOwner, InterfaceSpec};
 
 use super::Out;
-use crate::intent::ApplyWith;
 
 pub(super) fn render(s: &InterfaceSpec, out: &mut Out) {
     let owned = s.managed && s.owner != Some(InterfaceOwner::External);
@@ -18,7 +17,7 @@ pub(super) fn render(s: &InterfaceSpec, out: &mut Out) {
             mtu: s.mtu,
             kind: None,
         };
-        out.ensure(ArtifactSpec::Link(link), ApplyWith::Rtnetlink, Vec::new());
+        out.ensure(ArtifactSpec::Link(link), Vec::new());
     } else {
         if let Some(mtu) = s.mtu {
             out.warn(format!(
@@ -27,6 +26,6 @@ pub(super) fn render(s: &InterfaceSpec, out: &mut Out) {
             ));
         }
         let link = LinkSpec { ifname: s.ifname.clone(), admin_up: None, mtu: None, kind: None };
-        out.observe(ArtifactSpec::Link(link), ApplyWith::Rtnetlink);
+        out.observe(ArtifactSpec::Link(link));
     }
 }

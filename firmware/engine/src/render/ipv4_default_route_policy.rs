@@ -40,7 +40,7 @@ use super::ipv4_policy_route_set::marking_rules;
 use super::nft_match::ipv4_pairs;
 use super::policy_table::{self, PolicyTarget};
 use super::{Out, RenderCtx};
-use crate::intent::{ApplyWith, Carried, IntentDep};
+use crate::intent::{Carried, IntentDep};
 
 /// fwmark rule priority of the best-ranked candidate; the next ones follow.
 const RULE_PRIORITY_BASE: u32 = 30000;
@@ -111,10 +111,10 @@ pub(super) fn render(
                 };
                 if let Some(health) = health {
                     let standby = metric.saturating_add(STANDBY_METRIC_OFFSET);
-                    out.ensure(route(standby), ApplyWith::Rtnetlink, deps.clone());
+                    out.ensure(route(standby), deps.clone());
                     deps.push(health);
                 }
-                out.ensure(route(metric), ApplyWith::Rtnetlink, deps)
+                out.ensure(route(metric), deps)
             }
         };
         // `when`: the candidate's routes (and rule) exist only while its state conditions

@@ -7,7 +7,6 @@ use routerd_model::spec::routing::{Ipv4ReversePathFilterSpec, RpFilterMode, RpFi
 
 use super::ctx::dep;
 use super::{Out, RenderCtx};
-use crate::intent::ApplyWith;
 
 pub(super) fn render(ctx: &RenderCtx<'_>, s: &Ipv4ReversePathFilterSpec, out: &mut Out) {
     let value = match s.mode {
@@ -31,5 +30,5 @@ pub(super) fn render(ctx: &RenderCtx<'_>, s: &Ipv4ReversePathFilterSpec, out: &m
         }
     };
     let spec = SysctlSpec { key: format!("net.ipv4.conf.{scope}.rp_filter"), value: value.into() };
-    out.ensure(ArtifactSpec::Sysctl(spec), ApplyWith::Procfs, deps);
+    out.ensure(ArtifactSpec::Sysctl(spec), deps);
 }

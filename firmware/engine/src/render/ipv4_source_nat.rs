@@ -13,7 +13,6 @@ use routerd_model::spec::routing::{Ipv4SourceNatSpec, NatTranslationType, PortMa
 use super::ctx::nft_table_name;
 use super::nft_match::{base_chain, ipv4_pairs, rule};
 use super::{Out, RenderCtx};
-use crate::intent::ApplyWith;
 
 /// `srcnat` priority.
 const SRCNAT_PRIORITY: i32 = 100;
@@ -53,7 +52,7 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &Ipv4SourceNatSpec,
     };
     // No dependency on the link: nft matches `oifname` by name, so the table is valid before
     // the link exists and takes effect when it appears.
-    out.ensure(ArtifactSpec::NftTable(table), ApplyWith::Nftnl, Vec::new());
+    out.ensure(ArtifactSpec::NftTable(table), Vec::new());
 }
 
 fn translation(

@@ -7,7 +7,6 @@ use routerd_model::spec::net::Ipv4StaticAddressSpec;
 
 use super::ctx::dep;
 use super::{Out, RenderCtx};
-use crate::intent::ApplyWith;
 
 pub(super) fn render(ctx: &RenderCtx<'_>, s: &Ipv4StaticAddressSpec, out: &mut Out) {
     let Some(link) = ctx.interface(&s.interface) else {
@@ -20,9 +19,5 @@ pub(super) fn render(ctx: &RenderCtx<'_>, s: &Ipv4StaticAddressSpec, out: &mut O
         out.warn("exclusive is not applied: routerd never removes addresses it does not own");
     }
     let spec = ArtifactSpec::Address(AddressSpec { ifname: link.ifname.clone(), address });
-    out.ensure(
-        spec,
-        ApplyWith::Rtnetlink,
-        vec![dep(&link.key, format!("needs link {}", link.ifname))],
-    );
+    out.ensure(spec, vec![dep(&link.key, format!("needs link {}", link.ifname))]);
 }

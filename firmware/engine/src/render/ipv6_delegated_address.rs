@@ -15,7 +15,6 @@ use routerd_model::spec::net::Ipv6DelegatedAddressSpec;
 
 use super::ctx::dep;
 use super::{Out, RenderCtx};
-use crate::intent::ApplyWith;
 
 /// The largest subnet ID systemd-networkd takes (`SubnetId=`, systemd.network(5)).
 const MAX_SUBNET_ID: u64 = 0x7fff_ffff_ffff_ffff;
@@ -51,7 +50,7 @@ pub(super) fn render(ctx: &RenderCtx<'_>, s: &Ipv6DelegatedAddressSpec, out: &mu
             s.address_suffix
         ));
         let kind = ArtifactKind::Dhcp6DelegatedAddress;
-        out.ensure_opaque(kind, link.ifname.clone(), s, ApplyWith::Networkd, deps);
+        out.ensure_opaque(kind, link.ifname.clone(), s, deps);
         return;
     };
     let yes_no = |b: bool| if b { "yes" } else { "no" };
@@ -70,5 +69,5 @@ pub(super) fn render(ctx: &RenderCtx<'_>, s: &Ipv6DelegatedAddressSpec, out: &mu
     ];
     let spec =
         DhcpClientSpec::desired(DhcpBinding::DelegatedAddress, link.ifname.clone(), settings);
-    out.ensure(ArtifactSpec::DhcpClient(spec), ApplyWith::Networkd, deps);
+    out.ensure(ArtifactSpec::DhcpClient(spec), deps);
 }

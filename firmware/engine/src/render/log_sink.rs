@@ -13,7 +13,6 @@ use routerd_model::spec::system::{
 use routerd_model::{Resource, parse_duration};
 
 use super::Out;
-use crate::intent::ApplyWith;
 
 /// A plugin run's time limit when `plugin.timeout` is absent.
 pub const DEFAULT_PLUGIN_TIMEOUT_MS: u64 = 5_000;
@@ -61,7 +60,7 @@ pub(super) fn render(res: &Resource, s: &LogSinkSpec, out: &mut Out) {
         LogLevel::Error => LogSeverity::Error,
     };
     let spec = SinkArtifact { name: res.name.clone(), min_level, output, delivery: None };
-    out.ensure(ArtifactSpec::LogSink(spec), ApplyWith::LogSinks, Vec::new());
+    out.ensure(ArtifactSpec::LogSink(spec), Vec::new());
 }
 
 /// The RFC 5424 section 6.2.1 facility code.

@@ -8,15 +8,14 @@ use routerd_host::artifact::SystemHostnameSpec;
 use routerd_model::spec::system::NixOsHostSpec;
 
 use super::Out;
-use crate::intent::ApplyWith;
 
 pub(super) fn render(s: &NixOsHostSpec, out: &mut Out) {
     let name = s.hostname.clone().unwrap_or_default();
     let spec = ArtifactSpec::Hostname(SystemHostnameSpec { hostname: name.clone(), kernel: name });
     if s.hostname.is_some() {
-        out.ensure(spec, ApplyWith::Hostnamed, Vec::new());
+        out.ensure(spec, Vec::new());
     } else {
-        out.observe(spec, ApplyWith::Hostnamed);
+        out.observe(spec);
     }
     out.warn("NixOSHost fields other than hostname do not apply to this firmware and are ignored");
 }

@@ -10,12 +10,11 @@ use routerd_model::spec::system::NtpClientSpec;
 
 use super::ctx::dep;
 use super::{Out, RenderCtx};
-use crate::intent::ApplyWith;
 
 pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &NtpClientSpec, out: &mut Out) {
     if !s.managed {
         let spec = TimesyncServersSpec { servers: s.servers.clone() };
-        out.observe(ArtifactSpec::TimesyncServers(spec), ApplyWith::Timesyncd);
+        out.observe(ArtifactSpec::TimesyncServers(spec));
         return;
     }
     let mut deps = Vec::new();
@@ -24,5 +23,5 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &NtpClientSpec, out
     }
     let spec =
         TimesyncdSpec { name: res.name.clone(), servers: s.servers.clone(), effective: true };
-    out.ensure(ArtifactSpec::Timesyncd(spec), ApplyWith::Timesyncd, deps);
+    out.ensure(ArtifactSpec::Timesyncd(spec), deps);
 }

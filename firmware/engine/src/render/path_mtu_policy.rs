@@ -16,7 +16,6 @@ use routerd_model::spec::routing::{MtuSource, PathMtuPolicySpec};
 use super::ctx::{dep, nft_table_name};
 use super::nft_match::{base_chain, rule};
 use super::{Out, RenderCtx};
-use crate::intent::ApplyWith;
 
 pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &PathMtuPolicySpec, out: &mut Out) {
     let Some(from) = ctx.interface(&s.from_interface) else {
@@ -71,7 +70,7 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &PathMtuPolicySpec,
                 rules,
             )],
         };
-        out.ensure(ArtifactSpec::NftTable(table), ApplyWith::Nftnl, Vec::new());
+        out.ensure(ArtifactSpec::NftTable(table), Vec::new());
         rendered = true;
     }
     if let Some(ra) = s.ipv6_ra.as_ref().filter(|r| r.enabled) {
@@ -100,7 +99,6 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &PathMtuPolicySpec,
             let unit = super::dhcp::ensure_dnsmasq_unit(ctx, out);
             out.ensure(
                 ArtifactSpec::DnsmasqSection(section),
-                ApplyWith::Dnsmasq,
                 vec![
                     dep(&unit, "dnsmasq sends the RAs"),
                     dep(&link.key, format!("RAs on {}", link.ifname)),
@@ -112,7 +110,7 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &PathMtuPolicySpec,
     if !rendered {
         // Nothing to apply; the policy still declares the link it relies on, so plans show it.
         let link = LinkSpec { ifname: from.ifname.clone(), admin_up: None, mtu: None, kind: None };
-        out.observe(ArtifactSpec::Link(link), ApplyWith::Rtnetlink);
+        out.observe(ArtifactSpec::Link(link));
         out.warn("neither tcpMSSClamp nor ipv6RA is enabled: nothing to apply");
     }
 }

@@ -15,7 +15,7 @@ use routerd_host::{ArtifactKey, ArtifactSpec, ROUTERD_ROUTE_PROTOCOL};
 use super::ctx::{IfaceRef, dep, nft_table_name};
 use super::nft_match::base_chain;
 use super::{Out, RenderCtx};
-use crate::intent::{ApplyWith, IntentDep};
+use crate::intent::IntentDep;
 
 /// Priority of the marking chains: `mangle` (-150), before routing decides.
 pub(super) const MANGLE_PRIORITY: i32 = -150;
@@ -99,17 +99,14 @@ pub(super) fn ensure_mark_table(
         owner: out.owner().to_string(),
         chains,
     };
-    out.ensure(ArtifactSpec::NftTable(table), ApplyWith::Nftnl, deps);
+    out.ensure(ArtifactSpec::NftTable(table), deps);
 }
 
 /// Emits table, default route and (if marked) fwmark rule; returns the key traffic marking
 /// should wait for (the rule, or the route when unmarked).
 pub(super) fn render(t: &PolicyTarget<'_>, out: &mut Out) -> ArtifactKey {
-    let table_key = out.ensure(
-        ArtifactSpec::RouteTable(RouteTableSpec { table: t.table }),
-        ApplyWith::Rtnetlink,
-        Vec::new(),
-    );
+    let table_key =
+        out.ensure(ArtifactSpec::RouteTable(RouteTableSpec { table: t.table }), Vec::new());
     let mut deps = vec![
         dep(&t.link.key, format!("needs link {}", t.link.ifname)),
         dep(&table_key, format!("fills table {}", t.table)),
@@ -123,12 +120,11 @@ pub(super) fn render(t: &PolicyTarget<'_>, out: &mut Out) -> ArtifactKey {
         metric: t.metric,
         protocol: ROUTERD_ROUTE_PROTOCOL,
     };
-    let route_key = out.ensure(ArtifactSpec::Route(route), ApplyWith::Rtnetlink, deps);
+    let route_key = out.ensure(ArtifactSpec::Route(route), deps);
     let Some((mark, priority)) = t.mark else { return route_key };
     let rule = FwmarkRuleSpec { mark, mask: u32::MAX, table: t.table, priority };
     out.ensure(
         ArtifactSpec::FwmarkRule(rule),
-        ApplyWith::Rtnetlink,
         vec![dep(&route_key, format!("table {} has its default route", t.table))],
     )
 }

@@ -20,7 +20,7 @@ use routerd_model::spec::net::PppoeInterfaceSpec;
 
 use super::ctx::dep;
 use super::{Out, RenderCtx};
-use crate::intent::{ApplyWith, IntentDep};
+use crate::intent::IntentDep;
 
 /// The secrets files pppd reads: CHAP's and PAP's (pppd(8), FILES).
 const SECRETS_FILES: [&str; 2] = ["/etc/ppp/chap-secrets", "/etc/ppp/pap-secrets"];
@@ -35,12 +35,12 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &PppoeInterfaceSpec
     let ifname = s.ifname.clone().unwrap_or_else(|| "ppp0".into());
     // pppd makes the link when the session is up: an external item either way.
     let link = PppLinkSpec { ifname: ifname.clone(), admin_up: None, mtu: None };
-    out.observe(ArtifactSpec::PppLink(link), ApplyWith::Pppd);
+    out.observe(ArtifactSpec::PppLink(link));
     if !s.managed {
         return;
     }
     let peer = peer_file(&res.name, &lower.ifname, &ifname, s);
-    let peer_key = out.ensure(ArtifactSpec::FileBlock(peer), ApplyWith::Files, Vec::new());
+    let peer_key = out.ensure(ArtifactSpec::FileBlock(peer), Vec::new());
     let mut deps = vec![
         dep(&lower.key, format!("PPPoE runs over {}", lower.ifname)),
         redial_on_change(&peer_key, "the options file"),
@@ -66,12 +66,12 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &PppoeInterfaceSpec
                 secret: secret.clone(),
                 mode: 0o600,
             };
-            let key = out.ensure(ArtifactSpec::PppSecret(spec), ApplyWith::Files, Vec::new());
+            let key = out.ensure(ArtifactSpec::PppSecret(spec), Vec::new());
             deps.push(redial_on_change(&key, "the secret"));
         }
     }
     let unit = unit(ctx, &res.name, &lower.ifname);
-    out.ensure(ArtifactSpec::Unit(unit), ApplyWith::Systemd, deps);
+    out.ensure(ArtifactSpec::Unit(unit), deps);
 }
 
 /// A dependency whose change restarts the unit: pppd reads its options and secrets when it

@@ -19,7 +19,6 @@ use routerd_model::spec::dhcp::{SelfAddressCandidate, SelfAddressPolicySpec, Sel
 use serde::{Deserialize, Serialize};
 
 use super::{Out, RenderCtx};
-use crate::intent::ApplyWith;
 
 /// What a `SelfAddressPolicy` selects now: the attributes of its `routerd.addressSelection`
 /// artifact.
@@ -53,13 +52,7 @@ pub(super) fn render(
     }
     // No dependencies: an engine-internal artifact is never withdrawn, and the selection
     // already says which candidate it came from.
-    out.ensure_opaque(
-        ArtifactKind::AddressSelection,
-        res.name.clone(),
-        selection,
-        ApplyWith::Routerd,
-        Vec::new(),
-    );
+    out.ensure_opaque(ArtifactKind::AddressSelection, res.name.clone(), selection, Vec::new());
 }
 
 /// Evaluates `s`: the selection, and why each candidate before the winner (all of them when
@@ -324,7 +317,7 @@ mod tests {
                 routerd_host::ArtifactSpec::Opaque(o)
                     if o.kind == ArtifactKind::AddressSelection =>
                 {
-                    assert_eq!(i.apply_with, ApplyWith::Routerd);
+                    assert_eq!(i.apply_with, crate::intent::ApplyWith::Routerd);
                     selection = o.attributes.clone();
                 }
                 _ => {}

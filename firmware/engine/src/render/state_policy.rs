@@ -8,7 +8,6 @@ use routerd_host::artifact::{StateVariableSpec, StateVariableStatus};
 use routerd_model::spec::routing::{ResolveUpstreamSource, StatePolicySpec};
 
 use super::{Out, RenderCtx};
-use crate::intent::ApplyWith;
 
 pub(super) fn render(ctx: &RenderCtx<'_>, s: &StatePolicySpec, out: &mut Out) {
     // A dnsResolve asking a DHCP client's servers needs that client on the interface.
@@ -35,5 +34,5 @@ pub(super) fn render(ctx: &RenderCtx<'_>, s: &StatePolicySpec, out: &mut Out) {
         since_ms: None,
         detail: None,
     };
-    out.observe(ArtifactSpec::State(variable), ApplyWith::Scheduler);
+    out.observe(ArtifactSpec::State(variable));
 }

@@ -10,7 +10,6 @@ use routerd_model::spec::net::{Ipv4StaticRouteSpec, Ipv6StaticRouteSpec};
 
 use super::ctx::dep;
 use super::{Out, RenderCtx};
-use crate::intent::ApplyWith;
 
 pub(super) fn render_ipv4(ctx: &RenderCtx<'_>, s: &Ipv4StaticRouteSpec, out: &mut Out) {
     route(ctx, s.interface.as_deref(), &s.destination, s.via.as_deref(), s.metric, s.table, out);
@@ -63,5 +62,5 @@ fn route(
         metric,
         protocol: ROUTERD_ROUTE_PROTOCOL,
     };
-    out.ensure(ArtifactSpec::Route(spec), ApplyWith::Rtnetlink, deps);
+    out.ensure(ArtifactSpec::Route(spec), deps);
 }

@@ -7,7 +7,6 @@ use routerd_host::artifact::{FileBlockSpec, SysctlSpec as HostSysctl};
 use routerd_model::spec::system::SysctlSpec;
 
 use super::Out;
-use crate::intent::ApplyWith;
 
 /// routerd's sysctl.d file: `90-` sorts after the files packages ship, so routerd's values win.
 pub(crate) const SYSCTL_D: &str = "/etc/sysctl.d/90-routerd.conf";
@@ -15,7 +14,7 @@ pub(crate) const SYSCTL_D: &str = "/etc/sysctl.d/90-routerd.conf";
 pub(super) fn render(s: &SysctlSpec, out: &mut Out) {
     if s.runtime.unwrap_or(true) {
         let spec = HostSysctl { key: s.key.clone(), value: s.value.clone() };
-        out.ensure(ArtifactSpec::Sysctl(spec), ApplyWith::Procfs, Vec::new());
+        out.ensure(ArtifactSpec::Sysctl(spec), Vec::new());
     }
     if s.persistent {
         let spec = FileBlockSpec {
@@ -24,6 +23,6 @@ pub(super) fn render(s: &SysctlSpec, out: &mut Out) {
             lines: vec![format!("{} = {}", s.key, s.value)],
             mode: 0o644,
         };
-        out.ensure(ArtifactSpec::FileBlock(spec), ApplyWith::Files, Vec::new());
+        out.ensure(ArtifactSpec::FileBlock(spec), Vec::new());
     }
 }

@@ -8,7 +8,6 @@ use routerd_model::spec::net::{VlanInterfaceSpec, VlanProtocol as ModelVlanProto
 
 use super::ctx::dep;
 use super::{Out, RenderCtx};
-use crate::intent::ApplyWith;
 
 pub(super) fn render(ctx: &RenderCtx<'_>, s: &VlanInterfaceSpec, out: &mut Out) {
     let Some(parent) = ctx.interface(&s.interface) else {
@@ -26,7 +25,6 @@ pub(super) fn render(ctx: &RenderCtx<'_>, s: &VlanInterfaceSpec, out: &mut Out) 
     };
     out.ensure(
         ArtifactSpec::Link(link),
-        ApplyWith::Rtnetlink,
         vec![dep(&parent.key, format!("tags frames on {}", parent.ifname))],
     );
 }

@@ -7,7 +7,6 @@ use routerd_model::Resource;
 use routerd_model::spec::firewall::ZoneSpec;
 
 use super::{Out, RenderCtx};
-use crate::intent::ApplyWith;
 
 pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &ZoneSpec, out: &mut Out) {
     let mut ifnames = Vec::new();
@@ -18,11 +17,5 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &ZoneSpec, out: &mu
         }
     }
     let attrs = serde_json::json!({ "interfaces": ifnames });
-    out.ensure_opaque(
-        ArtifactKind::FirewallZone,
-        res.name.clone(),
-        attrs,
-        ApplyWith::Routerd,
-        Vec::new(),
-    );
+    out.ensure_opaque(ArtifactKind::FirewallZone, res.name.clone(), attrs, Vec::new());
 }

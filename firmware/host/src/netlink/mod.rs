@@ -58,7 +58,7 @@ use crate::error::HostError;
 use crate::netns::Netns;
 
 /// The `applyWith` name of this backend.
-const APPLY_WITH: &str = "rtnetlink";
+const APPLY_WITH: crate::kinds::ApplyWith = crate::kinds::ApplyWith::Rtnetlink;
 
 /// Kinds [`NetlinkBackend`] observes and configures.
 const KINDS: &[ArtifactKind] = &[
@@ -325,7 +325,7 @@ impl NetlinkBackend {
 }
 
 impl Backend for NetlinkBackend {
-    fn apply_with(&self) -> &'static str {
+    fn apply_with(&self) -> crate::kinds::ApplyWith {
         APPLY_WITH
     }
 
@@ -377,16 +377,6 @@ impl Backend for NetlinkBackend {
 
     fn delete<'a>(&'a self, observed: &'a Artifact) -> BoxFuture<'a, Result<(), HostError>> {
         self.delete_artifact(observed).boxed()
-    }
-
-    /// Addresses are recreated whenever they differ: no attribute changes in place. Routes,
-    /// links, tunnels, tables and rules are modified (replace, set, changelink, no-op, delete +
-    /// add); a link of the wrong type is a conflict, never a recreate (links are not deleted).
-    fn needs_recreate(&self, observed: &Artifact, desired: &Artifact) -> bool {
-        matches!(
-            (&observed.spec, &desired.spec),
-            (ArtifactSpec::Address(_), ArtifactSpec::Address(_))
-        ) && observed != desired
     }
 }
 

@@ -58,7 +58,7 @@ use crate::target::Target;
 use proxy::ManagerProxy;
 
 /// The `applyWith` name of this backend.
-const APPLY_WITH: &str = "networkd";
+const APPLY_WITH: crate::kinds::ApplyWith = crate::kinds::ApplyWith::Networkd;
 
 /// networkd's bus name.
 const BUS_NAME: &str = "org.freedesktop.network1";
@@ -610,7 +610,7 @@ fn spec(a: &Artifact) -> Result<&DhcpClientSpec, HostError> {
 }
 
 impl Backend for NetworkdBackend {
-    fn apply_with(&self) -> &'static str {
+    fn apply_with(&self) -> crate::kinds::ApplyWith {
         APPLY_WITH
     }
 

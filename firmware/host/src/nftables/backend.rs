@@ -132,14 +132,17 @@ impl NftBackend {
         if key.kind == ArtifactKind::NftTable {
             Ok(())
         } else {
-            Err(HostError::WrongBackend { key: key.clone(), backend: "nftnl" })
+            Err(HostError::WrongBackend {
+                key: key.clone(),
+                backend: crate::kinds::ApplyWith::Nftnl,
+            })
         }
     }
 }
 
 impl Backend for NftBackend {
-    fn apply_with(&self) -> &'static str {
-        "nftnl"
+    fn apply_with(&self) -> crate::kinds::ApplyWith {
+        crate::kinds::ApplyWith::Nftnl
     }
 
     fn kinds(&self) -> &'static [ArtifactKind] {
@@ -158,7 +161,10 @@ impl Backend for NftBackend {
         Box::pin(async move {
             if kind != ArtifactKind::NftTable {
                 let key = ArtifactKey::new(kind, "*");
-                return Err(HostError::WrongBackend { key, backend: "nftnl" });
+                return Err(HostError::WrongBackend {
+                    key,
+                    backend: crate::kinds::ApplyWith::Nftnl,
+                });
             }
             let tables = self.list_tables()?;
             Ok(tables

@@ -19,7 +19,7 @@ use crate::error::HostError;
 use crate::netns::Netns;
 
 /// The `applyWith` name of this backend.
-const APPLY_WITH: &str = "procfs";
+const APPLY_WITH: crate::kinds::ApplyWith = crate::kinds::ApplyWith::Procfs;
 
 /// Where procfs shows sysctls.
 const PROC_SYS: &str = "/proc/sys";
@@ -84,7 +84,7 @@ impl SysctlBackend {
 }
 
 impl Backend for SysctlBackend {
-    fn apply_with(&self) -> &'static str {
+    fn apply_with(&self) -> crate::kinds::ApplyWith {
         APPLY_WITH
     }
 

@@ -34,7 +34,7 @@ use crate::target::Target;
 use proxy::{ManagerProxy, UnitProxy};
 
 /// The `applyWith` name of this backend.
-const APPLY_WITH: &str = "systemd";
+const APPLY_WITH: crate::kinds::ApplyWith = crate::kinds::ApplyWith::Systemd;
 
 /// Units routerd owns by name (seed 000, "Orphans"): `routerd-*.service`.
 pub fn is_routerd_unit(name: &str) -> bool {
@@ -273,7 +273,7 @@ fn read_units(dir: &Path) -> Result<Vec<(String, String)>, HostError> {
 }
 
 impl Backend for SystemdBackend {
-    fn apply_with(&self) -> &'static str {
+    fn apply_with(&self) -> crate::kinds::ApplyWith {
         APPLY_WITH
     }
 

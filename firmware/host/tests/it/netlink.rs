@@ -204,7 +204,7 @@ async fn ipv6_address_create_observe_delete_skips_link_local() {
     assert_eq!(find(&listed, "ve0/2001:db8::10/64"), Some(&addr));
     assert!(listed.iter().all(|a| !a.key.name.contains("fe80")), "{listed:?}");
 
-    assert!(backend.needs_recreate(&addr, &address("ve0", "2001:db8::11/64")));
+    assert!(address("ve0", "2001:db8::11/64").spec.needs_recreate(&addr.spec));
     backend.delete(&addr).await.expect("delete address");
     assert!(!addresses_of(&ns, "ve0").contains(&"2001:db8::10/64".to_string()));
 }
@@ -465,7 +465,7 @@ async fn fwmark_rule_create_observe_modify_delete() {
 async fn backend_names_its_kinds_and_refuses_others() {
     let ns = TestNetns::new();
     let backend = backend(&ns);
-    assert_eq!(backend.apply_with(), "rtnetlink");
+    assert_eq!(backend.apply_with(), routerd_host::ApplyWith::Rtnetlink);
     assert!(backend.kinds().contains(&ArtifactKind::Ipv4FwmarkRule));
     assert!(backend.kinds().contains(&ArtifactKind::Ipip6Tunnel));
     let err = backend.observe(ArtifactKind::Sysctl, &[]).await.expect_err("not ours");

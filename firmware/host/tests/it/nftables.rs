@@ -498,6 +498,6 @@ async fn backend_is_bound_to_its_namespace() {
     assert!(nft_ok(&a, &["list", "table", "inet", "routerd_test"]));
     assert!(!nft_ok(&b, &["list", "table", "inet", "routerd_test"]));
     assert!(observe(&backend(&b)).await.is_empty());
-    assert_eq!(backend_a.apply_with(), "nftnl");
+    assert_eq!(backend_a.apply_with(), routerd_host::ApplyWith::Nftnl);
     assert_eq!(backend_a.kinds(), [ArtifactKind::NftTable]);
 }

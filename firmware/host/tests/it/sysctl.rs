@@ -97,7 +97,7 @@ async fn observe_omits_missing_keys_and_rejects_malformed_ones() {
 async fn sysctl_delete_is_refused_and_bad_values_are_invalid() {
     let ns = TestNetns::new();
     let backend = SysctlBackend::new(&ns.netns());
-    assert_eq!(backend.apply_with(), "procfs");
+    assert_eq!(backend.apply_with(), routerd_host::ApplyWith::Procfs);
 
     let err = backend.delete(&sysctl("net.ipv4.ip_forward", "1")).await.expect_err("refused");
     assert!(matches!(err, HostError::Invalid { .. }), "{err:?}");

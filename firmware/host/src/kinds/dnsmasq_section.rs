@@ -1,0 +1,33 @@
+//! `dnsmasq.config`: sections of routerd's dnsmasq configuration. Configurator and
+//! inventory: [`crate::dnsmasq`].
+
+use serde::{Deserialize, Serialize};
+
+use super::{ArtifactType, Diffs, observed_as_self};
+use crate::artifact::{ArtifactKey, ArtifactKind};
+
+/// `dnsmasq.config`: one section of routerd's dnsmasq configuration file, named
+/// `section/name` (`dhcpv4-range/lan-pool`). Every section of that file is routerd's.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DnsmasqSectionSpec {
+    /// The section name, the artifact's name.
+    pub section: String,
+    /// Option lines in dnsmasq's configuration-file form (dnsmasq(8): long options without the
+    /// leading `--`, `dhcp-range=…`), in order.
+    pub lines: Vec<String>,
+}
+
+impl ArtifactType for DnsmasqSectionSpec {
+    type Observed = Self;
+
+    fn key(&self) -> ArtifactKey {
+        ArtifactKey::new(ArtifactKind::DnsmasqConfig, self.section.clone())
+    }
+
+    observed_as_self!(DnsmasqSection);
+
+    fn drift(&self, o: &Self, diffs: &mut Diffs) {
+        diffs.compare("lines", &self.lines, &o.lines);
+    }
+}

@@ -1,0 +1,461 @@
+//! The artifact kinds: one module per kind (or small family of kinds sharing a spec) holding its
+//! typed spec, its key, its drift rule and whether a change needs a recreate ([`ArtifactType`]),
+//! and the registry: two tables from which [`ArtifactKind`] (its string and `applyWith`),
+//! [`ApplyWith`]'s kinds and [`ArtifactSpec`] (the dispatch of key, drift and recreate) are
+//! generated. Nothing outside these tables matches on every kind, and no wildcard arm decides a
+//! backend.
+//!
+//! The configurator and inventory of a kind are in its family's backend, under the same name
+//! (`kinds/link.rs` here, `netlink/link.rs` there), since one socket serves the family.
+//! Adding a kind: `docs/adding-a-kind.md`. This module does not touch the host.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::artifact::{ArtifactKey, AttributeDiff};
+use crate::nftables::ir::{NftTableSpec, NftTableState};
+
+pub mod address;
+pub mod aftr_address;
+pub mod dhcp_client;
+pub mod dnsmasq_section;
+pub mod file_block;
+pub mod fwmark_rule;
+pub mod health_check;
+pub mod hostname;
+pub mod ip6_tunnel;
+pub mod link;
+pub mod log_sink;
+pub mod nft_table;
+pub mod opaque;
+pub mod ppp_link;
+pub mod ppp_secret;
+pub mod route;
+pub mod route_table;
+pub mod state_variable;
+pub mod sysctl;
+pub mod timesyncd;
+pub mod unit;
+
+use address::AddressSpec;
+use aftr_address::AftrAddressSpec;
+use dhcp_client::DhcpClientSpec;
+use dnsmasq_section::DnsmasqSectionSpec;
+use file_block::FileBlockSpec;
+use fwmark_rule::FwmarkRuleSpec;
+use health_check::HealthStatusSpec;
+use hostname::SystemHostnameSpec;
+use ip6_tunnel::Ip6TunnelSpec;
+use link::LinkSpec;
+use log_sink::LogSinkSpec;
+use opaque::OpaqueSpec;
+use ppp_link::PppLinkSpec;
+use ppp_secret::PppSecretSpec;
+use route::RouteSpec;
+use route_table::RouteTableSpec;
+use state_variable::StateVariableSpec;
+use sysctl::SysctlSpec;
+use timesyncd::{TimesyncServersSpec, TimesyncdSpec};
+use unit::UnitSpec;
+
+/// One artifact type: a typed spec and the rules the engine needs about it, kept in the kind's
+/// module. Implemented by every type of the [`ArtifactSpec`] table.
+pub trait ArtifactType: Sized {
+    /// The form the inventory gives back: `Self` for every type but nftables tables, whose
+    /// kernel state is a fingerprint ([`NftTableState`]).
+    type Observed: Clone;
+
+    /// The key this spec's host identity gives (seed 000: names are stable and derived from
+    /// the object's identity, so observed and desired objects with one identity share a key).
+    fn key(&self) -> ArtifactKey;
+
+    /// `spec` as this type's observed form; `None` when it is another type.
+    fn observed(spec: &ArtifactSpec) -> Option<Cow<'_, Self::Observed>>;
+
+    /// Records in `diffs` the attributes where `observed` differs from `self` (desired).
+    /// Desired attributes that mean "left as found" are not compared.
+    fn drift(&self, observed: &Self::Observed, diffs: &mut Diffs);
+
+    /// Whether going from `observed` to `self` needs delete + create instead of modify.
+    /// Default: never.
+    fn needs_recreate(&self, _observed: &Self::Observed) -> bool {
+        false
+    }
+}
+
+/// [`ArtifactType::observed`] for a type that is its own observed form, stored in the
+/// [`ArtifactSpec`] variant `$variant`.
+macro_rules! observed_as_self {
+    ($variant:ident) => {
+        fn observed(
+            spec: &$crate::kinds::ArtifactSpec,
+        ) -> Option<::std::borrow::Cow<'_, Self::Observed>> {
+            match spec {
+                $crate::kinds::ArtifactSpec::$variant(o) => Some(::std::borrow::Cow::Borrowed(o)),
+                _ => None,
+            }
+        }
+    };
+}
+pub(crate) use observed_as_self;
+
+/// The differing attributes of one comparison, as [`ArtifactType::drift`] collects them.
+#[derive(Debug, Default)]
+pub struct Diffs(Vec<AttributeDiff>);
+
+impl Diffs {
+    /// Records `attribute` with both values.
+    pub fn push<D: Serialize + ?Sized, O: Serialize + ?Sized>(
+        &mut self,
+        attribute: &str,
+        desired: &D,
+        observed: &O,
+    ) {
+        self.0.push(AttributeDiff {
+            attribute: attribute.to_string(),
+            desired: serde_json::to_value(desired).unwrap_or(serde_json::Value::Null),
+            observed: serde_json::to_value(observed).unwrap_or(serde_json::Value::Null),
+        });
+    }
+
+    /// Records `attribute` when the values differ.
+    pub fn compare<T: PartialEq + Serialize + ?Sized>(
+        &mut self,
+        attribute: &str,
+        desired: &T,
+        observed: &T,
+    ) {
+        if desired != observed {
+            self.push(attribute, desired, observed);
+        }
+    }
+
+    /// Records `attribute` when a value is desired (`None` means "left as found") and the
+    /// observed one differs.
+    pub fn compare_set<T: PartialEq + Serialize>(
+        &mut self,
+        attribute: &str,
+        desired: &Option<T>,
+        observed: &Option<T>,
+    ) {
+        if desired.is_some() && desired != observed {
+            self.push(attribute, desired, observed);
+        }
+    }
+
+    /// Records a file mode in octal (`0644`) when the modes differ.
+    pub fn compare_mode(&mut self, desired: u32, observed: u32) {
+        if desired != observed {
+            self.push("mode", &format!("{desired:04o}"), &format!("{observed:04o}"));
+        }
+    }
+
+    /// The recorded attributes.
+    pub fn into_vec(self) -> Vec<AttributeDiff> {
+        self.0
+    }
+}
+
+/// Generates [`ArtifactKind`] and [`ApplyWith::kinds`] from the kind table.
+macro_rules! artifact_kinds {
+    (
+        $count:literal;
+        $( $(#[doc = $doc:literal])* $variant:ident = $name:literal by $apply:ident; )*
+    ) => {
+        /// Stable artifact type. The serialised string is part of the ledger format and the
+        /// Result document: never rename one, and never change what a string means (a new kind
+        /// of host object gets a new string).
+        #[derive(
+            Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+        )]
+        pub enum ArtifactKind {
+            $(
+                $(#[doc = $doc])*
+                #[doc = concat!("\n\n`", $name, "`, applied with [`ApplyWith::", stringify!($apply), "`].")]
+                #[serde(rename = $name)]
+                $variant,
+            )*
+        }
+
+        impl ArtifactKind {
+            /// Every kind, in declaration order (also their order in sorted collections).
+            pub const ALL: [ArtifactKind; $count] = [$(Self::$variant,)*];
+
+            /// The stable string (`linux.ipv4.fwmarkRule`).
+            pub const fn as_str(self) -> &'static str {
+                match self { $(Self::$variant => $name,)* }
+            }
+
+            /// The configurator family that creates, changes and deletes this kind, and lists
+            /// it: one per kind.
+            pub const fn apply_with(self) -> ApplyWith {
+                match self { $(Self::$variant => ApplyWith::$apply,)* }
+            }
+
+            /// Parses the stable string form.
+            pub fn parse(s: &str) -> Option<ArtifactKind> {
+                match s { $($name => Some(Self::$variant),)* _ => None }
+            }
+        }
+    };
+}
+
+// The kind table. Order matters: it is the order of kinds in sorted plans and listings.
+artifact_kinds! {
+    28;
+    /// A network link (`ip link`), named by ifname.
+    Link = "linux.link" by Rtnetlink;
+    /// An IPv4 address on a link, named `ifname/addr/prefixlen`.
+    Ipv4Address = "linux.ipv4.address" by Rtnetlink;
+    /// An IPv6 address on a link, named `ifname/addr/prefixlen`.
+    Ipv6Address = "linux.ipv6.address" by Rtnetlink;
+    /// An IPv4 route, named `table:destination:metric`.
+    Ipv4Route = "linux.ipv4.route" by Rtnetlink;
+    /// An IPv6 route, named `table:destination:metric`.
+    Ipv6Route = "linux.ipv6.route" by Rtnetlink;
+    /// A numbered IPv4 routing table routerd fills, named by its number.
+    Ipv4RouteTable = "linux.ipv4.routeTable" by Rtnetlink;
+    /// An IPv4 fwmark policy rule (`ip rule ... fwmark`), named by the mark in hex (`0x100`).
+    Ipv4FwmarkRule = "linux.ipv4.fwmarkRule" by Rtnetlink;
+    /// An IP-in-IPv6 (ip6tnl, ipip6 mode) tunnel link, named by ifname.
+    Ipip6Tunnel = "linux.ipip6.tunnel" by Rtnetlink;
+    /// A PPP link brought up by pppd, named by ifname.
+    PppLink = "linux.ppp.link" by Pppd;
+    /// A sysctl key under `/proc/sys`, named in dotted form (`net.ipv4.ip_forward`).
+    Sysctl = "linux.sysctl" by Procfs;
+    /// The system hostname, named `system`.
+    Hostname = "linux.hostname" by Hostnamed;
+    /// An nftables table, named `family/name` (`inet/routerd_nat`).
+    NftTable = "nft.table" by Nftnl;
+    /// A systemd unit, named by unit name (`routerd-dnsmasq.service`).
+    SystemdService = "systemd.service" by Systemd;
+    /// A block routerd writes in a file, named `path#block`
+    /// (`/etc/sysctl.d/90-routerd.conf#net.ipv4.ip_forward`).
+    File = "file" by Files;
+    /// A PPP secret: a routerd block of one entry in a pppd secrets file, named `path#block`
+    /// (`/etc/ppp/chap-secrets#wan`).
+    PppSecret = "ppp.secret" by Files;
+    /// A DHCPv4 client binding on a link, named by ifname.
+    Dhcp4Client = "dhcp.ipv4.client" by Networkd;
+    /// A DHCPv6 client binding on a link, named by ifname.
+    Dhcp6Client = "dhcp.ipv6.client" by Networkd;
+    /// A DHCPv6 prefix delegation binding (IA_PD) on the uplink, named by ifname.
+    Dhcp6PrefixDelegation = "dhcp.ipv6.prefixDelegation" by Networkd;
+    /// An address from a delegated prefix on a downstream link, named by ifname.
+    Dhcp6DelegatedAddress = "dhcp.ipv6.delegatedAddress" by Networkd;
+    /// A section of routerd's dnsmasq configuration, named `section/name`.
+    DnsmasqConfig = "dnsmasq.config" by Dnsmasq;
+    /// A probe run by the supervisor's scheduler, named by resource name.
+    HealthCheck = "routerd.healthCheck" by Scheduler;
+    /// A block of routerd's systemd-timesyncd drop-in, named by its `NTPClient` resource.
+    TimesyncdConfig = "timesyncd.config" by Timesyncd;
+    /// The NTP servers systemd-timesyncd uses, named `system`; observed only.
+    TimesyncdServers = "timesyncd.servers" by Timesyncd;
+    /// A log forwarding sink, named by resource name.
+    LogSink = "routerd.logSink" by LogSinks;
+    /// A source-address selection policy, named by resource name.
+    AddressSelection = "routerd.addressSelection" by Routerd;
+    /// A firewall zone: an engine-internal grouping of interfaces compiled into nft tables.
+    FirewallZone = "routerd.firewallZone" by Routerd;
+    /// A state variable evaluated by the supervisor (`StatePolicy`).
+    StateVariable = "routerd.stateVariable" by Scheduler;
+    /// The AFTR addresses the supervisor resolved for a DS-Lite tunnel, named by its ifname.
+    AftrAddress = "routerd.aftrAddress" by Scheduler;
+}
+
+impl fmt::Display for ArtifactKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The configurator family that can create and correct an artifact kind, shown in plans as
+/// `applyWith`; each kind has exactly one ([`ArtifactKind::apply_with`]). Families without a
+/// configurator in this build make their intents `Blocked`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum ApplyWith {
+    /// rtnetlink: links, addresses, routes, rules, tunnels.
+    #[serde(rename = "rtnetlink")]
+    Rtnetlink,
+    /// libnftnl batches: nftables tables.
+    #[serde(rename = "nftnl")]
+    Nftnl,
+    /// `/proc/sys` files of the target namespace.
+    #[serde(rename = "procfs")]
+    Procfs,
+    /// Engine-internal: no host state of its own (firewall zones, address selection).
+    #[serde(rename = "routerd")]
+    Routerd,
+    /// systemd-hostnamed over D-Bus.
+    #[serde(rename = "hostnamed")]
+    Hostnamed,
+    /// systemd over D-Bus (units).
+    #[serde(rename = "systemd")]
+    Systemd,
+    /// systemd-networkd (DHCP client bindings, prefix delegation).
+    #[serde(rename = "networkd")]
+    Networkd,
+    /// dnsmasq config and service.
+    #[serde(rename = "dnsmasq")]
+    Dnsmasq,
+    /// systemd-timesyncd drop-in.
+    #[serde(rename = "timesyncd")]
+    Timesyncd,
+    /// routerd's own log sinks: its events forwarded to syslog or a plugin
+    /// ([`crate::logsink`]).
+    #[serde(rename = "routerd-log")]
+    LogSinks,
+    /// pppd via a routerd-pppoe unit.
+    #[serde(rename = "pppd")]
+    Pppd,
+    /// The supervisor's scheduler (health checks, state variables, AFTR lookups).
+    #[serde(rename = "routerd-scheduler")]
+    Scheduler,
+    /// Managed files.
+    #[serde(rename = "files")]
+    Files,
+}
+
+impl ApplyWith {
+    /// The stable name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Rtnetlink => "rtnetlink",
+            Self::Nftnl => "nftnl",
+            Self::Procfs => "procfs",
+            Self::Routerd => "routerd",
+            Self::Hostnamed => "hostnamed",
+            Self::Systemd => "systemd",
+            Self::Networkd => "networkd",
+            Self::Dnsmasq => "dnsmasq",
+            Self::Timesyncd => "timesyncd",
+            Self::LogSinks => "routerd-log",
+            Self::Pppd => "pppd",
+            Self::Scheduler => "routerd-scheduler",
+            Self::Files => "files",
+        }
+    }
+
+    /// The kinds this family serves, in [`ArtifactKind::ALL`] order.
+    pub fn kinds(self) -> impl Iterator<Item = ArtifactKind> {
+        ArtifactKind::ALL.into_iter().filter(move |k| k.apply_with() == self)
+    }
+}
+
+impl fmt::Display for ApplyWith {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Generates [`ArtifactSpec`] and its dispatch from the spec table.
+macro_rules! artifact_specs {
+    ( $( $(#[doc = $doc:literal])* $variant:ident($spec:ty) = $tag:literal; )* ) => {
+        /// Typed attributes per artifact type. Desired and observed artifacts use the same
+        /// variants, except nftables tables, whose observed form is the fingerprint the kernel
+        /// can give back ([`NftTableState`]). Serialised with the variant's tag in `type`.
+        #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(tag = "type")]
+        pub enum ArtifactSpec {
+            $(
+                $(#[doc = $doc])*
+                #[serde(rename = $tag)]
+                $variant($spec),
+            )*
+        }
+
+        impl ArtifactSpec {
+            /// The key this spec's host identity gives ([`ArtifactType::key`]).
+            pub fn key(&self) -> ArtifactKey {
+                match self { $(Self::$variant(s) => ArtifactType::key(s),)* }
+            }
+
+            /// Attributes where `observed` differs from `self` (desired), as `(attribute,
+            /// desired, observed)` triples; empty when the host matches
+            /// ([`ArtifactType::drift`]). An observed spec of another type differs in `type`.
+            /// Used for the Modify decision, drift reports and adoption refusal.
+            pub fn drift(&self, observed: &ArtifactSpec) -> Vec<AttributeDiff> {
+                let mut diffs = Diffs::default();
+                match self {
+                    $(Self::$variant(d) => match <$spec as ArtifactType>::observed(observed) {
+                        Some(o) => d.drift(&o, &mut diffs),
+                        None => diffs.push("type", self.type_name(), observed.type_name()),
+                    },)*
+                }
+                diffs.into_vec()
+            }
+
+            /// Whether going from `observed` to `self` (desired) needs delete + create
+            /// ([`ArtifactType::needs_recreate`]); `false` for specs of different types.
+            pub fn needs_recreate(&self, observed: &ArtifactSpec) -> bool {
+                match self {
+                    $(Self::$variant(d) => <$spec as ArtifactType>::observed(observed)
+                        .is_some_and(|o| d.needs_recreate(&o)),)*
+                }
+            }
+
+            /// The `type` tag (`link`, `nftTableObserved`).
+            pub fn type_name(&self) -> &'static str {
+                match self { $(Self::$variant(_) => $tag,)* }
+            }
+        }
+    };
+}
+
+// The spec table: one line per artifact type.
+artifact_specs! {
+    /// `linux.link`.
+    Link(LinkSpec) = "link";
+    /// `linux.ipv4.address` / `linux.ipv6.address`, by the address family.
+    Address(AddressSpec) = "address";
+    /// `linux.ipv4.route` / `linux.ipv6.route`, by the destination family.
+    Route(RouteSpec) = "route";
+    /// `linux.ipv4.routeTable`.
+    RouteTable(RouteTableSpec) = "routeTable";
+    /// `linux.ipv4.fwmarkRule`.
+    FwmarkRule(FwmarkRuleSpec) = "fwmarkRule";
+    /// `linux.sysctl`.
+    Sysctl(SysctlSpec) = "sysctl";
+    /// `linux.ipip6.tunnel`.
+    Ip6Tunnel(Ip6TunnelSpec) = "ip6Tunnel";
+    /// `linux.ppp.link`.
+    PppLink(PppLinkSpec) = "pppLink";
+    /// `nft.table`, desired.
+    NftTable(NftTableSpec) = "nftTable";
+    /// `nft.table`, observed.
+    NftTableObserved(NftTableState) = "nftTableObserved";
+    /// `systemd.service`.
+    Unit(UnitSpec) = "unit";
+    /// `dnsmasq.config`.
+    DnsmasqSection(DnsmasqSectionSpec) = "dnsmasqSection";
+    /// `dhcp.ipv4.client`, `dhcp.ipv6.client`, `dhcp.ipv6.prefixDelegation`,
+    /// `dhcp.ipv6.delegatedAddress`.
+    DhcpClient(DhcpClientSpec) = "dhcpClient";
+    /// `linux.hostname`.
+    Hostname(SystemHostnameSpec) = "hostname";
+    /// `routerd.healthCheck`.
+    Health(HealthStatusSpec) = "health";
+    /// `routerd.stateVariable`.
+    State(StateVariableSpec) = "state";
+    /// `routerd.aftrAddress`.
+    Aftr(AftrAddressSpec) = "aftr";
+    /// `file`.
+    FileBlock(FileBlockSpec) = "fileBlock";
+    /// `ppp.secret`.
+    PppSecret(PppSecretSpec) = "pppSecret";
+    /// `timesyncd.config`.
+    Timesyncd(TimesyncdSpec) = "timesyncd";
+    /// `timesyncd.servers`.
+    TimesyncServers(TimesyncServersSpec) = "timesyncServers";
+    /// `routerd.logSink`.
+    LogSink(LogSinkSpec) = "logSink";
+    /// Any kind whose configurator is not in this build: attributes as rendered from the
+    /// resource, compared as JSON.
+    Opaque(OpaqueSpec) = "opaque";
+}
+
+#[cfg(test)]
+#[path = "drift_tests.rs"]
+mod tests;
