@@ -8,9 +8,7 @@
 //! Resources are typed while the YAML is read: the YAML front end hands over each item of
 //! `spec.resources` as soon as it is built and keeps only a `null` in its place, so the JSON
 //! of the whole resource list is never in memory at once. Their errors are recorded once the
-//! source map exists, after the envelope's, in the same order as before. A long list is read
-//! in two halves on two threads ([`crate::yaml`]); each half is typed on its own thread into
-//! its own `Typed`, and the halves are joined in index order.
+//! source map exists, after the envelope's, in the same order as before.
 
 use std::path::Path;
 
@@ -97,7 +95,7 @@ fn utf8_location(bytes: &[u8], offset: usize) -> Location {
 /// each located at `file:line:column`, ordered by position.
 /// Side effects: none.
 pub fn parse_config(source: &str, file: &str) -> Result<Config, ConfigErrors> {
-    let (root, map, halves) = match yaml::parse(source, RESOURCES_PATH, Typed::default) {
+    let (root, map, typed) = match yaml::parse(source, RESOURCES_PATH, Typed::default()) {
         Ok(parsed) => parsed,
         Err(problems) => {
             let mut errors = ConfigErrors(
@@ -121,13 +119,9 @@ pub fn parse_config(source: &str, file: &str) -> Result<Config, ConfigErrors> {
     let header = parse_header(&root, &mut diag);
     check_resource_list(&root, &mut diag);
     drop(root);
-    let mut declared = Declared::default();
-    let count = halves.iter().map(|half| half.parsed.len()).sum();
-    let mut resources: Vec<(usize, Resource)> = Vec::with_capacity(count);
-    for (i, result) in halves.into_iter().flat_map(|half| {
-        declared.extend(half.declared);
-        half.parsed
-    }) {
+    let Typed { declared, parsed } = typed;
+    let mut resources: Vec<(usize, Resource)> = Vec::with_capacity(parsed.len());
+    for (i, result) in parsed {
         match result {
             Ok(resource) => resources.push((i, resource)),
             Err(ResourceError::Serde { id, prefix, err }) => {
@@ -153,8 +147,7 @@ pub fn parse_config(source: &str, file: &str) -> Result<Config, ConfigErrors> {
     }
 }
 
-/// The resources of `spec.resources` (or of one half of the list, see [`crate::yaml`]), typed
-/// as the YAML front end hands them over.
+/// The resources of `spec.resources`, typed as the YAML front end hands them over.
 #[derive(Default)]
 struct Typed {
     declared: Declared,

@@ -14,9 +14,6 @@
 //! `duplicate key "X"`. Duplicate keys that are collections are compared by their JSON value,
 //! an approximation of saphyr's comparison (such keys are always rejected anyway). This module
 //! does no I/O and knows nothing about routerd kinds.
-//!
-//! A long item list is parsed in two halves on two threads when the text can be cut between
-//! two items; see [`split`] for how the cut is found and why the result is the same.
 
 use std::borrow::Cow;
 use std::cell::OnceCell;
@@ -27,8 +24,6 @@ use saphyr_parser::{Event, Marker, Parser, Span, SpannedEventReceiver, Tag};
 use serde_json::{Map, Number, Value};
 
 use crate::error::Location;
-
-mod split;
 
 /// Where each node of the parsed document starts, keyed by JSON path.
 ///
@@ -94,7 +89,7 @@ impl SourceMap<'_> {
         }
         self.full.get_or_init(|| {
             // The source parsed once already; a second parse cannot fail differently.
-            let full = build(self.source, true, None, Base::default());
+            let full = build(self.source, true, None);
             full.map(|built| built.positions).unwrap_or_default()
         })
     }
@@ -137,25 +132,17 @@ fn parent(path: &str) -> Option<&str> {
 /// stream, more than one document, or nodes JSON cannot hold (non-string keys, custom tags, bad
 /// tagged scalars, non-finite floats); all such node problems are returned together.
 ///
-/// Each item of the sequence at `items_path` (in the first document) goes to a sink made by
-/// `new_sink`, with its index, as soon as it is built, and the returned value holds `null` in
-/// its place. A long list is parsed in two halves on two threads ([`split`]): then there are
-/// two sinks, the first holding the items before the second's. The sinks come back in that
-/// order. On error, items handed over so far are meaningless.
+/// Each item of the sequence at `items_path` (in the first document) goes to `sink`, with its
+/// index, as soon as it is built, and the returned value holds `null` in its place; the sink
+/// comes back with the value. On error, items handed over so far are meaningless.
 pub(crate) fn parse<'s, S: ItemSink>(
     source: &'s str,
     items_path: &str,
-    mut new_sink: impl FnMut() -> S,
-) -> Result<(Value, SourceMap<'s>, Vec<S>), Vec<YamlProblem>> {
-    if let Some(cut) = split::find(source, items_path)
-        && let Some(parsed) = split::parse(source, items_path, &cut, &mut new_sink)
-    {
-        return Ok(parsed);
-    }
-    let mut sink = new_sink();
-    let built = build(source, false, Some((items_path, &mut sink)), Base::default())?;
+    mut sink: S,
+) -> Result<(Value, SourceMap<'s>, S), Vec<YamlProblem>> {
+    let built = build(source, false, Some((items_path, &mut sink)))?;
     let (value, positions) = whole(source, built)?;
-    Ok((value, SourceMap { source, shallow: positions, full: OnceCell::new() }, vec![sink]))
+    Ok((value, SourceMap { source, shallow: positions, full: OnceCell::new() }, sink))
 }
 
 /// The document and positions of a [`build`] over all of `source`, or its problems.
@@ -168,7 +155,7 @@ fn whole(source: &str, built: Built) -> Result<(Value, Positions), Vec<YamlProbl
     }
     if built.unlocated {
         // A problem below the recorded paths: build again with every path to locate it.
-        let full = build(source, true, None, Base::default());
+        let full = build(source, true, None);
         return Err(full.map(|full| full.problems).unwrap_or_default());
     }
     if !built.problems.is_empty() {
@@ -190,15 +177,13 @@ const ALIAS_BUDGET: usize = 100_000;
 pub const MAX_DEPTH: usize = 64;
 
 /// Receives the items of the streamed sequence (see [`parse`]), each with its index and the
-/// location of its start in the whole text.
-///
-/// `Send`: the items of the second half of a long list go to a second sink on another thread.
-pub(crate) trait ItemSink: Send {
+/// location of its start.
+pub(crate) trait ItemSink {
     /// Takes item `index` of the sequence, which starts at `at`.
     fn item(&mut self, index: usize, at: Location, value: Value);
 }
 
-impl<F: FnMut(usize, Location, Value) + Send> ItemSink for F {
+impl<F: FnMut(usize, Location, Value)> ItemSink for F {
     fn item(&mut self, index: usize, at: Location, value: Value) {
         self(index, at, value);
     }
@@ -206,33 +191,6 @@ impl<F: FnMut(usize, Location, Value) + Send> ItemSink for F {
 
 /// A path whose sequence items go to the sink with their index rather than into the tree.
 type Streamed<'f> = (&'f str, &'f mut dyn ItemSink);
-
-/// Where the text a [`Builder`] reads sits in the whole document: the index of its first
-/// streamed item and the lines before its first line (both 0 for a whole document; for the
-/// second half of a split list, the items before it and the lines before the cut). The second
-/// half's root is the streamed list itself, so it records no path below its root.
-#[derive(Clone, Copy, Default)]
-struct Base {
-    index: usize,
-    line: u32,
-    /// Collections around the text's root in the whole document (for [`MAX_DEPTH`]).
-    depth: usize,
-}
-
-/// Where the streamed sequence sat in the text, for the checks of a split parse.
-#[derive(Default)]
-struct Marks {
-    /// Start of the streamed sequence.
-    start: Option<Location>,
-    /// End of the last node event inside it (its content; the end event itself excluded).
-    content_end: Option<(usize, usize)>,
-    /// Start of its end event.
-    end: Option<(usize, usize)>,
-    /// Items it had.
-    items: usize,
-    /// An anchor or alias appeared anywhere: a split parse cannot share them.
-    anchored: bool,
-}
 
 /// What [`build`] makes of a stream.
 struct Built {
@@ -245,7 +203,6 @@ struct Built {
     problems: Vec<YamlProblem>,
     /// A problem was found where no path was built.
     unlocated: bool,
-    marks: Marks,
 }
 
 /// YAML versions whose `%YAML` directive a document may carry (routerd writes YAML 1.2, its
@@ -290,15 +247,11 @@ fn build<'f>(
     source: &str,
     record_all: bool,
     items: Option<Streamed<'f>>,
-    base: Base,
 ) -> Result<Built, Vec<YamlProblem>> {
     check_version_directive(source).map_err(|p| vec![p])?;
     let mut builder = Builder {
         source,
         items,
-        base,
-        marks: Marks::default(),
-        last_content_end: None,
         record_all,
         positions: Positions::default(),
         sink: Sink::default(),
@@ -338,7 +291,6 @@ fn build<'f>(
         positions: builder.positions,
         problems: builder.sink.problems,
         unlocated: builder.sink.unlocated,
-        marks: builder.marks,
     })
 }
 
@@ -348,10 +300,6 @@ struct Builder<'i, 'f> {
     source: &'i str,
     /// Path whose sequence items go to the sink rather than into the tree (see [`parse`]).
     items: Option<Streamed<'f>>,
-    base: Base,
-    marks: Marks,
-    /// End (line, column) of the latest node event (scalar, alias, collection start).
-    last_content_end: Option<(usize, usize)>,
     /// Record every node (error path) rather than the shallow ones.
     record_all: bool,
     positions: Positions,
@@ -477,11 +425,7 @@ impl<'i> SpannedEventReceiver<'i> for Builder<'i, '_> {
 
 impl<'i> Builder<'i, '_> {
     fn event(&mut self, ev: Event<'i>, span: Span) {
-        if matches!(ev, Event::Scalar(..) | Event::SequenceStart(..) | Event::MappingStart(..)) {
-            self.last_content_end = Some((span.end.line(), span.end.col()));
-        }
         if let Event::Alias(id) = ev {
-            self.marks.anchored = true;
             self.alias(id, span);
             return;
         }
@@ -490,7 +434,6 @@ impl<'i> Builder<'i, '_> {
         | Event::MappingStart(anchor, _) = &ev
             && *anchor > 0
         {
-            self.marks.anchored = true;
             self.open_anchors.push((*anchor, self.recording.len()));
         }
         if !self.open_anchors.is_empty() {
@@ -537,13 +480,6 @@ impl<'i> Builder<'i, '_> {
             }
             Event::SequenceEnd | Event::MappingEnd => {
                 let Some(frame) = self.stack.pop() else { return };
-                if self.is_streamed(&frame) {
-                    self.marks.content_end = self.last_content_end;
-                    self.marks.end = Some((span.start.line(), span.start.col()));
-                    if let Items::Sequence(items) = &frame.items {
-                        self.marks.items = items.len();
-                    }
-                }
                 let value = match frame.items {
                     Items::Sequence(items) => Value::Array(items),
                     Items::Mapping { entries, .. } => Value::Object(entries),
@@ -564,7 +500,7 @@ impl<'i> Builder<'i, '_> {
     }
 
     fn open(&mut self, items: Items, at: Location, anchor: usize, tag: Option<Cow<'i, Tag>>) {
-        if self.base.depth + self.stack.len() >= MAX_DEPTH {
+        if self.stack.len() >= MAX_DEPTH {
             let message = format!("nesting deeper than {MAX_DEPTH} levels is not supported");
             self.fatal = Some(problem(at, "", &message));
             self.too_deep = true;
@@ -572,11 +508,7 @@ impl<'i> Builder<'i, '_> {
         }
         let ctx = self.child_ctx(at);
         let tag = tag.filter(|t| !t.is_yaml_core_schema()).map(Cow::into_owned);
-        let frame = Frame { items, ctx, at, anchor, tag, count: 1 };
-        if self.is_streamed(&frame) {
-            self.marks.start = Some(at);
-        }
-        self.stack.push(frame);
+        self.stack.push(Frame { items, ctx, at, anchor, tag, count: 1 });
     }
 
     /// Whether `frame` is the sequence whose items go to the sink.
@@ -709,9 +641,7 @@ impl<'i> Builder<'i, '_> {
                     Some((path, sink))
                         if !parent_quiet && parent.ctx.path.as_deref() == Some(*path) =>
                     {
-                        let whole =
-                            Location::new(at.line.saturating_add(self.base.line), at.column);
-                        sink.item(self.base.index + items.len(), whole, value);
+                        sink.item(items.len(), at, value);
                         items.push(Value::Null);
                     }
                     _ => items.push(value),

@@ -3,7 +3,7 @@
 use super::*;
 
 fn parse_all(source: &str) -> Result<(Value, SourceMap<'_>), Vec<YamlProblem>> {
-    parse(source, "", || |_, _, _| {}).map(|(value, map, _)| (value, map))
+    parse(source, "", |_, _, _| {}).map(|(value, map, _)| (value, map))
 }
 
 #[test]
@@ -134,7 +134,7 @@ fn problems_deep_in_the_tree_are_located() {
 fn items_at_the_streamed_path_go_to_the_callback() {
     let items = std::sync::Mutex::new(Vec::new());
     let source = "spec:\n  list:\n    - &i {n: 1}\n    - *i\nother: [3]\n";
-    let sink = || |i, at, v| items.lock().expect("not poisoned").push((i, at, v));
+    let sink = |i, at, v| items.lock().expect("not poisoned").push((i, at, v));
     let (value, map, _) = parse(source, "spec.list", sink).expect("valid yaml");
     let items = items.into_inner().expect("not poisoned");
     assert_eq!(value.to_string(), r#"{"other":[3],"spec":{"list":[null,null]}}"#);

@@ -40,11 +40,6 @@ impl Declared {
         self.names.extend(declared());
     }
 
-    /// Adds the names `other` recorded after this one's.
-    pub(crate) fn extend(&mut self, other: Declared) {
-        self.names.extend(other.names);
-    }
-
     fn count(&self, kind: ResourceKind) -> usize {
         self.names.iter().filter(|(k, _)| *k == kind).count()
     }

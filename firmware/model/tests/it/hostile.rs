@@ -56,7 +56,7 @@ fn nesting_up_to_the_limit_is_read() {
 }
 
 #[test]
-fn deep_nesting_late_in_a_long_list_is_found_in_the_split_parse_too() {
+fn deep_nesting_late_in_a_long_list_is_found() {
     let items: String = (0..3000).map(|i| interface(&format!("if{i}"), &format!("e{i}"))).collect();
     // The document, `spec`, the list, the item and its `spec` are 5 levels: the 60th `[` under
     // `spec.resources[2999].spec.x` is the 65th.

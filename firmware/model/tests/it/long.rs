@@ -1,11 +1,11 @@
-//! A long resource list, which the YAML front end reads in two halves on two threads: every
-//! resource, error and position must come out as if it had been read in one go.
+//! A long resource list, whose items the YAML front end hands over one by one as they are
+//! read: every resource, error and position must come out in order and at its place.
 
 use routerd_model::Location;
 
 use crate::support::*;
 
-/// Interfaces in the list: about 450 KB of YAML, well past the size that is split.
+/// Interfaces in the list: about 450 KB of YAML.
 const COUNT: usize = 3000;
 
 /// `COUNT` interfaces `if0`, `if1`, … (seven lines each from line 7), then `after`.
@@ -49,7 +49,7 @@ fn errors_late_in_a_long_list_and_after_it_are_located() {
         "spec.resources[2500].spec.managed",
         "invalid type: string \"yes\", expected a boolean",
     );
-    // A path near the root: its position comes from the head's parse, past the middle.
+    // A path near the root, after the list: its position is one of the shallow ones.
     assert_eq!((errors[1].line, errors[1].column), (line_of(COUNT), 14), "{}", errors[1]);
     assert_eq!(errors[1].path, "spec.reconcile");
 }
