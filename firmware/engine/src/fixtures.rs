@@ -65,7 +65,7 @@ pub(crate) fn intent<'a>(
 
 /// `count` `IPv4StaticRoute` list items `r0`, `r1`, … on interface `wan`: route `i` to
 /// `100.(64 + i / 256).(i % 256).0/24` in table `1000 + i % tables`, through `via` if given.
-/// The routes of the tests of large configs (chunks on helper threads).
+/// The routes of the tests of large configs.
 pub(crate) fn static_routes(count: usize, tables: usize, via: Option<&str>) -> String {
     let via = via.map(|v| format!("        via: {v}\n")).unwrap_or_default();
     (0..count)

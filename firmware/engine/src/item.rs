@@ -56,7 +56,12 @@ impl Item for HostItem {
 }
 
 /// The graph edges of an intent's dependencies, in declaration order.
-pub fn graph_deps(deps: &[IntentDep]) -> Arc<[Dependency<HostItem>]> {
+///
+/// A `when.state` condition's `for` duration is measured at `now` (milliseconds since the Unix
+/// epoch): the predicate captures it, so the graph evaluates it, in the plan and in the apply
+/// that follows, at the time the caller planned for. [`crate::plan::plan`] builds the edges
+/// that read it ([`reads_clock`]) again for each plan's `now`.
+pub fn graph_deps(deps: &[IntentDep], now: u64) -> Arc<[Dependency<HostItem>]> {
     deps.iter()
         .map(|d| {
             let mut dep = Dependency::on(graph_key(&d.key), d.description.as_str());
@@ -73,12 +78,18 @@ pub fn graph_deps(deps: &[IntentDep]) -> Arc<[Dependency<HostItem>]> {
             if let Some(condition) = &d.state {
                 let condition = condition.clone();
                 dep = dep.must_satisfy(move |item: &HostItem| {
-                    crate::state::holds(&condition, &item.artifact.spec, crate::state::now_ms())
+                    crate::state::holds(&condition, &item.artifact.spec, now)
                 });
             }
             dep
         })
         .collect()
+}
+
+/// Whether the edges [`graph_deps`] builds of `deps` depend on its `now`: a `when.state`
+/// condition with a `for` duration.
+pub fn reads_clock(deps: &[IntentDep]) -> bool {
+    deps.iter().any(|d| d.state.as_ref().is_some_and(|s| s.r#for.is_some()))
 }
 
 /// The graph key of an artifact key.

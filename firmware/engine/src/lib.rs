@@ -1,8 +1,10 @@
 //! The routerd engine: render resources into artifact intents, observe the host, plan,
 //! apply, clean up proven orphans, adopt, and report the Result document.
 //!
-//! Pure: [`render::render`], [`plan::plan`], [`report::build`]. Effectful: [`Session`]
-//! (inventory and configurators through `routerd-host`, the ledger through `routerd-ledger`).
+//! Pure: [`render::render`], [`plan::plan`], [`report::build`]; the time is an input
+//! ([`plan::PlanInput::now`]), not read from a clock. Effectful: [`Session`] (inventory and
+//! configurators through `routerd-host`, the ledger through `routerd-ledger`; its callers pass
+//! the time).
 //! Ownership policy (seed 000) lives in [`policy`] and in what [`plan::plan`] lets into the
 //! current-state graph; see `docs/adr/0002-ownership-rules.md`.
 
@@ -15,7 +17,7 @@ pub mod health;
 pub mod intent;
 pub mod item;
 mod listing;
-mod par;
+
 pub mod plan;
 pub mod policy;
 pub mod render;

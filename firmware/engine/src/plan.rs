@@ -1,8 +1,9 @@
 //! The pure half of a reconcile, in two steps. [`Desired::new`]: rendered intents → the
 //! de-duplicated intents and the intended graph (depends on the config only, so it is built once
 //! per config and reused by a reconcile's verification and by every resync). [`plan`]: desired
-//! state, observation and ledger → the current graph, the ordered operations, orphans and
-//! adoption candidates. Reads no clock and no host state.
+//! state, observation, ledger and the time → the current graph, the ordered operations,
+//! orphans and adoption candidates. Reads no clock and no host state: the caller reads the
+//! clock once and hands it in ([`PlanInput::now`]), so the same inputs give the same plan.
 //!
 //! Ownership policy is applied here, by what enters the current graph: an observed artifact is
 //! put there only if a resource declares it (so it may be modified) or if the cleanup policy
@@ -18,7 +19,7 @@ use routerd_ledger::{EntryHead, EntryState, LedgerChange};
 
 use crate::error::EngineError;
 use crate::intent::{Action, ApplyWith, Intent, is_inventory_backed};
-use crate::item::{HostItem, Support, graph_deps, graph_key};
+use crate::item::{HostItem, Support, graph_deps, graph_key, reads_clock};
 use crate::policy::{Cleanup, cleanup, in_routerd_namespace};
 use crate::render::Rendered;
 
@@ -30,8 +31,13 @@ use crate::render::Rendered;
 pub struct Desired {
     /// Intents after de-duplication and protection, in render order.
     pub intents: Vec<Intent>,
-    /// The intended graph item of each intent.
+    /// The intended graph item of each intent. A dependency waiting out a `when.state` `for`
+    /// duration is measured at time 0 here, a placeholder: [`plan`] builds the items of
+    /// [`Desired::clocked`] again for its `now`, and apply reconciles toward those.
     pub items: Vec<HostItem>,
+    /// Indices into `intents` of the intents whose dependencies read the time
+    /// ([`crate::item::reads_clock`]), in render order.
+    pub clocked: Vec<usize>,
     /// Indices into `intents`, in key order.
     pub by_key: Vec<usize>,
     /// Desired state.
@@ -60,7 +66,9 @@ impl Desired {
     ) -> Self {
         let Rendered { intents, mut warnings, reads } = rendered;
         let (intents, conflicts) = dedupe(intents, protected_ifnames, &mut warnings);
-        let items: Vec<HostItem> = intents.iter().map(item).collect();
+        let items: Vec<HostItem> = intents.iter().map(|i| item(i, 0)).collect();
+        let clocked =
+            (0..intents.len()).filter(|&i| reads_clock(&intents[i].dependencies)).collect();
         let mut by_key: Vec<usize> = (0..intents.len()).collect();
         by_key.sort_unstable_by(|&a, &b| intents[a].key().cmp(intents[b].key()));
         let intended: Graph<HostItem> = by_key.iter().map(|&i| items[i].clone()).collect();
@@ -77,7 +85,18 @@ impl Desired {
             .collect();
         let blocked = blocked(&intents, support, conflicts);
         let runtime = Default::default();
-        Self { intents, items, by_key, intended, blocked, warnings, tables_in_use, runtime, reads }
+        Self {
+            intents,
+            items,
+            clocked,
+            by_key,
+            intended,
+            blocked,
+            warnings,
+            tables_in_use,
+            runtime,
+            reads,
+        }
     }
 }
 
@@ -91,6 +110,10 @@ pub struct PlanInput<'a> {
     pub observes: &'a dyn Fn(ArtifactKind) -> bool,
     /// The backend's recreate rule.
     pub needs_recreate: &'a dyn Fn(&HostItem, &HostItem) -> bool,
+    /// The time to plan for, in milliseconds since the Unix epoch
+    /// ([`crate::state::now_ms`], read once by the caller): what a `when.state` `for`
+    /// duration is measured against, in this plan and in the apply that runs it.
+    pub now: u64,
 }
 
 /// The planner's result.
@@ -111,15 +134,19 @@ pub struct EnginePlan {
     /// condition reason and message ([`uncreatable`]): reported `Blocked` and never planned as
     /// a create, so plan never says `create` for what reconcile cannot create.
     pub unavailable: BTreeMap<ArtifactKey, (&'static str, String)>,
+    /// The time planned for ([`PlanInput::now`]); the Result document measures `for`
+    /// durations at it too.
+    pub now: u64,
     /// The intended graph when this plan changed the desired one (a link it awaits is external
-    /// here); `None`: the desired state's own. Read it through [`EnginePlan::intended`].
-    awaiting: Option<Graph<HostItem>>,
+    /// here; a dependency with a `for` duration is measured at `now`); `None`: the desired
+    /// state's own. Read it through [`EnginePlan::intended`].
+    adjusted: Option<Graph<HostItem>>,
 }
 
 impl EnginePlan {
     /// The intended graph this plan was made against: apply must reconcile toward the same.
     pub fn intended(&self) -> &Graph<HostItem> {
-        self.awaiting.as_ref().unwrap_or(&self.desired.intended)
+        self.adjusted.as_ref().unwrap_or(&self.desired.intended)
     }
 }
 
@@ -166,6 +193,18 @@ pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan,
         .map(|e| ((e.kind.as_str(), e.name.as_str()), e.owner.as_str()))
         .collect();
 
+    // The items whose dependencies read the time, built for this plan's `now`: in the
+    // current graph and in the intended one, so the graph measures their `for` durations at
+    // `now` here and in the apply that follows. The others are the desired state's own.
+    let clocked: BTreeMap<usize, HostItem> = desired
+        .clocked
+        .iter()
+        .map(|&i| {
+            let deps = graph_deps(&desired.intents[i].dependencies, input.now);
+            (i, HostItem { deps, ..desired.items[i].clone() })
+        })
+        .collect();
+
     // One ordered walk over the intents (key order) and the observation (key order): the
     // current graph in key order, the orphans and the adoption candidates.
     let mut current_items: Vec<HostItem> = Vec::with_capacity(input.observed.len());
@@ -173,7 +212,10 @@ pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan,
     let mut candidates = Vec::new();
     let mut unavailable = BTreeMap::new();
     let mut awaited = Vec::new();
-    let mut wanted = desired.by_key.iter().map(|&i| (i, &desired.intents[i], &desired.items[i]));
+    let mut wanted = desired
+        .by_key
+        .iter()
+        .map(|&i| (i, &desired.intents[i], clocked.get(&i).unwrap_or(&desired.items[i])));
     let mut next_wanted = wanted.next();
     let mut observed = input.observed.iter().peekable();
     loop {
@@ -270,9 +312,13 @@ pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan,
 
     let current: Graph<HostItem> = current_items.into_iter().collect();
     // A link routerd cannot create is awaited like an observed one: external in this plan, so
-    // it is never created and what depends on it waits. The copy is made only then.
-    let awaiting = (!awaited.is_empty()).then(|| {
+    // it is never created and what depends on it waits. The copy is made only then, or when
+    // an item is built for `now`.
+    let adjusted = (!awaited.is_empty() || !clocked.is_empty()).then(|| {
         let mut graph = desired.intended.clone();
+        for item in clocked.into_values() {
+            graph.put(item);
+        }
         for key in &awaited {
             if let Some(item) = graph.get(key).cloned() {
                 graph.put(HostItem { external: true, ..item });
@@ -280,7 +326,7 @@ pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan,
         }
         graph
     });
-    let intended = awaiting.as_ref().unwrap_or(&desired.intended);
+    let intended = adjusted.as_ref().unwrap_or(&desired.intended);
     let ops = routerd_graph::plan(&current, intended, input.needs_recreate, Selection::All)
         .map_err(|e| EngineError::Cycle(e.to_string()))?;
     Ok(EnginePlan {
@@ -291,7 +337,8 @@ pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan,
         candidates,
         owned,
         unavailable,
-        awaiting,
+        now: input.now,
+        adjusted,
     })
 }
 
@@ -544,14 +591,15 @@ fn blocked(
     }
 }
 
-/// The intended item of `intent` (observe-only intents are external).
-fn item(intent: &Intent) -> HostItem {
+/// The intended item of `intent` (observe-only intents are external), its `for` durations
+/// measured at `now` ([`graph_deps`]).
+fn item(intent: &Intent, now: u64) -> HostItem {
     HostItem {
         key: graph_key(intent.key()),
         artifact: Arc::clone(&intent.artifact),
         owner: Arc::clone(&intent.owner),
         apply_with: intent.apply_with,
-        deps: graph_deps(&intent.dependencies),
+        deps: graph_deps(&intent.dependencies, now),
         external: intent.action != Action::Ensure,
     }
 }
@@ -561,14 +609,17 @@ fn item(intent: &Intent) -> HostItem {
 /// goes after its sections.
 fn orphan_deps(kind: ArtifactKind) -> Arc<[routerd_graph::Dependency<HostItem>]> {
     match kind {
-        ArtifactKind::DnsmasqConfig => graph_deps(&[crate::intent::IntentDep {
-            key: ArtifactKey::new(ArtifactKind::SystemdService, routerd_host::dnsmasq::UNIT),
-            description: "dnsmasq serves the section".into(),
-            recreate_when_modified: false,
-            healthy: false,
-            state: None,
-            carries: None,
-        }]),
+        ArtifactKind::DnsmasqConfig => graph_deps(
+            &[crate::intent::IntentDep {
+                key: ArtifactKey::new(ArtifactKind::SystemdService, routerd_host::dnsmasq::UNIT),
+                description: "dnsmasq serves the section".into(),
+                recreate_when_modified: false,
+                healthy: false,
+                state: None,
+                carries: None,
+            }],
+            0, // no `when.state`: the time is not read
+        ),
         _ => Arc::new([]),
     }
 }

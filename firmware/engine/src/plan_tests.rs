@@ -21,6 +21,9 @@ use crate::render::render;
 
 const EXAMPLE: &str = include_str!("../../../examples/vlan-dslite.yaml");
 
+/// The time the tests plan for (2026-11-22T00:00:00Z, in milliseconds since the Unix epoch).
+const NOW: u64 = 1_795_305_600_000;
+
 /// rtnetlink as far as the plan needs: the kinds, a fixed inventory, a log of operations, and
 /// creates that fail with `EOPNOTSUPP` for the keys in `unsupported`.
 struct FakeNetlink {
@@ -125,11 +128,13 @@ async fn apply(
         ledger,
         observes: &observes,
         needs_recreate: &needs_recreate,
+        now: NOW,
     };
     let mut planned = plan(&desired, &input).expect("no cycle");
     registry.begin_apply(false);
+    let mut current = std::mem::take(&mut planned.current);
     let status = Reconciler::new(&registry)
-        .reconcile(&mut planned.current, &desired.intended, Selection::All)
+        .reconcile(&mut current, planned.intended(), Selection::All)
         .await
         .expect("reconcile runs");
     let failed = status
@@ -273,7 +278,7 @@ fn a_tunnel_built_from_a_delegated_address_waits_for_it_follows_it_and_goes_with
         generation: 1,
     }];
     let plan_of = |observed: &BTreeMap<ArtifactKey, Arc<Artifact>>, ledger: &[EntryHead]| {
-        let runtime = RuntimeValues::from_observed(observed, &Default::default());
+        let runtime = RuntimeValues::from_observed(observed, &Default::default(), NOW);
         let rendered = super::super::render::render_with(&config, &target, &runtime);
         let desired = Arc::new(Desired::new(rendered, &BTreeSet::new(), &support));
         let input = PlanInput {
@@ -281,6 +286,7 @@ fn a_tunnel_built_from_a_delegated_address_waits_for_it_follows_it_and_goes_with
             ledger,
             observes: &|_| true,
             needs_recreate: &|_: &HostItem, _: &HostItem| false,
+            now: NOW,
         };
         plan(&desired, &input).expect("no cycle")
     };
@@ -371,8 +377,8 @@ fn an_intent_no_configurator_applies_is_blocked_naming_its_apply_with_and_so_are
     assert!(!desired.blocked.contains_key(&link), "{:#?}", desired.blocked);
 }
 
-/// A report large enough to take chunks on helper threads puts every resource's status in
-/// its own slot, in config order, each naming its own artifacts and operations.
+/// A large report puts every resource's status in its own slot, in config order, each naming
+/// its own artifacts and operations.
 #[test]
 fn a_large_report_keeps_each_resource_in_its_slot() {
     let yaml =
@@ -389,6 +395,7 @@ fn a_large_report_keeps_each_resource_in_its_slot() {
         ledger: &[],
         observes: &|_| true,
         needs_recreate: &|_: &HostItem, _: &HostItem| false,
+        now: NOW,
     };
     let p = plan(&desired, &input).expect("no cycle");
     let doc = crate::report::build(
@@ -435,4 +442,114 @@ fn the_dnsmasq_unit_every_dhcp_resource_declares_is_shared_without_a_warning() {
     let noisy: Vec<&String> =
         desired.warnings.values().flatten().filter(|w| w.contains(&unit.to_string())).collect();
     assert!(noisy.is_empty(), "{noisy:#?}");
+}
+
+/// The time is an input of the plan (issue 35 §1): with the same desired state, host and
+/// ledger, a resource gated by `when.state` with a `for` duration waits at a `now` where the
+/// variable has held its value a millisecond too little, and is created at the next one. The
+/// intended graph the apply reconciles toward measures the duration at the plan's `now` too.
+#[test]
+fn a_when_state_for_duration_is_measured_at_the_now_the_plan_is_given() {
+    use routerd_host::artifact::{StateVariableSpec, StateVariableStatus};
+
+    let config = crate::fixtures::router(&format!(
+        "{}    - apiVersion: net.routerd.net/v1alpha1
+      kind: StatePolicy
+      metadata: {{name: uplink}}
+      spec:
+        variable: uplink
+        values:
+          - value: legacy
+            when: {{}}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: IPv4SourceNAT
+      metadata: {{name: legacy-nat}}
+      spec:
+        outboundInterface: wan
+        sourceCIDRs: [192.168.20.0/24]
+        translation: {{type: interfaceAddress}}
+        when: {{state: {{uplink: {{equals: legacy, for: 30s}}}}}}
+",
+        crate::fixtures::WAN0
+    ));
+    let support = |_: &Intent| crate::item::Support::Applied;
+    let desired = Arc::new(Desired::new(render(&config), &BTreeSet::new(), &support));
+    // The host: the link, and the variable `legacy` since `since`.
+    let since = NOW - 60_000;
+    let link = LinkSpec { ifname: "wan0".into(), admin_up: None, mtu: None, kind: None };
+    let variable = StateVariableSpec {
+        variable: "uplink".into(),
+        status: StateVariableStatus::Set,
+        value: Some("legacy".into()),
+        since_ms: Some(since),
+        detail: None,
+    };
+    let observed: BTreeMap<ArtifactKey, Arc<Artifact>> =
+        [ArtifactSpec::Link(link), ArtifactSpec::State(variable)]
+            .into_iter()
+            .map(|spec| Arc::new(Artifact::new(spec)))
+            .map(|a| (a.key.clone(), a))
+            .collect();
+    let plan_at = |now: u64| {
+        let input = PlanInput {
+            observed: &observed,
+            ledger: &[],
+            observes: &|_| true,
+            needs_recreate: &|_: &HostItem, _: &HostItem| false,
+            now,
+        };
+        plan(&desired, &input).expect("no cycle")
+    };
+    let nat = "nft.table/ip/routerd_snat_legacy_nat";
+    let created = |p: &super::EnginePlan| {
+        p.ops
+            .ops
+            .iter()
+            .any(|o| o.key.to_string() == nat && o.op == routerd_graph::Operation::Create)
+    };
+    // Whether the plan's intended NAT finds its gate satisfied by the observed variable: what
+    // the reconciler checks during apply.
+    let gate_open = |p: &super::EnginePlan| {
+        let item = p.intended().items().find(|i| i.key.to_string() == nat).expect("the NAT");
+        let dep = item.deps.iter().find(|d| d.key.kind == ArtifactKind::StateVariable);
+        let var = p.current.items().find(|i| i.key.kind == ArtifactKind::StateVariable);
+        dep.expect("gated").is_satisfied_by(var.expect("the variable"))
+    };
+    let active = |p: &super::EnginePlan| {
+        let input = crate::report::ReportInput {
+            config: &config,
+            mode: "plan",
+            generation: 1,
+            timestamp: "2026-11-22T00:00:00Z".into(),
+            executed: None,
+            with_operations: true,
+            adopted: Vec::new(),
+            warnings: Vec::new(),
+        };
+        let doc = crate::report::build(p, input);
+        let r = doc.resources.iter().find(|r| r.id.ends_with("/IPv4SourceNAT/legacy-nat"));
+        let c = r.expect("the NAT resource").conditions.iter().find(|c| c.type_ == "Active");
+        c.map(|c| (c.status.to_string(), c.reason.to_string()))
+    };
+
+    // Held 29.999 s of 30 s: the NAT waits, and the report says why.
+    let early = plan_at(since + 29_999);
+    assert_eq!(early.now, since + 29_999);
+    assert!(!created(&early), "{:?}", early.ops.steps());
+    assert!(
+        early.ops.pending.iter().any(|(k, why)| k.to_string() == nat && why.contains("uplink")),
+        "{:?}",
+        early.ops.pending
+    );
+    assert!(!gate_open(&early));
+    assert_eq!(active(&early), Some(("False".into(), "StateConditionUnmet".into())));
+
+    // Held 30 s: everything else equal, the NAT is created.
+    let due = plan_at(since + 30_000);
+    assert!(created(&due), "{:?}", due.ops.steps());
+    assert!(gate_open(&due));
+    assert_eq!(active(&due), None);
+
+    // The same inputs plan the same: nothing but `now` moved.
+    assert_eq!(early.ops.steps(), plan_at(since + 29_999).ops.steps());
 }

@@ -192,11 +192,7 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
         }));
         r
     };
-    // Each resource's status reads the shared indexes only: chunks of the config are
-    // reported in parallel and joined in config order.
-    let all = &input.config.spec.resources;
-    let mut resources: Vec<ResourceResult> = all.iter().map(|_| ResourceResult::empty()).collect();
-    crate::par::fill(all, &mut resources, REPORT_CHUNK_MIN, one);
+    let resources: Vec<ResourceResult> = input.config.spec.resources.iter().map(one).collect();
 
     let orphans = orphans(plan);
     let mut phase = resources.iter().map(|r| r.phase).max().unwrap_or(Phase::Healthy);
@@ -216,10 +212,6 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
         warnings: input.warnings,
     }
 }
-
-/// The fewest resources a report chunk takes: below this a helper thread costs more than it
-/// saves (starting one is tens of microseconds; a resource's status takes about two).
-const REPORT_CHUNK_MIN: usize = 512;
 
 /// Items grouped by their owner resource ID.
 fn group_by_owner<'a, T>(
@@ -424,16 +416,16 @@ fn bound(plan: &EnginePlan, i: &Intent) -> (&'static str, &'static str, &'static
     ("Bound", "False", "NoLease", "no lease yet".to_string())
 }
 
-/// The `when.state` condition `i` waits on that does not hold now, described, if any. Only a
-/// variable that is there counts: one not evaluated yet is an ordinary pending dependency.
+/// The `when.state` condition `i` waits on that does not hold at the time planned for
+/// ([`EnginePlan::now`]), described, if any. Only a variable that is there counts: one not
+/// evaluated yet is an ordinary pending dependency.
 fn unmet_gate(plan: &EnginePlan, i: &Intent) -> Option<String> {
     use routerd_host::artifact::StateVariableStatus as S;
-    let now = crate::state::now_ms();
     i.dependencies.iter().find_map(|d| {
         let condition = d.state.as_ref()?;
         let spec = &plan.current.get(&crate::item::graph_key(&d.key))?.artifact.spec;
         let routerd_host::ArtifactSpec::State(v) = spec else { return None };
-        if crate::state::holds(condition, spec, now) {
+        if crate::state::holds(condition, spec, plan.now) {
             return None;
         }
         let value = match (v.status, v.value.as_deref()) {

@@ -255,238 +255,19 @@ pub struct ArtifactRef {
     pub owner: String,
 }
 
-impl ResourceResult {
-    /// A status with no ID and nothing in it, which allocates nothing: a slot to fill.
-    pub(crate) fn empty() -> Self {
-        Self {
-            id: String::new(),
-            generation: None,
-            observed_generation: None,
-            phase: Phase::Healthy,
-            observed: Vec::new(),
-            plan: Vec::new(),
-            artifacts: Vec::new(),
-            warnings: Vec::new(),
-            conditions: Vec::new(),
-        }
-    }
-}
-
 impl ResultDocument {
     /// Operations that change the host (everything but `blocked` entries).
     pub fn operation_count(&self) -> usize {
         self.operations.iter().filter(|o| o.result != "blocked").count()
     }
 
-    /// Writes the document as pretty JSON (two-space indents, no trailing newline): byte for
-    /// byte what `serde_json::to_writer_pretty` writes, made faster for a large document.
-    ///
-    /// The resources and operations, the bulk of a large router's document (about 14 MB for
-    /// 10,000 routes), are serialized in batches on two threads while the writer takes the
-    /// batches in order, so memory holds a few batches, never the whole text.
+    /// Writes the document as pretty JSON (two-space indents, no trailing newline), streamed
+    /// into `w` (about 14 MB for 10,000 routes, never held as one string).
     ///
     /// Errors: those of `w`, and a serialization error (none of the document's types
     /// produces one).
-    pub fn write_json_pretty<W: std::io::Write>(&self, mut w: W) -> serde_json::Result<()> {
-        use json::{array, field, io};
-        io(w.write_all(b"{"))?;
-        field(&mut w, "generation", &self.generation, true)?;
-        field(&mut w, "timestamp", &self.timestamp, false)?;
-        field(&mut w, "phase", &self.phase, false)?;
-        field(&mut w, "mode", &self.mode, false)?;
-        array(&mut w, "resources", &self.resources)?;
-        field(&mut w, "orphans", &self.orphans, false)?;
-        field(&mut w, "adoptionCandidates", &self.adoption_candidates, false)?;
-        field(&mut w, "adoptedArtifacts", &self.adopted_artifacts, false)?;
-        array(&mut w, "operations", &self.operations)?;
-        field(&mut w, "warnings", &self.warnings, false)?;
-        io(w.write_all(b"\n}"))
-    }
-}
-
-/// The pieces of [`ResultDocument::write_json_pretty`]: serde_json's pretty layout (a value
-/// at depth `d` continues each of its lines with `2 * d` spaces) written one top-level field
-/// at a time.
-mod json {
-    use std::io::Write;
-    use std::sync::mpsc;
-
-    use serde::Serialize;
-
-    /// Resources or operations per batch: about 100 KB of JSON for routes, small next to
-    /// the document (the batches in flight add to the reconcile's peak memory).
-    const BATCH: usize = 64;
-
-    pub(super) fn io(r: std::io::Result<()>) -> serde_json::Result<()> {
-        r.map_err(serde_json::Error::io)
-    }
-
-    /// `value` as pretty JSON at `depth`: its lines after the first indented by `2 * depth`
-    /// spaces.
-    fn indented<T: Serialize + ?Sized>(
-        w: &mut impl Write,
-        value: &T,
-        depth: usize,
-    ) -> serde_json::Result<()> {
-        value.serialize(&mut serde_json::Serializer::with_formatter(w, Pretty::at(depth)))
-    }
-
-    /// A top-level field: `"name": value`, after `{` (`first`) or after the previous field.
-    pub(super) fn field<T: Serialize + ?Sized>(
-        w: &mut impl Write,
-        name: &str,
-        value: &T,
-        first: bool,
-    ) -> serde_json::Result<()> {
-        io(write!(w, "{}\n  \"{name}\": ", if first { "" } else { "," }))?;
-        indented(w, value, 1)
-    }
-
-    /// A top-level array field, its elements serialized in batches on two threads.
-    pub(super) fn array<T: Serialize + Sync>(
-        w: &mut impl Write,
-        name: &str,
-        items: &[T],
-    ) -> serde_json::Result<()> {
-        if items.len() < 2 * BATCH || crate::par::threads() < 2 {
-            return field(w, name, items, false);
-        }
-        io(write!(w, ",\n  \"{name}\": ["))?;
-        let batches: Vec<(usize, &[T])> =
-            items.chunks(BATCH).enumerate().map(|(i, b)| (i * BATCH, b)).collect();
-        std::thread::scope(|scope| {
-            // The helper serializes the odd batches and this thread the even ones; a channel
-            // of one keeps the helper at most a batch ahead of the writer.
-            let (tx, rx) = mpsc::sync_channel::<serde_json::Result<Vec<u8>>>(1);
-            let odd = batches.iter().skip(1).step_by(2);
-            let helper = std::thread::Builder::new().name("engine-json".into()).spawn_scoped(
-                scope,
-                move || {
-                    for &(at, batch) in odd {
-                        if tx.send(elements(at, batch)).is_err() {
-                            return;
-                        }
-                    }
-                },
-            );
-            let mut rx = helper.ok().map(|_| rx);
-            for (i, &(at, batch)) in batches.iter().enumerate() {
-                let from_helper =
-                    if i % 2 == 1 { rx.as_ref().map(mpsc::Receiver::recv) } else { None };
-                let bytes = match from_helper {
-                    Some(Ok(bytes)) => bytes?,
-                    // The helper stopped (a panic, resumed when the scope ends): this thread
-                    // serializes the rest alone.
-                    Some(Err(_)) => {
-                        rx = None;
-                        elements(at, batch)?
-                    }
-                    None => elements(at, batch)?,
-                };
-                io(w.write_all(&bytes))?;
-            }
-            Ok::<_, serde_json::Error>(())
-        })?;
-        io(w.write_all(b"\n  ]"))
-    }
-
-    /// The array elements `batch` (the first at index `at`) as they appear in the pretty
-    /// document at depth 2, each after its `\n` or `,\n`.
-    fn elements<T: Serialize>(at: usize, batch: &[T]) -> serde_json::Result<Vec<u8>> {
-        let mut out = Vec::with_capacity(batch.len() * 1024);
-        for (i, item) in batch.iter().enumerate() {
-            out.extend_from_slice(if at + i == 0 { b"\n    " } else { b",\n    " });
-            indented(&mut out, item, 2)?;
-        }
-        Ok(out)
-    }
-
-    /// serde_json's pretty layout (two spaces per level) starting at a given depth, which
-    /// `serde_json::ser::PrettyFormatter` cannot.
-    struct Pretty {
-        depth: usize,
-        has_value: bool,
-    }
-
-    impl Pretty {
-        fn at(depth: usize) -> Self {
-            Self { depth, has_value: false }
-        }
-
-        fn open<W: Write + ?Sized>(&mut self, w: &mut W, bracket: &[u8]) -> std::io::Result<()> {
-            self.depth += 1;
-            self.has_value = false;
-            w.write_all(bracket)
-        }
-
-        fn close<W: Write + ?Sized>(&mut self, w: &mut W, bracket: &[u8]) -> std::io::Result<()> {
-            self.depth -= 1;
-            if self.has_value {
-                self.line(w, true)?;
-            }
-            w.write_all(bracket)
-        }
-
-        /// A line break (after a comma unless `first`) and the current indentation.
-        fn line<W: Write + ?Sized>(&self, w: &mut W, first: bool) -> std::io::Result<()> {
-            const SPACES: &[u8] = &[b' '; 64];
-            w.write_all(if first { b"\n" } else { b",\n" })?;
-            let mut left = 2 * self.depth;
-            while left > 0 {
-                let n = left.min(SPACES.len());
-                w.write_all(&SPACES[..n])?;
-                left -= n;
-            }
-            Ok(())
-        }
-    }
-
-    impl serde_json::ser::Formatter for Pretty {
-        fn begin_array<W: Write + ?Sized>(&mut self, w: &mut W) -> std::io::Result<()> {
-            self.open(w, b"[")
-        }
-
-        fn end_array<W: Write + ?Sized>(&mut self, w: &mut W) -> std::io::Result<()> {
-            self.close(w, b"]")
-        }
-
-        fn begin_array_value<W: Write + ?Sized>(
-            &mut self,
-            w: &mut W,
-            first: bool,
-        ) -> std::io::Result<()> {
-            self.line(w, first)
-        }
-
-        fn end_array_value<W: Write + ?Sized>(&mut self, _w: &mut W) -> std::io::Result<()> {
-            self.has_value = true;
-            Ok(())
-        }
-
-        fn begin_object<W: Write + ?Sized>(&mut self, w: &mut W) -> std::io::Result<()> {
-            self.open(w, b"{")
-        }
-
-        fn end_object<W: Write + ?Sized>(&mut self, w: &mut W) -> std::io::Result<()> {
-            self.close(w, b"}")
-        }
-
-        fn begin_object_key<W: Write + ?Sized>(
-            &mut self,
-            w: &mut W,
-            first: bool,
-        ) -> std::io::Result<()> {
-            self.line(w, first)
-        }
-
-        fn begin_object_value<W: Write + ?Sized>(&mut self, w: &mut W) -> std::io::Result<()> {
-            w.write_all(b": ")
-        }
-
-        fn end_object_value<W: Write + ?Sized>(&mut self, _w: &mut W) -> std::io::Result<()> {
-            self.has_value = true;
-            Ok(())
-        }
+    pub fn write_json_pretty<W: std::io::Write>(&self, w: W) -> serde_json::Result<()> {
+        serde_json::to_writer_pretty(w, self)
     }
 }
 
@@ -577,19 +358,6 @@ mod tests {
             }],
             operations: ops,
             warnings: vec!["a document warning".into()],
-        }
-    }
-
-    #[test]
-    fn the_fast_pretty_json_is_byte_for_byte_serde_json_pretty() {
-        // 0 and 3 take the serial path; the large sizes take the batches on two threads,
-        // including an odd number of batches and a last batch that is not full.
-        for n in [0, 3, 127, 128, 1300, 2 * 64 * 3] {
-            let doc = document(n);
-            let mut fast = Vec::new();
-            doc.write_json_pretty(&mut fast).expect("writes");
-            let expected = serde_json::to_string_pretty(&doc).expect("serializes");
-            assert!(fast == expected.as_bytes(), "n = {n}: the outputs differ");
         }
     }
 

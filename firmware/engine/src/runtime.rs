@@ -41,9 +41,9 @@ pub struct RuntimeValues {
     /// none (yet) are absent.
     pub lease_gateways: BTreeMap<String, std::net::Ipv4Addr>,
     /// Whether each `when.state` condition the render asks about ([`RuntimeReads::state_gates`])
-    /// holds, as `(variable, condition, holds)`, in the order asked. Evaluated at the
-    /// observation's time, so a `for` duration running out changes it (the state scheduler
-    /// asks for a reconcile then).
+    /// holds, as `(variable, condition, holds)`, in the order asked. Evaluated at the time
+    /// planned for (the `now` of [`RuntimeValues::from_observed`]), so a `for` duration running
+    /// out changes it (the state scheduler asks for a reconcile then).
     pub gates: Vec<(String, StateMatchSpec, bool)>,
     /// The DNS servers of the DHCP clients the render asks about ([`RuntimeReads::lease_dns`]),
     /// by binding key (`dhcp.ipv4.client/wan0`), in networkd's order. Clients without any
@@ -78,10 +78,13 @@ pub struct RuntimeReads {
 impl RuntimeValues {
     /// The values in `observed` (the inventory of one snapshot, by key). Interface addresses
     /// and health verdicts are read only for what `reads` names: what the config asks about,
-    /// so that a config asking about nothing binds no value and renders once.
+    /// so that a config asking about nothing binds no value and renders once. `when.state`
+    /// conditions are evaluated at `now` (milliseconds since the Unix epoch, the plan's
+    /// [`crate::plan::PlanInput::now`]).
     pub fn from_observed(
         observed: &BTreeMap<ArtifactKey, Arc<Artifact>>,
         reads: &RuntimeReads,
+        now: u64,
     ) -> Self {
         let address_links = &reads.address_links;
         let mut delegated = BTreeMap::new();
@@ -131,7 +134,6 @@ impl RuntimeValues {
         let gates = if reads.state_gates.is_empty() {
             Vec::new()
         } else {
-            let now = crate::state::now_ms();
             reads
                 .state_gates
                 .iter()
@@ -239,11 +241,11 @@ mod tests {
         .into_iter()
         .map(|a| (a.key.clone(), a))
         .collect();
-        let v = RuntimeValues::from_observed(&observed, &RuntimeReads::default());
+        let v = RuntimeValues::from_observed(&observed, &RuntimeReads::default(), 0);
         assert_eq!(v.delegated_address("lan0"), "2001:db8:0:2a::1/64".parse().ok());
         assert_eq!(v.delegated_address("lan1"), None);
         assert_eq!(v.delegated.len(), 1, "{v:?}");
-        let none = RuntimeValues::from_observed(&BTreeMap::new(), &RuntimeReads::default());
+        let none = RuntimeValues::from_observed(&BTreeMap::new(), &RuntimeReads::default(), 0);
         assert_eq!(none, RuntimeValues::default());
     }
 
@@ -281,16 +283,17 @@ mod tests {
             lease_gateways: BTreeSet::from(["wan0".to_string()]),
             ..Default::default()
         };
-        let v = RuntimeValues::from_observed(&observed("fiber", &lease), &reads);
+        let v = RuntimeValues::from_observed(&observed("fiber", &lease), &reads, 0);
         assert_eq!(v.when_holds(&when), Some(true));
         assert_eq!(v.lease_gateway("wan0"), Some([10, 0, 2, 2].into()));
-        let v = RuntimeValues::from_observed(&observed("lte", &lease), &reads);
+        let v = RuntimeValues::from_observed(&observed("lte", &lease), &reads, 0);
         assert_eq!(v.when_holds(&when), Some(false));
         lease.gateway = None;
-        let v = RuntimeValues::from_observed(&observed("lte", &lease), &reads);
+        let v = RuntimeValues::from_observed(&observed("lte", &lease), &reads, 0);
         assert_eq!(v.lease_gateway("wan0"), None);
         // Not asked about: not read.
-        let v = RuntimeValues::from_observed(&observed("fiber", &lease), &RuntimeReads::default());
+        let v =
+            RuntimeValues::from_observed(&observed("fiber", &lease), &RuntimeReads::default(), 0);
         assert_eq!(v, RuntimeValues::default());
         assert_eq!(v.when_holds(&when), None);
     }
@@ -317,14 +320,14 @@ mod tests {
             address_links: BTreeSet::from(["lan0".to_string()]),
             ..Default::default()
         };
-        let v = RuntimeValues::from_observed(&observed, &reads);
+        let v = RuntimeValues::from_observed(&observed, &reads, 0);
         let on_lan: Vec<String> =
             v.interface_addresses("lan0").iter().map(ToString::to_string).collect();
         assert_eq!(on_lan, ["192.168.1.1/24", "2001:db8::1/64", "fd00:53::53/64"]);
         assert!(v.interface_addresses("wan0").is_empty(), "{v:?}");
         // A config asking about no link binds no value: it renders once.
         assert_eq!(
-            RuntimeValues::from_observed(&observed, &RuntimeReads::default()),
+            RuntimeValues::from_observed(&observed, &RuntimeReads::default(), 0),
             RuntimeValues::default()
         );
     }

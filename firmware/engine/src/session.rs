@@ -11,6 +11,10 @@
 //!
 //! The desired state depends on the config alone: a reconcile builds it once and verifies
 //! against the same one.
+//!
+//! The session reads no clock: every entry point takes the caller's `now`, which stamps the
+//! Result document and the ledger and is the time its plans measure `when.state` `for`
+//! durations at ([`PlanInput::now`]), the verification's included.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -49,16 +53,12 @@ use crate::render::render_with;
 use crate::report::{ReportInput, build};
 use crate::result::{ArtifactRef, OperationRecord, ResultDocument};
 use crate::runtime::RuntimeValues;
-use crate::state::StateStore;
+use crate::state::{StateStore, unix_ms};
 
 use self::records::{entries_after, executed_records, records_create};
 
 /// How long apply waits for operations that continue in the background.
 const ASYNC_DEADLINE: Duration = Duration::from_secs(120);
-
-/// The fewest creates a chunk of prepare's ledger entries takes: below this a helper thread
-/// costs more than it saves (an entry takes about a microsecond).
-const PREPARE_CHUNK_MIN: usize = 512;
 
 /// Where a session acts.
 #[derive(Clone, Debug)]
@@ -155,9 +155,6 @@ impl Session {
         // One connection for every D-Bus configurator, opened when one needs it.
         let bus = Arc::new(SystemBus::new(opts.system_bus.clone()));
         let systemd = Arc::new(Systemd::new(Arc::clone(&bus)));
-        let health = Arc::new(HealthStore::default());
-        let state = Arc::new(StateStore::default());
-        let aftr = Arc::new(AftrStore::default());
         let log_sinks = Arc::new(LogSinks::default());
         let backends: Vec<Arc<dyn Backend>> = vec![
             Arc::new(NetlinkBackend::new(&netns)?),
@@ -169,9 +166,6 @@ impl Session {
             Arc::new(TimesyncdBackend::new(&target, Arc::clone(&bus), systemd)),
             Arc::new(FilesBackend::new(&target)),
             Arc::new(HostnamedBackend::new(Arc::clone(&bus))),
-            Arc::new(crate::health::backend(Arc::clone(&health))),
-            Arc::new(crate::state::backend(Arc::clone(&state))),
-            Arc::new(crate::aftr::backend(Arc::clone(&aftr))),
             Arc::new(LogSinkBackend::new(&netns, Arc::clone(&log_sinks))),
         ];
         let ledger = if opts.read_only {
@@ -179,19 +173,38 @@ impl Session {
         } else {
             Ledger::open(&opts.ledger_path)?
         };
-        let registry = BackendRegistry::new(backends);
-        Ok(Self {
-            registry,
+        let mut session = Self::with_backends(backends, ledger, target);
+        session.bus = bus;
+        session.log_sinks = log_sinks;
+        session.leave_to_exit = opts.exit_after_command;
+        Ok(session)
+    }
+
+    /// A session over `backends` (the host's inventories and configurators, in order of
+    /// precedence: a kind two of them serve goes to the first) and the scheduler's stores
+    /// (health checks, state variables, AFTR lookups), whose backends come after them. For a
+    /// host other than the kernel's: the golden plan cases plan against a recorded one
+    /// (`tests/golden`).
+    pub fn with_backends(backends: Vec<Arc<dyn Backend>>, ledger: Ledger, target: Target) -> Self {
+        let health = Arc::new(HealthStore::default());
+        let state = Arc::new(StateStore::default());
+        let aftr = Arc::new(AftrStore::default());
+        let mut backends = backends;
+        backends.push(Arc::new(crate::health::backend(Arc::clone(&health))));
+        backends.push(Arc::new(crate::state::backend(Arc::clone(&state))));
+        backends.push(Arc::new(crate::aftr::backend(Arc::clone(&aftr))));
+        Self {
+            registry: BackendRegistry::new(backends),
             health,
             state,
             aftr,
-            log_sinks,
-            bus,
+            log_sinks: Arc::new(LogSinks::default()),
+            bus: Arc::new(SystemBus::new(None)),
             target,
             ledger,
             timings: Default::default(),
-            leave_to_exit: opts.exit_after_command,
-        })
+            leave_to_exit: false,
+        }
     }
 
     /// The ledger this session records ownership in (the daemon also keeps its generations
@@ -266,8 +279,9 @@ impl Session {
     ) -> Result<ResultDocument, EngineError> {
         let (desired, listing) = self.desired_listing(&input.config);
         let snap = self.snapshot(&desired, listing).await?;
-        let desired = self.bound(&input.config, &desired, &snap);
-        let plan = self.plan_of(&desired, &snap)?;
+        let now_ms = unix_ms(now);
+        let desired = self.bound(&input.config, &desired, &snap, now_ms);
+        let plan = self.plan_of(&desired, &snap, now_ms)?;
         let doc = self.report(&plan, &snap, input, now, "observe", None, false, Vec::new());
         self.release((plan, snap, desired));
         doc
@@ -284,8 +298,9 @@ impl Session {
     ) -> Result<ResultDocument, EngineError> {
         let (desired, listing) = self.desired_listing(&input.config);
         let snap = self.snapshot(&desired, listing).await?;
-        let desired = self.bound(&input.config, &desired, &snap);
-        let plan = self.plan_of(&desired, &snap)?;
+        let now_ms = unix_ms(now);
+        let desired = self.bound(&input.config, &desired, &snap, now_ms);
+        let plan = self.plan_of(&desired, &snap, now_ms)?;
         let mode = if dry_run { "dry-run" } else { "plan" };
         let doc = self.report(&plan, &snap, input, now, mode, None, true, Vec::new());
         self.release((plan, snap, desired));
@@ -296,8 +311,8 @@ impl Session {
     /// plan runs on it (created green, modified blue, deleted red, pending gray).
     ///
     /// Errors: inventory and ledger failures, dependency cycles.
-    pub async fn dot(&self, input: &ConfigInput) -> Result<String, EngineError> {
-        Ok(self.drawing(input, &GraphView::Whole).await?.dot)
+    pub async fn dot(&self, input: &ConfigInput, now: SystemTime) -> Result<String, EngineError> {
+        Ok(self.drawing(input, &GraphView::Whole, now).await?.dot)
     }
 
     /// The planned transition drawn as `view` asks (see [`crate::drawing`]).
@@ -307,11 +322,13 @@ impl Session {
         &self,
         input: &ConfigInput,
         view: &GraphView,
+        now: SystemTime,
     ) -> Result<Drawing, EngineError> {
         let (desired, listing) = self.desired_listing(&input.config);
         let snap = self.snapshot(&desired, listing).await?;
-        let desired = self.bound(&input.config, &desired, &snap);
-        let plan = self.plan_of(&desired, &snap)?;
+        let now_ms = unix_ms(now);
+        let desired = self.bound(&input.config, &desired, &snap, now_ms);
+        let plan = self.plan_of(&desired, &snap, now_ms)?;
         Ok(crate::drawing::draw(&plan, &input.config.metadata.name, view))
     }
 
@@ -353,11 +370,12 @@ impl Session {
         listing: Option<Listing>,
     ) -> Result<ResultDocument, EngineError> {
         let mut snap = self.snapshot(desired, listing).await?;
-        let desired = self.bound(&input.config, desired, &snap);
+        let now_ms = unix_ms(now);
+        let desired = self.bound(&input.config, desired, &snap, now_ms);
         if self.resolve_pending(&snap)? {
             snap.entries = self.ledger.heads()?;
         }
-        let mut plan = self.plan_of(&desired, &snap)?;
+        let mut plan = self.plan_of(&desired, &snap, now_ms)?;
 
         let (created_keys, prepared) = timed!(self, "prepare", self.prepare(&plan, input, now)?);
         let strict = input.config.spec.reconcile.mode == routerd_model::ReconcileMode::Strict;
@@ -436,7 +454,7 @@ impl Session {
         );
         drop(changes);
         let after = self.snapshot_with(&desired, entries, listing).await?;
-        let verified = self.plan_of(&desired, &after)?;
+        let verified = self.plan_of(&desired, &after, now_ms)?;
         let doc = reconciled(&verified, &after, executed);
         self.release((verified, after, desired, snap));
         doc
@@ -468,8 +486,9 @@ impl Session {
     ) -> Result<ResultDocument, EngineError> {
         let (desired, listing) = self.desired_listing(&input.config);
         let snap = self.snapshot(&desired, listing).await?;
-        let desired = self.bound(&input.config, &desired, &snap);
-        let plan = self.plan_of(&desired, &snap)?;
+        let now_ms = unix_ms(now);
+        let desired = self.bound(&input.config, &desired, &snap, now_ms);
+        let plan = self.plan_of(&desired, &snap, now_ms)?;
         if !apply {
             return self.report(&plan, &snap, input, now, "adopt", None, false, Vec::new());
         }
@@ -503,7 +522,7 @@ impl Session {
         self.ledger.apply(&changes)?;
         drop(plan);
         let snap = self.snapshot(&desired, None).await?;
-        let plan = self.plan_of(&desired, &snap)?;
+        let plan = self.plan_of(&desired, &snap, now_ms)?;
         self.report(&plan, &snap, input, now, "adopt", None, false, adopted)
     }
 
@@ -551,11 +570,17 @@ impl Session {
         Arc::new(desired)
     }
 
-    /// `desired` with the runtime values of `snap` (ADR 0008): the same when they are the ones
-    /// it was rendered with (always, on a host where nothing produced any), else `config`
-    /// rendered again with them.
-    fn bound(&self, config: &Config, desired: &Arc<Desired>, snap: &Snapshot) -> Arc<Desired> {
-        let runtime = RuntimeValues::from_observed(&snap.observed, &desired.reads);
+    /// `desired` with the runtime values of `snap` at `now_ms` (ADR 0008): the same when they
+    /// are the ones it was rendered with (always, on a host where nothing produced any), else
+    /// `config` rendered again with them.
+    fn bound(
+        &self,
+        config: &Config,
+        desired: &Arc<Desired>,
+        snap: &Snapshot,
+        now_ms: u64,
+    ) -> Arc<Desired> {
+        let runtime = RuntimeValues::from_observed(&snap.observed, &desired.reads, now_ms);
         if runtime == desired.runtime {
             return Arc::clone(desired);
         }
@@ -648,7 +673,13 @@ impl Session {
         Ok(Snapshot { entries, observed, warnings })
     }
 
-    fn plan_of(&self, desired: &Arc<Desired>, snap: &Snapshot) -> Result<EnginePlan, EngineError> {
+    /// Plans `desired` against `snap` for the time `now_ms` ([`PlanInput::now`]).
+    fn plan_of(
+        &self,
+        desired: &Arc<Desired>,
+        snap: &Snapshot,
+        now_ms: u64,
+    ) -> Result<EnginePlan, EngineError> {
         let registry = &self.registry;
         let observes = |k: ArtifactKind| registry.observes(k);
         let needs_recreate = |cur: &HostItem, int: &HostItem| {
@@ -665,6 +696,7 @@ impl Session {
                     ledger: &snap.entries,
                     observes: &observes,
                     needs_recreate: &needs_recreate,
+                    now: now_ms,
                 }
             )
         )
@@ -719,25 +751,24 @@ impl Session {
             keys.push(key);
             intents.push(*intent);
         }
-        // The entries (each with its attributes as JSON) are built in parallel: thousands in
-        // a cold reconcile, each independent of the others.
         let recorded_at = unix_secs(now);
-        let mut puts: Vec<LedgerChange> =
-            intents.iter().map(|_| LedgerChange::PromoteAll).collect();
-        crate::par::fill(&intents, &mut puts, PREPARE_CHUNK_MIN, |intent| {
-            let key = intent.key();
-            LedgerChange::Put(LedgerEntry {
-                kind: key.kind.as_str().into(),
-                name: key.name.clone(),
-                owner: intent.owner.to_string(),
-                co_owners: intent.co_owners.iter().map(|o| o.to_string()).collect(),
-                origin: Origin::Created,
-                state: EntryState::Pending,
-                generation,
-                recorded_at,
-                attributes: Attributes::of(&intent.artifact.spec),
+        let puts: Vec<LedgerChange> = intents
+            .iter()
+            .map(|intent| {
+                let key = intent.key();
+                LedgerChange::Put(LedgerEntry {
+                    kind: key.kind.as_str().into(),
+                    name: key.name.clone(),
+                    owner: intent.owner.to_string(),
+                    co_owners: intent.co_owners.iter().map(|o| o.to_string()).collect(),
+                    origin: Origin::Created,
+                    state: EntryState::Pending,
+                    generation,
+                    recorded_at,
+                    attributes: Attributes::of(&intent.artifact.spec),
+                })
             })
-        });
+            .collect();
         self.ledger.apply(&puts)?;
         Ok((keys, puts))
     }

@@ -299,11 +299,16 @@ pub fn state_gates(config: &Config) -> Vec<(String, StateMatchSpec)> {
         .collect()
 }
 
-/// Milliseconds since the Unix epoch, now.
+/// Milliseconds since the Unix epoch, now: what the callers of a plan (the supervisor) read
+/// once per plan or apply and hand in ([`crate::plan::PlanInput::now`]); the engine itself
+/// reads no clock.
 pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    unix_ms(SystemTime::now())
+}
+
+/// Milliseconds since the Unix epoch at `t` (0 before it).
+pub fn unix_ms(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// Whether `condition` (one value of `when.state`) holds for the variable item `spec` at

@@ -523,12 +523,15 @@ impl Daemon {
                 .entries()
                 .map(EngineAnswer::Entries)
                 .map_err(|e| Refusal::Failed(e.to_string())),
-            EngineQuery::Graph => {
-                self.session.dot(&self.applied.input).await.map(EngineAnswer::Dot).map_err(failed)
-            }
+            EngineQuery::Graph => self
+                .session
+                .dot(&self.applied.input, now)
+                .await
+                .map(EngineAnswer::Dot)
+                .map_err(failed),
             EngineQuery::Drawing(view) => self
                 .session
-                .drawing(&self.applied.input, &view)
+                .drawing(&self.applied.input, &view, now)
                 .await
                 .map(|d| EngineAnswer::Drawing(Box::new(d)))
                 .map_err(failed),

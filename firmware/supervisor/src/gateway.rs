@@ -295,7 +295,9 @@ async fn default_gateways(
     for kind in [ArtifactKind::Ipv4Route, ArtifactKind::Ipv6Route] {
         let listed = backend.observe(kind, &[]).await.map_err(|e| e.to_string())?;
         found.extend(listed.iter().filter_map(|a| match &a.spec {
-            ArtifactSpec::Route(r) if r.table == 254 && r.destination.prefix_len() == 0 => {
+            ArtifactSpec::Route(r)
+                if r.table == routerd_host::MAIN_ROUTE_TABLE && r.destination.prefix_len() == 0 =>
+            {
                 Some((r.oif.clone()?, r.gateway?))
             }
             _ => None,

@@ -262,7 +262,7 @@ impl Probe {
                     .iter()
                     .filter_map(|a| match &a.spec {
                         ArtifactSpec::Route(r)
-                            if r.table == 254
+                            if r.table == routerd_host::MAIN_ROUTE_TABLE
                                 && r.destination.prefix_len() == 0
                                 && r.oif.as_deref() == Some(ifname) =>
                         {

@@ -25,6 +25,12 @@ Exit codes:
   74  ledger file unreadable or unwritable
   75  temporary failure (ledger locked by another routerd, netlink busy); retry";
 
+/// The note on `routerd serve --help`: durations take the config's grammar (`parse_duration`).
+const DURATIONS: &str = "\
+Durations are written as in router.yaml (Go's time.ParseDuration): numbers with
+a unit (ns, us, ms, s, m, h), fractions and sums allowed: 300ms, 1.5s, 1h30m.
+Words (1 minute, 5min) and days (1d) are refused.";
+
 /// Reconciles a declarative router.yaml into the kernel, proving ownership before any delete.
 #[derive(Parser, Debug)]
 #[command(name = "routerd", version, after_help = EXIT_CODES)]
@@ -33,10 +39,21 @@ struct Cli {
     command: Command,
 }
 
+/// A duration flag that must be more than zero (a zero `--resync` would be a busy loop, and
+/// tokio's interval refuses it): the config's grammar, then the bound.
+fn positive_duration(text: &str) -> Result<Duration, String> {
+    match routerd_model::parse_duration(text) {
+        Ok(d) if d.is_zero() => Err("must be more than 0".into()),
+        Ok(d) => Ok(d),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run the daemon: reconcile now, again on every host change and every resync interval,
     /// and serve the control API; stop cleanly on SIGTERM.
+    #[command(after_help = DURATIONS)]
     Serve {
         #[command(flatten)]
         target: TargetArgs,
@@ -44,16 +61,16 @@ enum Command {
         #[arg(long, value_name = "PATH", default_value = control::DEFAULT_SOCKET)]
         control_socket: PathBuf,
         /// Reconcile at least this often (`60s`, `5m`, `1h`).
-        #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
+        #[arg(long, default_value = "60s", value_parser = positive_duration)]
         resync: Duration,
         /// Coalesce triggers arriving within this window into one reconcile.
-        #[arg(long, default_value = "200ms", value_parser = humantime::parse_duration)]
+        #[arg(long, default_value = "200ms", value_parser = routerd_model::parse_duration)]
         debounce: Duration,
         /// Read the interface counters the charts draw this often (they keep the last hour).
-        #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+        #[arg(long, default_value = "10s", value_parser = routerd_model::parse_duration)]
         sample_interval: Duration,
         /// Probe each default route's gateway (neighbour and ICMP echo) this often.
-        #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
+        #[arg(long, default_value = "5s", value_parser = routerd_model::parse_duration)]
         gateway_interval: Duration,
         /// Where the daemon keeps its credentials (admin password hash, setup token).
         #[arg(long, value_name = "DIR", default_value = "/var/lib/routerd")]
@@ -67,7 +84,7 @@ enum Command {
         #[arg(long)]
         health_gate: bool,
         /// How long a boot has to pass the doctor (`90s`, `5m`).
-        #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
+        #[arg(long, default_value = "5m", value_parser = routerd_model::parse_duration)]
         health_window: Duration,
         /// RAUC's D-Bus address (`unix:path=…`); the system bus by default.
         #[arg(long, value_name = "ADDRESS")]
@@ -302,7 +319,7 @@ async fn engine_command(args: EngineArgs, mode: Mode) -> anyhow::Result<u8> {
             eprintln!("routerd: -o dot is for plan and reconcile --dry-run");
             return Ok(64);
         }
-        print!("{}", session.dot(&config).await?);
+        print!("{}", session.dot(&config, SystemTime::now()).await?);
         return Ok(0);
     }
     let now = SystemTime::now();

@@ -88,7 +88,7 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &DsLiteTunnelSpec, 
     };
     if s.default_route {
         let route = RouteSpec {
-            table: 254,
+            table: routerd_host::MAIN_ROUTE_TABLE,
             destination: IpNet::V4(ipnet::Ipv4Net::default()),
             gateway: None,
             oif: Some(ifname.clone()),

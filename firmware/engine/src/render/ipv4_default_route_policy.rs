@@ -101,7 +101,7 @@ pub(super) fn render(
                 let metric = c.route_metric.unwrap_or(c.priority);
                 let route = |metric| {
                     ArtifactSpec::Route(RouteSpec {
-                        table: 254,
+                        table: routerd_host::MAIN_ROUTE_TABLE,
                         destination: IpNet::V4(ipnet::Ipv4Net::default()),
                         gateway,
                         oif: Some(link.ifname.clone()),

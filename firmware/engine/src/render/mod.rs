@@ -92,35 +92,15 @@ pub fn render_for(config: &Config, target: &Target) -> Rendered {
 /// needs a value that is not there yet is rendered waiting for it. As [`render`] otherwise.
 pub fn render_with(config: &Config, target: &Target, runtime: &RuntimeValues) -> Rendered {
     let ctx = RenderCtx::new(config, target, runtime);
-    // Each resource renders on its own (the context is read only), so chunks of the config
-    // render in parallel and are joined in config order.
-    let parts = crate::par::map_chunks(&config.spec.resources, RENDER_CHUNK_MIN, |chunk| {
-        let mut part = Rendered::default();
-        for res in chunk {
-            let mut out = Out::new(res);
-            render_resource(&ctx, res, &mut out);
-            out.finish(&mut part);
-        }
-        part
-    });
     let mut rendered = Rendered::default();
-    for part in parts {
-        if rendered.intents.is_empty() {
-            rendered.intents = part.intents;
-        } else {
-            rendered.intents.extend(part.intents);
-        }
-        for (owner, warnings) in part.warnings {
-            rendered.warnings.entry(owner).or_default().extend(warnings);
-        }
+    for res in &config.spec.resources {
+        let mut out = Out::new(res);
+        render_resource(&ctx, res, &mut out);
+        out.finish(&mut rendered);
     }
     rendered.reads = ctx.runtime_reads();
     rendered
 }
-
-/// The fewest resources a render chunk takes: below this a helper thread costs more than it
-/// saves (starting one is tens of microseconds; a resource renders in about one).
-const RENDER_CHUNK_MIN: usize = 512;
 
 fn render_resource(ctx: &RenderCtx<'_>, res: &Resource, out: &mut Out) {
     use ResourceSpec as S;

@@ -851,36 +851,3 @@ fn a_dhcpv6_client_on_an_interface_the_home_router_preset_closes_is_warned_about
     let zoned = render(&config(true));
     assert!(!warned(&zoned, "IPv6PrefixDelegation/wan-pd"), "{:?}", zoned.warnings);
 }
-
-/// A config large enough that render takes chunks on helper threads renders exactly as one
-/// resource after another: the same intents in config order, the same warnings.
-#[test]
-fn a_large_config_renders_in_chunks_as_it_does_one_resource_at_a_time() {
-    let mut yaml = String::from(WAN0);
-    yaml.push_str(
-        "    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv4StaticAddress
-      metadata:
-        name: wan-v4
-      spec:
-        interface: wan
-        address: 10.0.0.1/24
-",
-    );
-    yaml.push_str(&crate::fixtures::static_routes(3000, 7, Some("10.0.0.2")));
-    let config = router(&yaml);
-    let (target, runtime) = (Target::default(), RuntimeValues::default());
-    let rendered = render_with(&config, &target, &runtime);
-
-    let ctx = super::RenderCtx::new(&config, &target, &runtime);
-    let mut one_by_one = super::Rendered::default();
-    for res in &config.spec.resources {
-        let mut out = super::Out::new(res);
-        super::render_resource(&ctx, res, &mut out);
-        out.finish(&mut one_by_one);
-    }
-    assert_eq!(rendered.intents.len(), one_by_one.intents.len());
-    assert!(rendered.intents.len() > 3000, "{} intents", rendered.intents.len());
-    assert!(rendered.intents == one_by_one.intents, "the intents differ or are out of order");
-    assert_eq!(rendered.warnings, one_by_one.warnings);
-}

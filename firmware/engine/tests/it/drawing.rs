@@ -1,6 +1,8 @@
 //! Drawings of a large plan (issue 33 §3): whole while small, else grouped by resource kind or
 //! around one resource, each a handful of nodes.
 
+use std::time::SystemTime;
+
 use routerd_engine::ConfigInput;
 use routerd_engine::drawing::{GraphView, Shown};
 
@@ -18,11 +20,14 @@ async fn a_thousand_route_plan_is_drawn_by_kind_or_around_one_resource() {
     let session = lab.session(true).await;
     let draw = |view: GraphView| {
         let (session, input) = (&session, &input);
-        async move { session.drawing(input, &view).await.expect("drawn") }
+        async move { session.drawing(input, &view, SystemTime::now()).await.expect("drawn") }
     };
 
     let small = ConfigInput::parse(LAB, "router.yaml").expect("parses");
-    let whole = session.drawing(&small, &GraphView::Auto { up_to: 150 }).await.expect("drawn");
+    let whole = session
+        .drawing(&small, &GraphView::Auto { up_to: 150 }, SystemTime::now())
+        .await
+        .expect("drawn");
     assert_eq!(whole.shown, Shown::Whole);
     assert_eq!(nodes(&whole.dot).len(), whole.artifacts, "{}", whole.dot);
 

@@ -4,6 +4,7 @@
 mod adoption;
 mod dnsmasq;
 mod drawing;
+mod golden;
 mod health;
 mod hostnamed;
 mod logsink;

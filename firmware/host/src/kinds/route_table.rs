@@ -8,7 +8,7 @@ use crate::artifact::{ArtifactKey, ArtifactKind};
 
 /// Tables that are never a `linux.ipv4.routeTable` artifact: `default` (253), `main` (254)
 /// and `local` (255) belong to the whole system (`include/uapi/linux/rtnetlink.h`).
-pub const RESERVED_ROUTE_TABLES: [u32; 3] = [253, 254, 255];
+pub const RESERVED_ROUTE_TABLES: [u32; 3] = [253, super::route::MAIN_ROUTE_TABLE, 255];
 
 /// `linux.ipv4.routeTable`: a numbered table whose routes routerd installs.
 ///

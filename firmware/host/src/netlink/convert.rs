@@ -26,11 +26,10 @@ use crate::artifact::{
     EncapLimit, FwmarkRuleSpec, Ip6TunnelMode, Ip6TunnelSpec, LinkKind, LinkSpec, RouteSpec,
     VlanProtocol,
 };
+use crate::kinds::route::MAIN_ROUTE_TABLE as RT_TABLE_MAIN;
 
 /// `RT_TABLE_LOCAL`: the kernel's table of local and broadcast addresses, never listed.
 pub(crate) const RT_TABLE_LOCAL: u32 = 255;
-/// `RT_TABLE_MAIN`: the table `ip route` shows.
-const RT_TABLE_MAIN: u32 = 254;
 
 /// `NLMSGERR_ATTR_MSG`: the extended ack's human-readable message (`netlink(7)`).
 const NLMSGERR_ATTR_MSG: u16 = 1;
