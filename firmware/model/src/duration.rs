@@ -4,6 +4,11 @@
 //! Accepts what Go's `time.ParseDuration` accepts, except negative values: a sequence of decimal
 //! numbers, each with an optional fraction and a required unit (`ns`, `us`/`µs`/`μs`, `ms`, `s`,
 //! `m`, `h`); a lone `0` needs no unit. Pure function, no I/O.
+//!
+//! The binaries' duration flags (`routerd serve --resync`, `routerctl apply --confirm-timeout`)
+//! parse with the same function, so a flag takes exactly what the config takes: it is a clap
+//! value parser as it is (`value_parser = routerd_model::parse_duration`; [`DurationError`] is
+//! `Error + Send + Sync`), and this crate does not depend on clap.
 
 use std::time::Duration;
 
@@ -155,6 +160,20 @@ mod tests {
         assert_eq!(parse_duration(""), Err(DurationError::Empty));
         assert_eq!(parse_duration("s"), Err(DurationError::Invalid("s".into())));
         assert_eq!(parse_duration("1..2s"), Err(DurationError::Invalid("1..2s".into())));
+    }
+
+    #[test]
+    fn refuses_what_only_humantime_takes() {
+        // The CLI flags parsed with humantime until issue 35; these must now fail there too.
+        for text in ["1 minute", "2min", "1sec", "1d", "1h 30m", "1week"] {
+            assert!(parse_duration(text).is_err(), "{text:?} accepted");
+        }
+    }
+
+    #[test]
+    fn the_error_is_usable_by_a_cli_value_parser() {
+        fn boxable<E: std::error::Error + Send + Sync + 'static>(_: &E) {}
+        boxable(&parse_duration("1 minute").expect_err("invalid"));
     }
 
     #[test]

@@ -129,8 +129,9 @@ enum Command {
 /// The confirm window and comment of a change (an apply, a rollback to a generation).
 #[derive(clap::Args, Debug)]
 struct Window {
-    /// The confirm window (`90s`, `5m`): unconfirmed by then, the running config comes back.
-    #[arg(long, default_value = "90s", value_parser = humantime::parse_duration)]
+    /// The confirm window, written as router.yaml writes durations (`90s`, `2.5m`, `1h30m`):
+    /// unconfirmed by then, the running config comes back.
+    #[arg(long, default_value = "90s", value_parser = routerd_model::parse_duration)]
     confirm_timeout: Duration,
     /// Without a confirm window.
     #[arg(long, conflicts_with = "confirm_timeout")]

@@ -283,3 +283,65 @@ fn rows_wrap_to_any_width_and_keep_newlines_and_short_cells_on_one_line() {
     let narrow = console::wrap_row(&format!("{:<57}", "7"), &long_text("comment"), 57, 40);
     assert_wrapped(&narrow, 40, 20);
 }
+
+/// The confirm window `routerctl ARGS` asks for (ARGS: an apply or a rollback).
+fn window_of(args: &[&str]) -> Result<Duration, clap::Error> {
+    let cli = Cli::try_parse_from(std::iter::once("routerctl").chain(args.iter().copied()))?;
+    match cli.command {
+        Command::Apply { window, .. } | Command::Rollback { window, .. } => {
+            Ok(window.confirm_timeout)
+        }
+        other => panic!("not an apply or a rollback: {other:?}"),
+    }
+}
+
+#[test]
+fn confirm_timeout_takes_the_config_duration_grammar() {
+    // Issue 35 §5: `1.5s` is valid in router.yaml, so it is valid here.
+    let cases: [(&[&str], Duration); 5] = [
+        (&["apply", "-f", "r.yaml", "--confirm-timeout", "1.5s"], Duration::from_millis(1500)),
+        (&["apply", "-f", "r.yaml", "--confirm-timeout", "1h30m"], Duration::from_secs(5400)),
+        (&["apply", "-f", "r.yaml", "--confirm-timeout", "300ms"], Duration::from_millis(300)),
+        (&["rollback", "3", "--confirm-timeout", "2.5m", "-y"], Duration::from_secs(150)),
+        (&["apply", "-f", "r.yaml"], Duration::from_secs(90)),
+    ];
+    for (args, window) in cases {
+        let parsed = window_of(args).unwrap_or_else(|e| panic!("{args:?} refused: {e}"));
+        assert_eq!(parsed, window, "{args:?}");
+    }
+}
+
+#[test]
+fn confirm_timeout_refuses_what_the_config_refuses_naming_the_value() {
+    for words in ["1 minute", "2min", "1d", "90"] {
+        let err =
+            window_of(&["apply", "-f", "r.yaml", "--confirm-timeout", words]).expect_err("refused");
+        assert_eq!(err.kind(), clap::error::ErrorKind::ValueValidation, "{words}: {err}");
+        let text = err.to_string();
+        assert!(
+            text.contains(&format!(
+                "invalid value '{words}' for '--confirm-timeout <CONFIRM_TIMEOUT>'"
+            )),
+            "{text}"
+        );
+        assert!(text.contains(&format!("duration {words:?}")), "the model's message: {text}");
+    }
+    let err = window_of(&["apply", "-f", "r.yaml", "--confirm-timeout", "1 minute"])
+        .expect_err("refused")
+        .to_string();
+    assert!(err.contains("unknown unit \" minute\" (use ns, us, ms, s, m or h)"), "{err}");
+}
+
+#[test]
+fn a_sub_second_confirm_window_is_one_second_on_the_wire() {
+    let cli =
+        Cli::try_parse_from(["routerctl", "apply", "-f", "r.yaml", "--confirm-timeout", "1.5s"])
+            .expect("parses");
+    let Command::Apply { window, .. } = cli.command else { panic!("an apply") };
+    assert_eq!(window.seconds(), 1);
+    let cli =
+        Cli::try_parse_from(["routerctl", "apply", "-f", "r.yaml", "--confirm-timeout", "300ms"])
+            .expect("parses");
+    let Command::Apply { window, .. } = cli.command else { panic!("an apply") };
+    assert_eq!(window.seconds(), 1, "never 0, which means no window");
+}

@@ -146,6 +146,39 @@ fn usage_errors_exit_64_and_help_documents_exit_codes() {
 }
 
 #[test]
+fn serve_duration_flags_take_the_config_grammar_and_refuse_humantime_words() {
+    // Issue 35 §5: one grammar for router.yaml and the flags. Clap parses a value when it meets
+    // it, so a value before --help is checked and the help then ends the run.
+    let flags =
+        ["--resync", "--debounce", "--sample-interval", "--gateway-interval", "--health-window"];
+    for flag in flags {
+        for good in ["1.5s", "300ms", "1h30m", ".5m"] {
+            let out = routerd(&["serve", flag, good, "--help"]);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(0), "{flag} {good}: {err}");
+        }
+        for bad in ["1 minute", "2min", "1d", "60"] {
+            let out = routerd(&["serve", flag, bad]);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(64), "{flag} {bad}: {err}");
+            assert!(err.contains(&format!("invalid value '{bad}' for '{flag} ")), "{err}");
+            assert!(err.contains(&format!("duration {bad:?}")), "the model's message: {err}");
+        }
+    }
+    let out = routerd(&["serve", "--resync", "1 minute"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown unit \" minute\" (use ns, us, ms, s, m or h)"), "{err}");
+    let out = routerd(&["serve", "--help"]);
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("Durations are written as in router.yaml"), "{help}");
+    // A zero resync would be a busy loop (and tokio's interval panics on it).
+    let out = routerd(&["serve", "--resync", "0s"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(64), "{err}");
+    assert!(err.contains("must be more than 0"), "{err}");
+}
+
+#[test]
 fn a_missing_namespace_exits_69() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = write(dir.path(), "f.yaml", FORWARDING);
