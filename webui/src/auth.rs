@@ -160,7 +160,7 @@ impl Window {
 
 /// Why an attempt was refused before hashing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Refusal {
+pub enum LoginRefused {
     /// Too many failures from this address; the wait until the window ends.
     Address(Duration),
     /// Too many failures from all addresses; the wait until the window ends.
@@ -169,7 +169,7 @@ pub enum Refusal {
     Busy,
 }
 
-impl Refusal {
+impl LoginRefused {
     /// The sentence the login page shows.
     pub fn message(self) -> String {
         match self {
@@ -204,8 +204,8 @@ impl LoginGate {
     /// Counts an attempt from `from` as a failure before it is checked, or refuses it when a
     /// limit is reached (nothing counted then).
     ///
-    /// Errors: [`Refusal::Address`] or [`Refusal::Overall`] with the time left in the window.
-    pub fn reserve(&self, from: IpAddr) -> Result<(), Refusal> {
+    /// Errors: [`LoginRefused::Address`] or [`LoginRefused::Overall`] with the time left in the window.
+    pub fn reserve(&self, from: IpAddr) -> Result<(), LoginRefused> {
         let now = Instant::now();
         let mut gate = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if gate.by_address.len() > 4096 {
@@ -214,14 +214,14 @@ impl LoginGate {
         }
         let mine = gate.by_address.entry(from).or_insert_with(|| Window::new(now));
         if let Some(wait) = mine.full(now, MAX_FAILURES) {
-            return Err(Refusal::Address(wait));
+            return Err(LoginRefused::Address(wait));
         }
         mine.count += 1;
         if let Some(wait) = gate.overall.full(now, MAX_FAILURES_OVERALL) {
             if let Some(mine) = gate.by_address.get_mut(&from) {
                 mine.count -= 1;
             }
-            return Err(Refusal::Overall(wait));
+            return Err(LoginRefused::Overall(wait));
         }
         gate.overall.count += 1;
         Ok(())
@@ -267,18 +267,18 @@ impl Hasher {
 
     /// Queues `job` for the worker; its result arrives on the receiver.
     ///
-    /// Errors: [`Refusal::Busy`] when the queue is full (or the worker is gone).
+    /// Errors: [`LoginRefused::Busy`] when the queue is full (or the worker is gone).
     pub fn submit<T: Send + 'static>(
         &self,
         job: impl FnOnce() -> T + Send + 'static,
-    ) -> Result<tokio::sync::oneshot::Receiver<T>, Refusal> {
+    ) -> Result<tokio::sync::oneshot::Receiver<T>, LoginRefused> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let job: Job = Box::new(move || {
             let _ = tx.send(job());
         });
         match self.0.try_send(job) {
             Ok(()) => Ok(rx),
-            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => Err(Refusal::Busy),
+            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => Err(LoginRefused::Busy),
         }
     }
 
@@ -288,8 +288,8 @@ impl Hasher {
     pub async fn run<T: Send + 'static>(
         &self,
         job: impl FnOnce() -> T + Send + 'static,
-    ) -> Result<T, Refusal> {
-        self.submit(job)?.await.map_err(|_| Refusal::Busy)
+    ) -> Result<T, LoginRefused> {
+        self.submit(job)?.await.map_err(|_| LoginRefused::Busy)
     }
 }
 
@@ -353,7 +353,7 @@ mod tests {
         for _ in 0..MAX_FAILURES {
             assert_eq!(gate.reserve(A), Ok(()));
         }
-        assert!(matches!(gate.reserve(A), Err(Refusal::Address(_))));
+        assert!(matches!(gate.reserve(A), Err(LoginRefused::Address(_))));
         gate.succeeded(A);
         assert_eq!(gate.reserve(A), Ok(()));
     }
@@ -366,7 +366,7 @@ mod tests {
             assert_eq!(gate.reserve(address(i)), Ok(()));
         }
         let refused = gate.reserve(address(999));
-        assert!(matches!(refused, Err(Refusal::Overall(_))), "{refused:?}");
+        assert!(matches!(refused, Err(LoginRefused::Overall(_))), "{refused:?}");
         // The refused address was not counted.
         gate.release(address(0));
         assert_eq!(gate.reserve(address(999)), Ok(()));
@@ -385,7 +385,7 @@ mod tests {
             .expect("runs");
         started.recv().expect("the first job started");
         let second = hasher.submit(|| 2).expect("queued");
-        assert_eq!(hasher.submit(|| 3).err(), Some(Refusal::Busy));
+        assert_eq!(hasher.submit(|| 3).err(), Some(LoginRefused::Busy));
         release.send(()).expect("the first job waits");
         assert_eq!(futures::executor::block_on(first).ok(), Some(true));
         assert_eq!(futures::executor::block_on(second).ok(), Some(2));

@@ -19,7 +19,7 @@ use serde::Deserialize;
 use crate::assets::Links;
 use crate::auth::{self, Session};
 use crate::{
-    AppState, ApplyRequest, Backend, ClientAddr, ConfigProblem, PlanView, Refused, render,
+    AppState, ApplyRequest, Backend, ClientAddr, ConfigProblem, EditRefused, PlanView, render,
 };
 
 #[derive(Template)]
@@ -323,7 +323,7 @@ pub(crate) async fn apply<B: Backend>(
     };
     let (problems, error, status) = match app.backend.apply(request).await {
         Ok(_) => return Redirect::to("/").into_response(),
-        Err(Refused::Stale(stale)) => {
+        Err(EditRefused::Stale(stale)) => {
             let page = StalePage {
                 assets: Links::get(),
                 signed_in: true,
@@ -334,12 +334,12 @@ pub(crate) async fn apply<B: Backend>(
             };
             return render(&page, StatusCode::CONFLICT);
         }
-        Err(Refused::Invalid(problems)) => (
+        Err(EditRefused::Invalid(problems)) => (
             problems,
             Some("The config is invalid; nothing was changed.".to_string()),
             StatusCode::UNPROCESSABLE_ENTITY,
         ),
-        Err(Refused::Other(message)) => (Vec::new(), Some(message), StatusCode::CONFLICT),
+        Err(EditRefused::Other(message)) => (Vec::new(), Some(message), StatusCode::CONFLICT),
     };
     let draft = Draft { base: form.base, yaml: form.yaml, comment: form.comment };
     editor_page(session.csrf, draft, problems, error, status)
@@ -519,11 +519,11 @@ pub(crate) async fn plan<B: Backend>(
         }
         Err(refused) => {
             let (problems, error) = match refused {
-                Refused::Invalid(p) => {
+                EditRefused::Invalid(p) => {
                     (p, "The config is invalid; nothing was planned.".to_string())
                 }
-                Refused::Other(m) => (Vec::new(), m),
-                Refused::Stale(s) => {
+                EditRefused::Other(m) => (Vec::new(), m),
+                EditRefused::Stale(s) => {
                     (Vec::new(), format!("generation {} was applied meanwhile", s.current))
                 }
             };

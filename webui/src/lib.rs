@@ -50,7 +50,7 @@ pub use crate::graph::{DRAW_UP_TO, GraphChoice, GraphShown, GraphSvg, WHOLE_UP_T
 pub(crate) use crate::overview::overview_page;
 
 use crate::assets::Links;
-use crate::auth::{HASH_QUEUE, Hasher, LoginGate, Refusal, Sessions};
+use crate::auth::{HASH_QUEUE, Hasher, LoginGate, LoginRefused, Sessions};
 
 /// What the UI needs from the daemon.
 pub trait Backend: Send + Sync + 'static {
@@ -82,13 +82,13 @@ pub trait Backend: Send + Sync + 'static {
     fn apply(
         &self,
         request: ApplyRequest,
-    ) -> impl Future<Output = Result<ApplyView, Refused>> + Send;
+    ) -> impl Future<Output = Result<ApplyView, EditRefused>> + Send;
     /// Confirms the pending apply, asked from `client` (logged as a security event).
     fn confirm(&self, client: IpAddr) -> impl Future<Output = Result<(), String>> + Send;
     /// Rolls the pending apply back now, asked from `client`.
     fn rollback(&self, client: IpAddr) -> impl Future<Output = Result<(), String>> + Send;
     /// What applying `yaml` would do; changes nothing.
-    fn plan(&self, yaml: String) -> impl Future<Output = Result<PlanView, Refused>> + Send;
+    fn plan(&self, yaml: String) -> impl Future<Output = Result<PlanView, EditRefused>> + Send;
     /// Every recorded generation, oldest first.
     fn generations(&self) -> impl Future<Output = Result<Vec<GenerationView>, String>> + Send;
     /// The unified diff of two generations' texts.
@@ -409,7 +409,7 @@ pub struct ApplyRequest {
     /// The browser's address (for the lockout guard).
     pub client: std::net::IpAddr,
     /// The generation the text was edited from; another applied since refuses the apply
-    /// ([`Refused::Stale`]). `None`: not checked (a form from before bases existed).
+    /// ([`EditRefused::Stale`]). `None`: not checked (a form from before bases existed).
     pub base: Option<u64>,
 }
 
@@ -439,7 +439,7 @@ pub struct ApplyView {
 
 /// Why the daemon refused an apply.
 #[derive(Clone, Debug)]
-pub enum Refused {
+pub enum EditRefused {
     /// The config does not validate.
     Invalid(Vec<ConfigProblem>),
     /// The text was edited from an older generation than the one applied now.
@@ -782,7 +782,7 @@ async fn login<B: Backend>(
         };
         render(&page, status)
     };
-    let refused = |refusal: Refusal| failed(refusal.message(), StatusCode::TOO_MANY_REQUESTS);
+    let refused = |refusal: LoginRefused| failed(refusal.message(), StatusCode::TOO_MANY_REQUESTS);
     if let Err(refusal) = app.gate.reserve(from) {
         tracing::warn!("login refused before checking from {from}: {refusal:?}");
         return refused(refusal);

@@ -8,11 +8,11 @@ use axum::http::{Request, StatusCode, header};
 use axum::response::Response;
 use routerd_webui::{
     ActivityView, ApplyRequest, ApplyView, ArtifactRow, ArtifactStatus, AttributeChange, Backend,
-    BundleView, CandidateView, CheckView, ConfigProblem, ConfirmView, FallbackView, GateRow,
-    GatewayPoint, GatewaySeries, GenerationView, GraphChoice, GraphShown, GraphSvg, InstallPhase,
-    InstallView, LedgerRow, LinkPoint, LinkSeries, OperationView, Options, OrphanView, OtaView,
-    Overview, PlanOp, PlanView, ReconcilePoint, Refused, RollbackTo, SeriesView, SlotRow,
-    StaleView, Valid, router,
+    BundleView, CandidateView, CheckView, ConfigProblem, ConfirmView, EditRefused, FallbackView,
+    GateRow, GatewayPoint, GatewaySeries, GenerationView, GraphChoice, GraphShown, GraphSvg,
+    InstallPhase, InstallView, LedgerRow, LinkPoint, LinkSeries, OperationView, Options,
+    OrphanView, OtaView, Overview, PlanOp, PlanView, ReconcilePoint, RollbackTo, SeriesView,
+    SlotRow, StaleView, Valid, router,
 };
 use tower::ServiceExt;
 
@@ -240,11 +240,11 @@ impl Backend for TestBackend {
             .collect();
         Ok(Valid { resources, warnings })
     }
-    async fn apply(&self, request: ApplyRequest) -> Result<ApplyView, Refused> {
-        check(&request.yaml).map_err(Refused::Invalid)?;
+    async fn apply(&self, request: ApplyRequest) -> Result<ApplyView, EditRefused> {
+        check(&request.yaml).map_err(EditRefused::Invalid)?;
         // Generation 1 is applied: an edit of another is stale.
         if let Some(base) = request.base.filter(|b| *b != 1) {
-            return Err(Refused::Stale(StaleView {
+            return Err(EditRefused::Stale(StaleView {
                 base,
                 current: 1,
                 applied_by: "root/cli at 2026-11-26T16:30:04Z: from the console".into(),
@@ -268,8 +268,8 @@ impl Backend for TestBackend {
         self.calls.lock().expect("lock").push("confirm");
         self.confirm.lock().expect("lock").take().map(|_| ()).ok_or_else(|| "nothing waits".into())
     }
-    async fn plan(&self, yaml: String) -> Result<PlanView, Refused> {
-        check(&yaml).map_err(Refused::Invalid)?;
+    async fn plan(&self, yaml: String) -> Result<PlanView, EditRefused> {
+        check(&yaml).map_err(EditRefused::Invalid)?;
         Ok(PlanView {
             phase: "Healthy".into(),
             operations: vec![PlanOp {

@@ -345,12 +345,12 @@ fn variable(plan: &EnginePlan, i: &Intent) -> (&'static str, &'static str, &'sta
 /// The `Selected` condition of a SelfAddressPolicy's selection item: `(type, status, reason,
 /// message)`. The selection is rendered (ADR 0008), so the intent itself carries it.
 fn selected(i: &Intent) -> (&'static str, &'static str, &'static str, String) {
-    use crate::render::Selection;
+    use crate::render::SelectedAddress;
     let routerd_host::ArtifactSpec::Opaque(o) = &i.artifact.spec else {
         return ("Selected", "Unknown", "NotEvaluated", String::new());
     };
-    match serde_json::from_value::<Selection>(o.attributes.clone()) {
-        Ok(Selection { address: Some(address), candidate, .. }) => {
+    match serde_json::from_value::<SelectedAddress>(o.attributes.clone()) {
+        Ok(SelectedAddress { address: Some(address), candidate, .. }) => {
             let from = candidate.map(|(n, what)| format!(" from candidates[{n}], {what}"));
             (
                 "Selected",

@@ -10,8 +10,8 @@ use std::iter::Peekable;
 use std::sync::Arc;
 
 use crate::background::Tracker;
-use crate::engine::Index;
 use crate::item::{Item, Key};
+use crate::sequencer::Index;
 use crate::state::{ItemState, ItemStatus, Selection};
 
 /// One item with its subgraph and, while a Modify runs in the background, its next value.

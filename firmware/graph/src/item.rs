@@ -19,7 +19,6 @@ pub struct Key<K> {
     /// The item kind (an enum of the caller's kinds).
     pub kind: K,
     /// The name, unique among items of the same kind.
-    #[serde(with = "shared_str")]
     pub name: Arc<str>,
 }
 
@@ -27,21 +26,6 @@ impl<K> Key<K> {
     /// Builds the key of the item of `kind` named `name` (a `&str`, `String` or `Arc<str>`).
     pub fn new(kind: K, name: impl Into<Arc<str>>) -> Self {
         Self { kind, name: name.into() }
-    }
-}
-
-/// Serde for an `Arc<str>` as a plain string, without serde's `rc` feature.
-mod shared_str {
-    use std::sync::Arc;
-
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub(super) fn serialize<S: Serializer>(name: &Arc<str>, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(name)
-    }
-
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<str>, D::Error> {
-        String::deserialize(d).map(Arc::from)
     }
 }
 

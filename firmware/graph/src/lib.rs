@@ -113,12 +113,12 @@
 mod background;
 mod configurator;
 pub mod dot;
-mod engine;
 mod error;
 mod graph;
 mod item;
 mod plan;
 mod reconciler;
+mod sequencer;
 mod state;
 
 pub use background::{CancelHandle, CancelToken, DoneHandle, OpContext, ResumeSignal};

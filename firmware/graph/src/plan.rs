@@ -9,10 +9,10 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{Current, Engine, Index, Outcome};
 use crate::error::GraphError;
 use crate::graph::Graph;
 use crate::item::{Item, Key};
+use crate::sequencer::{Current, Index, Outcome, Sequencer};
 use crate::state::{Operation, Selection};
 
 /// Why an operation is planned. Codes ([`Reason::as_str`]) are stable; `Display` adds detail.
@@ -191,7 +191,7 @@ pub fn plan<I: Item>(
 ) -> Result<Plan<I>, GraphError> {
     let index = Index::new(intended)?;
     // A converged host (the daemon's periodic resync, a reconcile's verification) needs no
-    // operation: skip the engine, which would walk every item and edge to find nothing.
+    // operation: skip the sequencer, which would walk every item and edge to find nothing.
     if current.is_converged_to(intended, &index) {
         return Ok(Plan {
             ops: Vec::new(),
@@ -203,7 +203,7 @@ pub fn plan<I: Item>(
     engine_plan(current, intended, needs_recreate, &selection, index)
 }
 
-/// The engine's plan, without the converged shortcut.
+/// The sequencer's plan, without the converged shortcut.
 fn engine_plan<'a, I: Item>(
     current: &'a Graph<I>,
     intended: &'a Graph<I>,
@@ -212,16 +212,16 @@ fn engine_plan<'a, I: Item>(
     index: Index<'a, I>,
 ) -> Result<Plan<I>, GraphError> {
     let current = Current::Shared(current);
-    let mut engine =
-        Engine::new(current, intended, needs_recreate, selection, index, BTreeMap::new());
+    let mut seq =
+        Sequencer::new(current, intended, needs_recreate, selection, index, BTreeMap::new());
     let mut ops = Vec::new();
-    while let Some(op) = engine.next_op() {
+    while let Some(op) = seq.next_op() {
         ops.push(op);
-        engine.complete(Outcome::Done);
+        seq.complete(Outcome::Done);
     }
     // The plan lives through the apply; without its growth slack (up to half the list).
     ops.shrink_to_fit();
-    let report = engine.finish();
+    let report = seq.finish();
     Ok(Plan {
         ops,
         pending: report.pending,
@@ -288,7 +288,7 @@ mod tests {
     }
 
     /// The shortcut never hides an operation: whenever it calls a pair of graphs converged,
-    /// the engine, run on the same pair, finds nothing to do either. Random graphs with
+    /// the sequencer, run on the same pair, finds nothing to do either. Random graphs with
     /// dependencies (also on missing keys, and with predicates), external items and every kind
     /// of difference; both outcomes must occur often, or the test proves nothing.
     #[test]

@@ -12,11 +12,11 @@ use std::time::SystemTime;
 
 use crate::background::{CancelHandle, OpContext, ResumeSignal, Tracker};
 use crate::configurator::{Configurator, Registry};
-use crate::engine::{Current, Engine, Index, Outcome};
 use crate::error::{GraphError, OperationError, ReconcileError, error_chain};
 use crate::graph::Graph;
 use crate::item::{Item, Key};
 use crate::plan::{Plan, PlannedOp, plan};
+use crate::sequencer::{Current, Index, Outcome, Sequencer};
 use crate::state::{Operation, Selection};
 
 /// One executed (or started, or finished-in-background) operation.
@@ -143,7 +143,7 @@ impl<'r, I: Item> Reconciler<'r, I> {
         let mut op_log = Vec::new();
         let failed = absorb_finished(current, &tracker, &mut op_log);
         let needs_recreate = |cur: &I, int: &I| self.needs_recreate(cur, int);
-        let mut engine = Engine::new(
+        let mut seq = Sequencer::new(
             Current::InPlace(current),
             intended,
             needs_recreate,
@@ -151,17 +151,17 @@ impl<'r, I: Item> Reconciler<'r, I> {
             index,
             failed,
         );
-        while let Some(op) = engine.next_op() {
-            if let Some(batch) = self.batch(&mut engine, &op) {
-                self.execute_batch(&tracker, &mut engine, op, batch, &mut op_log).await;
+        while let Some(op) = seq.next_op() {
+            if let Some(batch) = self.batch(&mut seq, &op) {
+                self.execute_batch(&tracker, &mut seq, op, batch, &mut op_log).await;
                 continue;
             }
-            let previous_error = engine.last_error(&op.key);
+            let previous_error = seq.last_error(&op.key);
             let (outcome, entry) = self.execute(&tracker, op, previous_error).await;
             op_log.push(entry);
-            engine.complete(outcome);
+            seq.complete(outcome);
         }
-        let report = engine.finish();
+        let report = seq.finish();
         let in_progress = current.async_ops_in_progress();
         let errors = op_log
             .iter()
@@ -187,7 +187,7 @@ impl<'r, I: Item> Reconciler<'r, I> {
     /// `None` for anything else (run one at a time).
     fn batch<F: Fn(&I, &I) -> bool>(
         &self,
-        engine: &mut Engine<'_, I, F>,
+        seq: &mut Sequencer<'_, I, F>,
         first: &PlannedOp<I>,
     ) -> Option<(&'r dyn Configurator<I>, Vec<PlannedOp<I>>)> {
         if first.op != Operation::Create {
@@ -200,7 +200,7 @@ impl<'r, I: Item> Reconciler<'r, I> {
         };
         let mut joined = Vec::new();
         while joined.len() + 1 < limit {
-            let Some(op) = engine.next_joining(same) else { break };
+            let Some(op) = seq.next_joining(same) else { break };
             joined.push(op);
         }
         (!joined.is_empty()).then_some((configurator, joined))
@@ -213,7 +213,7 @@ impl<'r, I: Item> Reconciler<'r, I> {
     async fn execute_batch<F: Fn(&I, &I) -> bool>(
         &self,
         tracker: &Arc<Tracker>,
-        engine: &mut Engine<'_, I, F>,
+        seq: &mut Sequencer<'_, I, F>,
         first: PlannedOp<I>,
         (configurator, joined): (&'r dyn Configurator<I>, Vec<PlannedOp<I>>),
         op_log: &mut Vec<OpLogEntry<I>>,
@@ -229,7 +229,7 @@ impl<'r, I: Item> Reconciler<'r, I> {
         let end = SystemTime::now();
         let mut results = results.into_iter();
         for PlannedOp { key, after, .. } in ops {
-            let previous_error = engine.last_error(&key);
+            let previous_error = seq.last_error(&key);
             let result = match results.next() {
                 Some(result) => result.map_err(|error| error_chain(error.as_ref())),
                 None => Err("the configurator returned no result for this create".to_string()),
@@ -250,7 +250,7 @@ impl<'r, I: Item> Reconciler<'r, I> {
                 previous_error,
                 cancelled: false,
             });
-            engine.complete(outcome);
+            seq.complete(outcome);
         }
     }
 

@@ -24,8 +24,8 @@ use tokio::net::UnixListener;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::daemon::{
-    Actor, ApplyOutcome, ApplyRequest, EngineAnswer, EngineQuery, Msg, Refusal, RollbackRequest,
-    STOPPING, Stopping, Trigger, request,
+    Actor, ApplyOutcome, ApplyRequest, ChangeRefused, EngineAnswer, EngineQuery, Msg,
+    RollbackRequest, STOPPING, Stopping, Trigger, request,
 };
 use crate::metrics::Metrics;
 
@@ -199,7 +199,7 @@ fn optional_body<T: serde::de::DeserializeOwned + Default>(body: &[u8]) -> Resul
 /// Sends `make(reply)` to the loop and answers with what it replies.
 async fn ask(
     state: &ControlState,
-    make: impl FnOnce(oneshot::Sender<Result<ApplyOutcome, Refusal>>) -> Msg,
+    make: impl FnOnce(oneshot::Sender<Result<ApplyOutcome, ChangeRefused>>) -> Msg,
 ) -> Response {
     match call(state, make).await {
         Ok(outcome) => Json(outcome).into_response(),
@@ -215,7 +215,7 @@ fn stopping() -> Response {
 /// The loop's answer to `make`; its refusal, or the loop being gone, as the error response.
 async fn call<T>(
     state: &ControlState,
-    make: impl FnOnce(oneshot::Sender<Result<T, Refusal>>) -> Msg,
+    make: impl FnOnce(oneshot::Sender<Result<T, ChangeRefused>>) -> Msg,
 ) -> Result<T, Response> {
     match request(&state.loop_tx, make).await {
         Ok(Ok(answer)) => Ok(answer),
@@ -224,9 +224,9 @@ async fn call<T>(
     }
 }
 
-fn refused(refusal: Refusal) -> Response {
+fn refused(refusal: ChangeRefused) -> Response {
     match refusal {
-        Refusal::Invalid(errors) => (
+        ChangeRefused::Invalid(errors) => (
             StatusCode::UNPROCESSABLE_ENTITY,
             Json(serde_json::json!({
                 "error": format!("the config is invalid ({} errors); nothing was changed", errors.len()),
@@ -234,8 +234,8 @@ fn refused(refusal: Refusal) -> Response {
             })),
         )
             .into_response(),
-        Refusal::Conflict(m) => error(StatusCode::CONFLICT, &m),
-        Refusal::Stale { base, current } => (
+        ChangeRefused::Conflict(m) => error(StatusCode::CONFLICT, &m),
+        ChangeRefused::Stale { base, current } => (
             StatusCode::CONFLICT,
             Json(serde_json::json!({
                 "error": crate::web::stale_sentence(base, current),
@@ -244,8 +244,8 @@ fn refused(refusal: Refusal) -> Response {
             })),
         )
             .into_response(),
-        Refusal::NotFound(m) => error(StatusCode::NOT_FOUND, &m),
-        Refusal::Failed(m) => error(StatusCode::INTERNAL_SERVER_ERROR, &m),
+        ChangeRefused::NotFound(m) => error(StatusCode::NOT_FOUND, &m),
+        ChangeRefused::Failed(m) => error(StatusCode::INTERNAL_SERVER_ERROR, &m),
     }
 }
 

@@ -58,8 +58,8 @@ use crate::service::{self, NotifyState};
 use crate::status::{StatusTracker, spec_digests};
 
 pub use crate::msg::{
-    Actor, ApplyOutcome, ApplyRequest, EngineAnswer, EngineQuery, Msg, Refusal, RollbackRequest,
-    STOPPING, Stopping, Trigger, request,
+    Actor, ApplyOutcome, ApplyRequest, ChangeRefused, EngineAnswer, EngineQuery, Msg,
+    RollbackRequest, STOPPING, Stopping, Trigger, request,
 };
 
 /// Options of `routerd serve`.
@@ -416,8 +416,8 @@ impl Daemon {
                 let found = match which {
                     Some(n) => match ledger.generation_record(n) {
                         Ok(Some(r)) => Ok(vec![r]),
-                        Ok(None) => Err(Refusal::NotFound(format!("no generation {n}"))),
-                        Err(e) => Err(Refusal::Failed(e.to_string())),
+                        Ok(None) => Err(ChangeRefused::NotFound(format!("no generation {n}"))),
+                        Err(e) => Err(ChangeRefused::Failed(e.to_string())),
                     },
                     None => ledger
                         .generation_records()
@@ -426,16 +426,16 @@ impl Daemon {
                                 .map(|r| GenerationRecord { yaml: String::new(), ..r })
                                 .collect()
                         })
-                        .map_err(|e| Refusal::Failed(e.to_string())),
+                        .map_err(|e| ChangeRefused::Failed(e.to_string())),
                 };
                 let _ = reply.send(found);
             }
             Msg::Passwd(password, reply) => {
                 let set = self.auth.set_password(&password).map_err(|e| match e {
                     crate::auth::AuthError::TooShort | crate::auth::AuthError::Weak(_) => {
-                        Refusal::Conflict(e.to_string())
+                        ChangeRefused::Conflict(e.to_string())
                     }
-                    other => Refusal::Failed(other.to_string()),
+                    other => ChangeRefused::Failed(other.to_string()),
                 });
                 if set.is_ok() {
                     tracing::info!("password set for admin from the console (routerctl passwd)");
@@ -490,12 +490,12 @@ impl Daemon {
         }
     }
 
-    async fn engine(&mut self, query: EngineQuery) -> Result<EngineAnswer, Refusal> {
-        let failed = |e: routerd_engine::EngineError| Refusal::Failed(e.to_string());
+    async fn engine(&mut self, query: EngineQuery) -> Result<EngineAnswer, ChangeRefused> {
+        let failed = |e: routerd_engine::EngineError| ChangeRefused::Failed(e.to_string());
         let now = SystemTime::now();
         match query {
             EngineQuery::Plan(Some(yaml)) => {
-                let input = ConfigInput::parse(&yaml, "plan").map_err(Refusal::Invalid)?;
+                let input = ConfigInput::parse(&yaml, "plan").map_err(ChangeRefused::Invalid)?;
                 let doc = self.session.plan(&input, now, false).await.map_err(failed)?;
                 Ok(EngineAnswer::Document(Box::new(doc)))
             }
@@ -522,7 +522,7 @@ impl Daemon {
                 .ledger()
                 .entries()
                 .map(EngineAnswer::Entries)
-                .map_err(|e| Refusal::Failed(e.to_string())),
+                .map_err(|e| ChangeRefused::Failed(e.to_string())),
             EngineQuery::Graph => self
                 .session
                 .dot(&self.applied.input, now)

@@ -75,7 +75,7 @@ pub struct ApplyRequest {
     /// peer, `SSH_CONNECTION` for `routerctl`): the lockout guard's input.
     pub client: Option<std::net::IpAddr>,
     /// The generation the text was edited from; when another has been applied since, the
-    /// apply is refused ([`Refusal::Stale`]) so that it cannot undo that one unseen (issue 34
+    /// apply is refused ([`ChangeRefused::Stale`]) so that it cannot undo that one unseen (issue 34
     /// §1). `None`: not checked (SIGHUP, the file found at start).
     pub base: Option<u64>,
 }
@@ -101,7 +101,7 @@ pub struct ApplyOutcome {
 
 /// Why an apply, confirm or rollback was refused. Nothing changed on the host or in the ledger.
 #[derive(Debug)]
-pub enum Refusal {
+pub enum ChangeRefused {
     /// The config does not validate (every error, located).
     Invalid(ConfigErrors),
     /// The request conflicts with the daemon's state (a confirm pending, nothing to confirm).
@@ -184,7 +184,7 @@ impl RollbackRequest {
 }
 
 /// The answer to a request that changes the config.
-pub type Reply = oneshot::Sender<Result<ApplyOutcome, Refusal>>;
+pub type Reply = oneshot::Sender<Result<ApplyOutcome, ChangeRefused>>;
 
 /// A message to the loop.
 #[derive(Debug)]
@@ -198,13 +198,13 @@ pub enum Msg {
     /// Roll back: to a generation, or the pending apply.
     Rollback(RollbackRequest, Reply),
     /// Recorded generations: all (without their text), or one (with it).
-    Generations(Option<u64>, oneshot::Sender<Result<Vec<GenerationRecord>, Refusal>>),
+    Generations(Option<u64>, oneshot::Sender<Result<Vec<GenerationRecord>, ChangeRefused>>),
     /// Run the doctor's checks.
     Doctor(oneshot::Sender<Vec<DoctorCheck>>),
     /// Set the admin password (`routerctl passwd`).
-    Passwd(String, oneshot::Sender<Result<(), Refusal>>),
+    Passwd(String, oneshot::Sender<Result<(), ChangeRefused>>),
     /// A read-mostly engine request.
-    Engine(EngineQuery, oneshot::Sender<Result<EngineAnswer, Refusal>>),
+    Engine(EngineQuery, oneshot::Sender<Result<EngineAnswer, ChangeRefused>>),
 }
 
 /// Engine requests the control API forwards.

@@ -15,17 +15,18 @@ use axum::serve::ListenerExt;
 use routerd_ledger::Channel;
 use routerd_webui::{
     ActivityView, ApplyRequest, ApplyView, ArtifactRow, ArtifactStatus, AttributeChange, Backend,
-    BundleView, CandidateView, CheckView, ConfigProblem, ConfirmView, GatewayPoint, GatewaySeries,
-    GenerationView, GraphChoice, GraphShown, GraphSvg, InstallView, LedgerRow, LinkSeries,
-    OperationView, Options, OrphanView, OtaView, Overview, PlanOp, PlanView, Refused, RollbackTo,
-    SeriesView, StaleView, Valid, WHOLE_UP_TO,
+    BundleView, CandidateView, CheckView, ConfigProblem, ConfirmView, EditRefused, GatewayPoint,
+    GatewaySeries, GenerationView, GraphChoice, GraphShown, GraphSvg, InstallView, LedgerRow,
+    LinkSeries, OperationView, Options, OrphanView, OtaView, Overview, PlanOp, PlanView,
+    RollbackTo, SeriesView, StaleView, Valid, WHOLE_UP_TO,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::auth::AuthStore;
 use crate::control::Snapshot;
 use crate::daemon::{
-    Actor, EngineAnswer, EngineQuery, Msg, Refusal, RollbackRequest, STOPPING, Stopping, request,
+    Actor, ChangeRefused, EngineAnswer, EngineQuery, Msg, RollbackRequest, STOPPING, Stopping,
+    request,
 };
 use crate::metrics::Metrics;
 
@@ -90,11 +91,11 @@ fn problems(errors: &routerd_model::ConfigErrors) -> Vec<ConfigProblem> {
         .collect()
 }
 
-fn sentence(refusal: Refusal) -> String {
+fn sentence(refusal: ChangeRefused) -> String {
     match refusal {
-        Refusal::Invalid(errors) => errors.to_string(),
-        Refusal::Conflict(m) | Refusal::NotFound(m) | Refusal::Failed(m) => m,
-        Refusal::Stale { base, current } => stale_sentence(base, current),
+        ChangeRefused::Invalid(errors) => errors.to_string(),
+        ChangeRefused::Conflict(m) | ChangeRefused::NotFound(m) | ChangeRefused::Failed(m) => m,
+        ChangeRefused::Stale { base, current } => stale_sentence(base, current),
     }
 }
 
@@ -188,15 +189,15 @@ impl WebBackend {
     /// The loop's answer to `make`; the loop being gone is a refusal like the others.
     async fn call<T>(
         &self,
-        make: impl FnOnce(oneshot::Sender<Result<T, Refusal>>) -> Msg,
-    ) -> Result<T, Refusal> {
+        make: impl FnOnce(oneshot::Sender<Result<T, ChangeRefused>>) -> Msg,
+    ) -> Result<T, ChangeRefused> {
         request(&self.loop_tx, make)
             .await
-            .unwrap_or_else(|Stopping| Err(Refusal::Failed(STOPPING.into())))
+            .unwrap_or_else(|Stopping| Err(ChangeRefused::Failed(STOPPING.into())))
     }
 
     /// An engine query's answer.
-    async fn engine(&self, query: EngineQuery) -> Result<EngineAnswer, Refusal> {
+    async fn engine(&self, query: EngineQuery) -> Result<EngineAnswer, ChangeRefused> {
         self.call(|tx| Msg::Engine(query, tx)).await
     }
 }
@@ -351,7 +352,7 @@ impl Backend for WebBackend {
         Ok(Valid { resources: config.spec.resources.len(), warnings })
     }
 
-    async fn apply(&self, request: ApplyRequest) -> Result<ApplyView, Refused> {
+    async fn apply(&self, request: ApplyRequest) -> Result<ApplyView, EditRefused> {
         let edit = request.yaml.clone();
         let apply = crate::daemon::ApplyRequest {
             yaml: request.yaml,
@@ -368,11 +369,11 @@ impl Backend for WebBackend {
             Ok(o) => {
                 Ok(ApplyView { generation: o.generation, phase: o.phase, warnings: o.warnings })
             }
-            Err(Refusal::Invalid(errors)) => Err(Refused::Invalid(problems(&errors))),
-            Err(Refusal::Stale { base, current }) => {
-                Err(Refused::Stale(self.stale(base, current, &edit).await))
+            Err(ChangeRefused::Invalid(errors)) => Err(EditRefused::Invalid(problems(&errors))),
+            Err(ChangeRefused::Stale { base, current }) => {
+                Err(EditRefused::Stale(self.stale(base, current, &edit).await))
             }
-            Err(other) => Err(Refused::Other(sentence(other))),
+            Err(other) => Err(EditRefused::Other(sentence(other))),
         }
     }
 
@@ -381,12 +382,14 @@ impl Backend for WebBackend {
         self.call(|reply| Msg::Confirm(by, reply)).await.map(|_| ()).map_err(sentence)
     }
 
-    async fn plan(&self, yaml: String) -> Result<PlanView, Refused> {
+    async fn plan(&self, yaml: String) -> Result<PlanView, EditRefused> {
         let doc = match self.engine(EngineQuery::Plan(Some(yaml))).await {
             Ok(EngineAnswer::Document(doc)) => doc,
-            Ok(_) => return Err(Refused::Other("unexpected engine answer".into())),
-            Err(Refusal::Invalid(errors)) => return Err(Refused::Invalid(problems(&errors))),
-            Err(other) => return Err(Refused::Other(sentence(other))),
+            Ok(_) => return Err(EditRefused::Other("unexpected engine answer".into())),
+            Err(ChangeRefused::Invalid(errors)) => {
+                return Err(EditRefused::Invalid(problems(&errors)));
+            }
+            Err(other) => return Err(EditRefused::Other(sentence(other))),
         };
         Ok(PlanView {
             phase: doc.phase.as_str().to_string(),

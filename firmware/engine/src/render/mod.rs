@@ -59,7 +59,7 @@ use crate::runtime::{RuntimeReads, RuntimeValues};
 
 pub(crate) use ctx::{Out, RenderCtx};
 pub(crate) use deferred::when_of;
-pub use self_address_policy::Selection;
+pub use self_address_policy::SelectedAddress;
 
 /// The intents of a whole config, and per-resource warnings.
 #[derive(Clone, Debug, Default)]

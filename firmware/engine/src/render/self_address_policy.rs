@@ -24,7 +24,7 @@ use super::{Out, RenderCtx};
 /// artifact.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Selection {
+pub struct SelectedAddress {
     /// The policy's `addressFamily`.
     pub address_family: AddressFamily,
     /// The selected address; `None` while no candidate has one.
@@ -57,14 +57,17 @@ pub(super) fn render(
 
 /// Evaluates `s`: the selection, and why each candidate before the winner (all of them when
 /// none wins) has no address, as `candidates[i] …` phrases.
-pub(super) fn select(ctx: &RenderCtx<'_>, s: &SelfAddressPolicySpec) -> (Selection, Vec<String>) {
+pub(super) fn select(
+    ctx: &RenderCtx<'_>,
+    s: &SelfAddressPolicySpec,
+) -> (SelectedAddress, Vec<String>) {
     let mut passed = Vec::new();
     for (i, c) in s.candidates.iter().enumerate() {
         let (what, found) = candidate_address(ctx, s.address_family, c);
         match found {
             Ok(address) => {
                 let candidate = Some((i, what));
-                let selection = Selection {
+                let selection = SelectedAddress {
                     address_family: s.address_family,
                     address: Some(address),
                     candidate,
@@ -74,7 +77,7 @@ pub(super) fn select(ctx: &RenderCtx<'_>, s: &SelfAddressPolicySpec) -> (Selecti
             Err(why) => passed.push(format!("candidates[{i}] {what}: {why}")),
         }
     }
-    (Selection { address_family: s.address_family, address: None, candidate: None }, passed)
+    (SelectedAddress { address_family: s.address_family, address: None, candidate: None }, passed)
 }
 
 /// One candidate described (`delegatedAddress lan-v6 (lan0)`), and its address or why it has
@@ -215,7 +218,7 @@ mod tests {
           - {source: static, address: \"fd00::1\"}
 ";
 
-    fn selection(runtime: &RuntimeValues) -> (Selection, Vec<String>) {
+    fn selection(runtime: &RuntimeValues) -> (SelectedAddress, Vec<String>) {
         let config = router(&format!("{WAN0}{LAN0}{WAN_PD_LAN_V6}{POLICY}"));
         let target = Target::default();
         let ctx = RenderCtx::new(&config, &target, runtime);

@@ -10,6 +10,7 @@ mod hostnamed;
 mod logsink;
 mod networkd;
 mod ownership;
+mod readme;
 mod reconcile;
 mod state;
 mod support;

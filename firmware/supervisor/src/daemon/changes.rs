@@ -8,7 +8,7 @@ use routerd_engine::{ConfigInput, Phase, ResultDocument};
 use routerd_ledger::{Channel, GenerationRecord, GenerationResult, PendingConfirm};
 
 use super::{
-    Actor, Applied, ApplyOutcome, ApplyRequest, Daemon, Refusal, RollbackRequest, Trigger,
+    Actor, Applied, ApplyOutcome, ApplyRequest, ChangeRefused, Daemon, RollbackRequest, Trigger,
     instant_of, rfc3339, unix_now,
 };
 use crate::report::last_apply;
@@ -23,24 +23,28 @@ impl Daemon {
     /// Applies `request`: validate (refuse with every error, nothing changed), reconcile,
     /// record the generation (and the pending confirm), write the config file unless a confirm
     /// is awaited.
-    pub(super) async fn apply(&mut self, request: ApplyRequest) -> Result<ApplyOutcome, Refusal> {
+    pub(super) async fn apply(
+        &mut self,
+        request: ApplyRequest,
+    ) -> Result<ApplyOutcome, ChangeRefused> {
         let current = self.status.generation;
         if let Some(base) = request.base.filter(|base| *base != current) {
-            return Err(Refusal::Stale { base, current });
+            return Err(ChangeRefused::Stale { base, current });
         }
         if let Some((_, p)) = &self.confirm {
-            return Err(Refusal::Conflict(format!(
+            return Err(ChangeRefused::Conflict(format!(
                 "generation {} waits for its confirm: confirm or roll back first",
                 p.generation
             )));
         }
-        let input = ConfigInput::parse(&request.yaml, &request.source).map_err(Refusal::Invalid)?;
+        let input =
+            ConfigInput::parse(&request.yaml, &request.source).map_err(ChangeRefused::Invalid)?;
         let warnings = request
             .client
             .map(|client| crate::lockout::risks(&self.applied.input.config, &input.config, client))
             .unwrap_or_default();
         if !warnings.is_empty() && request.confirm.is_none() {
-            return Err(Refusal::Conflict(format!(
+            return Err(ChangeRefused::Conflict(format!(
                 "{}: apply it with a confirm window, so the previous config comes back if you are cut off",
                 warnings.join("; ")
             )));
@@ -60,7 +64,7 @@ impl Daemon {
             // Nothing could run (inventory or ledger failure): keep the previous config.
             self.applied = before;
             let why = self.status.last_error.clone().unwrap_or_default();
-            return Err(Refusal::Failed(why));
+            return Err(ChangeRefused::Failed(why));
         };
         let confirm = request.confirm.filter(|_| previous != 0 && doc.generation != previous);
         let pending = confirm.map(|window| PendingConfirm {
@@ -85,7 +89,7 @@ impl Daemon {
         self.session
             .ledger()
             .record_generation(&record, pending.as_ref())
-            .map_err(|e| Refusal::Failed(e.to_string()))?;
+            .map_err(|e| ChangeRefused::Failed(e.to_string()))?;
         self.status.last_apply = Some(last_apply(&doc, &record));
         if pending.is_none() {
             self.write_config_file();
@@ -132,30 +136,32 @@ impl Daemon {
                 self.config_path.display(),
                 outcome.generation
             ),
-            Err(Refusal::Invalid(errors)) => {
+            Err(ChangeRefused::Invalid(errors)) => {
                 tracing::error!(
                     "SIGHUP: {} is invalid, nothing changed:\n{errors}",
                     self.config_path.display()
                 )
             }
-            Err(Refusal::Conflict(m) | Refusal::NotFound(m) | Refusal::Failed(m)) => {
+            Err(
+                ChangeRefused::Conflict(m) | ChangeRefused::NotFound(m) | ChangeRefused::Failed(m),
+            ) => {
                 tracing::error!("SIGHUP: {m}")
             }
             // A reload names no base.
-            Err(Refusal::Stale { .. }) => {}
+            Err(ChangeRefused::Stale { .. }) => {}
         }
     }
 
     /// Confirms the pending apply (asked by `by`): its text becomes the config file.
-    pub(super) fn confirm(&mut self, by: &Actor) -> Result<ApplyOutcome, Refusal> {
+    pub(super) fn confirm(&mut self, by: &Actor) -> Result<ApplyOutcome, ChangeRefused> {
         let Some((_, pending)) = self.confirm.clone() else {
-            return Err(Refusal::Conflict("no apply waits for a confirm".into()));
+            return Err(ChangeRefused::Conflict("no apply waits for a confirm".into()));
         };
         let result = self.result_of_phase();
         self.session
             .ledger()
             .settle_generation(pending.generation, result)
-            .map_err(|e| Refusal::Failed(e.to_string()))?;
+            .map_err(|e| ChangeRefused::Failed(e.to_string()))?;
         self.confirm = None;
         self.write_config_file();
         self.publish(None);
@@ -176,7 +182,7 @@ impl Daemon {
     pub(super) async fn rollback_request(
         &mut self,
         request: RollbackRequest,
-    ) -> Result<ApplyOutcome, Refusal> {
+    ) -> Result<ApplyOutcome, ChangeRefused> {
         let RollbackRequest { target, by, confirm, comment } = request;
         let Some(target) = target.filter(|_| self.confirm.is_none()) else {
             let why = format!("rolled back by {by}");
@@ -184,8 +190,8 @@ impl Daemon {
         };
         let record = match self.session.ledger().generation_record(target) {
             Ok(Some(r)) => r,
-            Ok(None) => return Err(Refusal::NotFound(format!("no generation {target}"))),
-            Err(e) => return Err(Refusal::Failed(e.to_string())),
+            Ok(None) => return Err(ChangeRefused::NotFound(format!("no generation {target}"))),
+            Err(e) => return Err(ChangeRefused::Failed(e.to_string())),
         };
         let comment = if comment.is_empty() {
             format!("rollback to generation {target}")
@@ -213,39 +219,38 @@ impl Daemon {
         target: Option<u64>,
         by: &Actor,
         why: &str,
-    ) -> Result<ApplyOutcome, Refusal> {
+    ) -> Result<ApplyOutcome, ChangeRefused> {
         let pending = self.confirm.as_ref().map(|(_, p)| p.clone());
         let target = match (target, &pending) {
             (Some(t), _) => t,
             (None, Some(p)) => p.previous,
             (None, None) => {
-                return Err(Refusal::Conflict(
+                return Err(ChangeRefused::Conflict(
                     "no apply waits for a confirm: name the generation to roll back to".into(),
                 ));
             }
         };
         let record = match self.session.ledger().generation_record(target) {
             Ok(Some(r)) => r,
-            Ok(None) => return Err(Refusal::NotFound(format!("no generation {target}"))),
-            Err(e) => return Err(Refusal::Failed(e.to_string())),
+            Ok(None) => return Err(ChangeRefused::NotFound(format!("no generation {target}"))),
+            Err(e) => return Err(ChangeRefused::Failed(e.to_string())),
         };
         let input = ConfigInput::parse(&record.yaml, &format!("generation {target}"))
-            .map_err(Refusal::Invalid)?;
+            .map_err(ChangeRefused::Invalid)?;
         if let Some(p) = &pending {
             self.session
                 .ledger()
                 .settle_generation(p.generation, GenerationResult::RolledBack)
-                .map_err(|e| Refusal::Failed(e.to_string()))?;
+                .map_err(|e| ChangeRefused::Failed(e.to_string()))?;
             tracing::warn!("generation {}: {why}; applying generation {target}", p.generation);
         } else {
             tracing::warn!("rollback to generation {target}: {why}");
         }
         self.confirm = None;
         self.applied = Applied::new(&self.session, record.yaml.clone(), input);
-        let doc = self
-            .reconcile(&BTreeSet::from([Trigger::Apply]))
-            .await
-            .ok_or_else(|| Refusal::Failed(self.status.last_error.clone().unwrap_or_default()))?;
+        let doc = self.reconcile(&BTreeSet::from([Trigger::Apply])).await.ok_or_else(|| {
+            ChangeRefused::Failed(self.status.last_error.clone().unwrap_or_default())
+        })?;
         let rolled = GenerationRecord {
             generation: doc.generation,
             yaml: record.yaml,

@@ -3,16 +3,16 @@
 //!
 //! Decisions are a fixed point: an item's delete forces the delete of every item depending on
 //! it, a modify may force the recreate of dependents, and a dependency that goes away makes
-//! its dependents pending. Pure: only the engine's maps are written.
+//! its dependents pending. Pure: only the sequencer's maps are written.
 
 use std::collections::VecDeque;
 
-use super::{Action, Edge, Engine, order};
+use super::{Action, Edge, Sequencer, order};
 use crate::item::{Dependency, Item};
 use crate::plan::Reason;
 use crate::state::Operation;
 
-impl<I: Item, F: Fn(&I, &I) -> bool> Engine<'_, I, F> {
+impl<I: Item, F: Fn(&I, &I) -> bool> Sequencer<'_, I, F> {
     /// Decides the stage-1 action of every item of the current graph.
     ///
     /// Shape: actions only escalate (none < modify < delete), so the worklist terminates after

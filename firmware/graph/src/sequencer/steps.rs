@@ -7,12 +7,12 @@
 //! and satisfies its predicate.
 
 use super::actions::detail;
-use super::{Action, Edge, Engine, Hold, Seen};
+use super::{Action, Edge, Hold, Seen, Sequencer};
 use crate::item::{Item, Key};
 use crate::plan::{PlannedOp, Reason};
 use crate::state::{ItemState, ItemStatus, Operation};
 
-impl<I: Item, F: Fn(&I, &I) -> bool> Engine<'_, I, F> {
+impl<I: Item, F: Fn(&I, &I) -> bool> Sequencer<'_, I, F> {
     pub(super) fn stage1_step(&mut self, id: usize) -> Option<PlannedOp<I>> {
         let action = self.actions[id].clone()?;
         let key = &self.index.keys[id].clone();

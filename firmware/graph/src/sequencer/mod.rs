@@ -1,7 +1,7 @@
 //! The ordering core shared by [`plan`](crate::plan) and the [`Reconciler`](crate::Reconciler).
 //!
-//! Sans-I/O: [`Engine::next_op`] hands out the next operation to run and [`Engine::complete`]
-//! takes its outcome; the engine updates the current graph accordingly. It never calls a
+//! Sans-I/O: [`Sequencer::next_op`] hands out the next operation to run and [`Sequencer::complete`]
+//! takes its outcome; the sequencer updates the current graph accordingly. It never calls a
 //! configurator, reads no clock and spawns nothing. The driver decides what "running" means:
 //! `plan` assumes success, `reconcile` calls the configurator.
 //!
@@ -30,7 +30,7 @@ use crate::item::{Item, Key};
 use crate::plan::{PlannedOp, Reason};
 use crate::state::{ItemState, Operation, Selection};
 
-/// Result of one operation handed out by [`Engine::next_op`].
+/// Result of one operation handed out by [`Sequencer::next_op`].
 #[derive(Debug)]
 pub(crate) enum Outcome {
     /// The operation finished successfully.
@@ -165,7 +165,7 @@ pub(crate) struct Report<K> {
 ///
 /// Shape: items are addressed by the dense ids of [`Index`]; per-id facts live in vectors of
 /// `index.len()` entries.
-pub(crate) struct Engine<'a, I: Item, F> {
+pub(crate) struct Sequencer<'a, I: Item, F> {
     cur: Current<'a, I>,
     int: &'a Graph<I>,
     needs_recreate: F,
@@ -193,7 +193,7 @@ pub(crate) struct Engine<'a, I: Item, F> {
     /// Items outside the selection deleted by a cascade: created again when possible.
     restorable: BTreeSet<Key<I::Kind>>,
     /// Operations handed out and not completed yet, in hand-out order, with the id of a
-    /// stage-2 create (more than one only through [`Engine::next_joining`]).
+    /// stage-2 create (more than one only through [`Sequencer::next_joining`]).
     running: VecDeque<(PlannedOp<I>, Option<usize>)>,
     /// By id: a create handed out and not completed yet.
     in_flight: Vec<bool>,
@@ -204,7 +204,7 @@ pub(crate) struct Engine<'a, I: Item, F> {
     report: Report<I::Kind>,
 }
 
-impl<'a, I: Item, F: Fn(&I, &I) -> bool> Engine<'a, I, F> {
+impl<'a, I: Item, F: Fn(&I, &I) -> bool> Sequencer<'a, I, F> {
     /// Prepares a run: decides stage-1 actions and the order of both stages.
     ///
     /// `index` is [`Index::new`] of `int` (it holds the intended topological order); `failed`
@@ -266,7 +266,7 @@ impl<'a, I: Item, F: Fn(&I, &I) -> bool> Engine<'a, I, F> {
             add_reverse_edges(&mut int_dependents, id, &index.int_deps[id]);
         }
         let order = std::mem::take(&mut index.order);
-        let mut engine = Self {
+        let mut seq = Self {
             cur,
             int,
             needs_recreate,
@@ -288,14 +288,14 @@ impl<'a, I: Item, F: Fn(&I, &I) -> bool> Engine<'a, I, F> {
             seen: vec![Cell::new(None); count],
             report: Report { pending: Vec::new(), deferred: Vec::new(), auto_deleted: Vec::new() },
         };
-        engine.compute_actions();
-        let stage1 = engine.stage1_order();
-        engine.steps = stage1
+        seq.compute_actions();
+        let stage1 = seq.stage1_order();
+        seq.steps = stage1
             .into_iter()
             .map(Step::Stage1)
             .chain(order.into_iter().map(Step::Stage2))
             .collect();
-        engine
+        seq
     }
 
     /// The error of the last operation on `key`, kept in its state until one succeeds.
@@ -309,8 +309,8 @@ impl<'a, I: Item, F: Fn(&I, &I) -> bool> Engine<'a, I, F> {
 
     /// The next operation to run, or `None` when the run is over.
     ///
-    /// Shape: call [`Engine::complete`] with its outcome before asking for the next one (or
-    /// extend it to a batch with [`Engine::next_joining`]).
+    /// Shape: call [`Sequencer::complete`] with its outcome before asking for the next one (or
+    /// extend it to a batch with [`Sequencer::next_joining`]).
     pub(crate) fn next_op(&mut self) -> Option<PlannedOp<I>> {
         debug_assert!(self.running.is_empty(), "next_op called before complete");
         while let Some(&step) = self.steps.get(self.position) {
@@ -332,7 +332,7 @@ impl<'a, I: Item, F: Fn(&I, &I) -> bool> Engine<'a, I, F> {
     /// Shape: `None` (nothing consumed) when the operations running are not all creates, when
     /// the next step is not a create, when the next create depends on one that is running, or
     /// when `joins` refuses it; complete the running operations first, then go on with
-    /// [`Engine::next_op`]. Steps that yield no operation are consumed on the way.
+    /// [`Sequencer::next_op`]. Steps that yield no operation are consumed on the way.
     ///
     /// Why this is the same run as one operation at a time: a create is decided by its own key
     /// and its dependencies only (see `stage2_step`), and none of its dependencies is running,

@@ -1,7 +1,7 @@
 //! Ordering: an iterative depth-first post-order shared by both stages (the intended graph's
 //! topological order with cycle detection, and the stage-1 order).
 //!
-//! A pure function over nodes (the engine passes dense ids); it reads no other state.
+//! A pure function over nodes (the sequencer passes dense ids); it reads no other state.
 
 use std::collections::BTreeSet;
 

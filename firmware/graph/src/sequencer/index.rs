@@ -22,7 +22,7 @@ pub(crate) struct Edge<I: Item> {
 /// Keys, ids and intended edges of a run, with the intended graph's topological order.
 ///
 /// Shape: built by [`Index::new`] before anything changes (so a cycle is reported first);
-/// the engine adds the current graph's keys and edges when the run starts.
+/// the sequencer adds the current graph's keys and edges when the run starts.
 pub(crate) struct Index<'a, I: Item> {
     /// Key of each id.
     pub(crate) keys: Vec<Key<I::Kind>>,
