@@ -108,8 +108,6 @@ pub struct PlanInput<'a> {
     pub ledger: &'a [EntryHead],
     /// Whether a kind can be listed on the host.
     pub observes: &'a dyn Fn(ArtifactKind) -> bool,
-    /// The backend's recreate rule.
-    pub needs_recreate: &'a dyn Fn(&HostItem, &HostItem) -> bool,
     /// The time to plan for, in milliseconds since the Unix epoch
     /// ([`crate::state::now_ms`], read once by the caller): what a `when.state` `for`
     /// duration is measured against, in this plan and in the apply that runs it.
@@ -327,7 +325,7 @@ pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan,
         graph
     });
     let intended = adjusted.as_ref().unwrap_or(&desired.intended);
-    let ops = routerd_graph::plan(&current, intended, input.needs_recreate, Selection::All)
+    let ops = routerd_graph::plan(&current, intended, &needs_recreate, Selection::All)
         .map_err(|e| EngineError::Cycle(e.to_string()))?;
     Ok(EnginePlan {
         desired: Arc::clone(desired),
@@ -622,6 +620,12 @@ fn orphan_deps(kind: ArtifactKind) -> Arc<[routerd_graph::Dependency<HostItem>]>
         ),
         _ => Arc::new([]),
     }
+}
+
+/// The kind's recreate rule ([`routerd_host::ArtifactType::needs_recreate`]), as the graph asks
+/// it: from the current item to the intended one.
+fn needs_recreate(current: &HostItem, intended: &HostItem) -> bool {
+    intended.artifact.spec.needs_recreate(&current.artifact.spec)
 }
 
 /// The link an artifact lives on, for `protectedInterfaces`.

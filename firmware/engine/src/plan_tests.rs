@@ -16,7 +16,7 @@ use routerd_model::parse_config;
 
 use super::{Desired, PlanInput, plan};
 use crate::intent::Intent;
-use crate::item::{BackendRegistry, HostItem};
+use crate::item::BackendRegistry;
 use crate::render::render;
 
 const EXAMPLE: &str = include_str!("../../../examples/vlan-dslite.yaml");
@@ -122,12 +122,10 @@ async fn apply(
     let observed: BTreeMap<ArtifactKey, Arc<Artifact>> =
         fake.host.iter().map(|a| (a.key.clone(), Arc::new(a.clone()))).collect();
     let observes = |k: ArtifactKind| registry.observes(k);
-    let needs_recreate = |_: &HostItem, _: &HostItem| false;
     let input = PlanInput {
         observed: &observed,
         ledger,
         observes: &observes,
-        needs_recreate: &needs_recreate,
         now: NOW,
     };
     let mut planned = plan(&desired, &input).expect("no cycle");
@@ -285,7 +283,6 @@ fn a_tunnel_built_from_a_delegated_address_waits_for_it_follows_it_and_goes_with
             observed,
             ledger,
             observes: &|_| true,
-            needs_recreate: &|_: &HostItem, _: &HostItem| false,
             now: NOW,
         };
         plan(&desired, &input).expect("no cycle")
@@ -394,7 +391,6 @@ fn a_large_report_keeps_each_resource_in_its_slot() {
         observed: &observed,
         ledger: &[],
         observes: &|_| true,
-        needs_recreate: &|_: &HostItem, _: &HostItem| false,
         now: NOW,
     };
     let p = plan(&desired, &input).expect("no cycle");
@@ -495,7 +491,6 @@ fn a_when_state_for_duration_is_measured_at_the_now_the_plan_is_given() {
             observed: &observed,
             ledger: &[],
             observes: &|_| true,
-            needs_recreate: &|_: &HostItem, _: &HostItem| false,
             now,
         };
         plan(&desired, &input).expect("no cycle")

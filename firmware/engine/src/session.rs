@@ -682,10 +682,6 @@ impl Session {
     ) -> Result<EnginePlan, EngineError> {
         let registry = &self.registry;
         let observes = |k: ArtifactKind| registry.observes(k);
-        let needs_recreate = |cur: &HostItem, int: &HostItem| {
-            routerd_graph::Registry::configurator(registry, int)
-                .is_some_and(|c| c.needs_recreate(cur, int))
-        };
         timed!(
             self,
             "plan",
@@ -695,7 +691,6 @@ impl Session {
                     observed: &snap.observed,
                     ledger: &snap.entries,
                     observes: &observes,
-                    needs_recreate: &needs_recreate,
                     now: now_ms,
                 }
             )
