@@ -122,12 +122,7 @@ async fn apply(
     let observed: BTreeMap<ArtifactKey, Arc<Artifact>> =
         fake.host.iter().map(|a| (a.key.clone(), Arc::new(a.clone()))).collect();
     let observes = |k: ArtifactKind| registry.observes(k);
-    let input = PlanInput {
-        observed: &observed,
-        ledger,
-        observes: &observes,
-        now: NOW,
-    };
+    let input = PlanInput { observed: &observed, ledger, observes: &observes, now: NOW };
     let mut planned = plan(&desired, &input).expect("no cycle");
     registry.begin_apply(false);
     let mut current = std::mem::take(&mut planned.current);
@@ -279,12 +274,7 @@ fn a_tunnel_built_from_a_delegated_address_waits_for_it_follows_it_and_goes_with
         let runtime = RuntimeValues::from_observed(observed, &Default::default(), NOW);
         let rendered = super::super::render::render_with(&config, &target, &runtime);
         let desired = Arc::new(Desired::new(rendered, &BTreeSet::new(), &support));
-        let input = PlanInput {
-            observed,
-            ledger,
-            observes: &|_| true,
-            now: NOW,
-        };
+        let input = PlanInput { observed, ledger, observes: &|_| true, now: NOW };
         plan(&desired, &input).expect("no cycle")
     };
     let op_on = |p: &super::EnginePlan| {
@@ -387,12 +377,7 @@ fn a_large_report_keeps_each_resource_in_its_slot() {
     let link = LinkSpec { ifname: "wan0".into(), admin_up: None, mtu: None, kind: None };
     let link = Arc::new(Artifact::new(ArtifactSpec::Link(link)));
     let observed = BTreeMap::from([(link.key.clone(), link)]);
-    let input = PlanInput {
-        observed: &observed,
-        ledger: &[],
-        observes: &|_| true,
-        now: NOW,
-    };
+    let input = PlanInput { observed: &observed, ledger: &[], observes: &|_| true, now: NOW };
     let p = plan(&desired, &input).expect("no cycle");
     let doc = crate::report::build(
         &p,
@@ -487,12 +472,7 @@ fn a_when_state_for_duration_is_measured_at_the_now_the_plan_is_given() {
             .map(|a| (a.key.clone(), a))
             .collect();
     let plan_at = |now: u64| {
-        let input = PlanInput {
-            observed: &observed,
-            ledger: &[],
-            observes: &|_| true,
-            now,
-        };
+        let input = PlanInput { observed: &observed, ledger: &[], observes: &|_| true, now };
         plan(&desired, &input).expect("no cycle")
     };
     let nat = "nft.table/ip/routerd_snat_legacy_nat";

@@ -53,9 +53,18 @@ macro_rules! stored {
 
 macro_rules! kinds {
     (
-        $count:literal;
+        $d:tt $count:literal;
         $($variant:ident => $name:literal, $api:ident, $spec:ident $($boxed:ident)?;)*
     ) => {
+        /// Calls the macro `$m` with the kind table as `Variant => SpecType` pairs (the spec
+        /// types under [`crate::spec::all`]), so another crate generates its dispatch over every
+        /// kind from this one table: the engine's render (`Render` per spec type). A kind
+        /// without an implementation there does not compile.
+        #[macro_export]
+        macro_rules! with_resource_kinds {
+            ($d m:path) => { $d m! { $($variant => $spec),* } };
+        }
+
         /// A resource kind, as written in a resource's `kind` field.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
         pub enum ResourceKind {
@@ -153,7 +162,7 @@ macro_rules! kinds {
     };
 }
 
-kinds! { 33;
+kinds! { $ 33;
     LogSink => "LogSink", SYSTEM_API_VERSION, LogSinkSpec boxed;
     Sysctl => "Sysctl", SYSTEM_API_VERSION, SysctlSpec;
     NtpClient => "NTPClient", SYSTEM_API_VERSION, NtpClientSpec;

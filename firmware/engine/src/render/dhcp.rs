@@ -566,3 +566,80 @@ fn server_dep(section: &str, server: &str) -> IntentDep {
     let key = ArtifactKey::new(ArtifactKind::DnsmasqConfig, format!("{section}/{server}"));
     dep(&key, format!("scope of server {server}"))
 }
+
+impl super::Render for routerd_model::spec::all::Ipv4DhcpAddressSpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        res: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render_ipv4_client(ctx, res, self, out);
+    }
+}
+
+impl super::Render for routerd_model::spec::all::Ipv4DhcpServerSpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        res: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render_ipv4_server(ctx, res, self, out);
+    }
+}
+
+impl super::Render for routerd_model::spec::all::Ipv4DhcpScopeSpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        res: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render_ipv4_scope(ctx, res, self, out);
+    }
+}
+
+impl super::Render for routerd_model::spec::all::Ipv6DhcpAddressSpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        res: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render_ipv6_client(ctx, res, self, out);
+    }
+}
+
+impl super::Render for routerd_model::spec::all::Ipv6PrefixDelegationSpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        res: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render_prefix_delegation(ctx, res, self, out);
+    }
+}
+
+impl super::Render for routerd_model::spec::all::Ipv6DhcpServerSpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        res: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render_ipv6_server(ctx, res, self, out);
+    }
+}
+
+impl super::Render for routerd_model::spec::all::Ipv6DhcpScopeSpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        res: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render_ipv6_scope(ctx, res, self, out);
+    }
+}

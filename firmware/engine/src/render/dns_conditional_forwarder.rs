@@ -58,3 +58,14 @@ pub(super) fn render(
     let section = DnsmasqSectionSpec { section: name, lines };
     out.ensure(ArtifactSpec::DnsmasqSection(section), deps);
 }
+
+impl super::Render for routerd_model::spec::all::DnsConditionalForwarderSpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        res: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render(ctx, res, self, out);
+    }
+}

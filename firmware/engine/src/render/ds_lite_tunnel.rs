@@ -185,3 +185,14 @@ fn parse_v6(field: &str, text: &str) -> Result<Ipv6Addr, String> {
 fn is_global_v6(a: Ipv6Addr) -> bool {
     a.segments()[0] & 0xe000 == 0x2000
 }
+
+impl super::Render for routerd_model::spec::all::DsLiteTunnelSpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        res: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render(ctx, res, self, out);
+    }
+}

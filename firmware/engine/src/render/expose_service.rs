@@ -167,3 +167,14 @@ fn daddr(net: IpNet) -> NftMatch {
         IpNet::V6(n) => NftMatch::Ip6Daddr(n),
     }
 }
+
+impl super::Render for routerd_model::spec::all::ExposeServiceSpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        res: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render(ctx, res, self, out);
+    }
+}

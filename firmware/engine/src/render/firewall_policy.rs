@@ -170,3 +170,14 @@ fn exposed_services(ctx: &RenderCtx<'_>, out: &mut Out) -> Vec<NftRule> {
     }
     rules
 }
+
+impl super::Render for routerd_model::spec::all::FirewallPolicySpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        res: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render(ctx, res, self, out);
+    }
+}

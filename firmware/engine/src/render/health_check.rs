@@ -40,3 +40,14 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &HealthCheckSpec, o
         HealthStatusSpec { name: res.name.clone(), healthy: true, target: None, detail: None };
     out.observe(ArtifactSpec::Health(status));
 }
+
+impl super::Render for routerd_model::spec::all::HealthCheckSpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        res: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render(ctx, res, self, out);
+    }
+}

@@ -19,3 +19,9 @@ pub(super) fn render(s: &HostnameSpec, out: &mut Out) {
         out.observe(spec);
     }
 }
+
+impl super::Render for routerd_model::spec::all::HostnameSpec {
+    fn render(&self, _: &super::RenderCtx<'_>, _: &routerd_model::Resource, out: &mut super::Out) {
+        render(self, out);
+    }
+}

@@ -29,3 +29,9 @@ pub(super) fn render(s: &InterfaceSpec, out: &mut Out) {
         out.observe(ArtifactSpec::Link(link));
     }
 }
+
+impl super::Render for routerd_model::spec::all::InterfaceSpec {
+    fn render(&self, _: &super::RenderCtx<'_>, _: &routerd_model::Resource, out: &mut super::Out) {
+        render(self, out);
+    }
+}

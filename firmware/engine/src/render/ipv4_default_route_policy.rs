@@ -285,3 +285,14 @@ fn gateway_of(
 fn label(c: &DefaultRouteCandidate) -> String {
     c.name.clone().unwrap_or_else(|| format!("priority {}", c.priority))
 }
+
+impl super::Render for routerd_model::spec::all::Ipv4DefaultRoutePolicySpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        res: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render(ctx, res, self, out);
+    }
+}

@@ -49,3 +49,14 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &Ipv4PolicyRouteSpe
         s.allow_local_source_nat,
     );
 }
+
+impl super::Render for routerd_model::spec::all::Ipv4PolicyRouteSpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        res: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render(ctx, res, self, out);
+    }
+}

@@ -134,6 +134,17 @@ pub(super) fn hash_fields(names: &[String], out: &mut Out) -> Vec<NftHashField> 
     fields
 }
 
+impl super::Render for routerd_model::spec::all::Ipv4PolicyRouteSetSpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        res: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render(ctx, res, self, out);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -32,3 +32,14 @@ pub(super) fn render(ctx: &RenderCtx<'_>, s: &Ipv4ReversePathFilterSpec, out: &m
     let spec = SysctlSpec { key: format!("net.ipv4.conf.{scope}.rp_filter"), value: value.into() };
     out.ensure(ArtifactSpec::Sysctl(spec), deps);
 }
+
+impl super::Render for routerd_model::spec::all::Ipv4ReversePathFilterSpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        _: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render(ctx, self, out);
+    }
+}

@@ -108,3 +108,14 @@ fn translation(
         }
     }
 }
+
+impl super::Render for routerd_model::spec::all::Ipv4SourceNatSpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        res: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render(ctx, res, self, out);
+    }
+}

@@ -21,3 +21,14 @@ pub(super) fn render(ctx: &RenderCtx<'_>, s: &Ipv4StaticAddressSpec, out: &mut O
     let spec = ArtifactSpec::Address(AddressSpec { ifname: link.ifname.clone(), address });
     out.ensure(spec, vec![dep(&link.key, format!("needs link {}", link.ifname))]);
 }
+
+impl super::Render for routerd_model::spec::all::Ipv4StaticAddressSpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        _: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render(ctx, self, out);
+    }
+}

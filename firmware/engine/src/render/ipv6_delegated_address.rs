@@ -71,3 +71,14 @@ pub(super) fn render(ctx: &RenderCtx<'_>, s: &Ipv6DelegatedAddressSpec, out: &mu
         DhcpClientSpec::desired(DhcpBinding::DelegatedAddress, link.ifname.clone(), settings);
     out.ensure(ArtifactSpec::DhcpClient(spec), deps);
 }
+
+impl super::Render for routerd_model::spec::all::Ipv6DelegatedAddressSpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        _: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render(ctx, self, out);
+    }
+}

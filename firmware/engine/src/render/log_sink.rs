@@ -89,3 +89,14 @@ fn facility_code(f: SyslogFacility) -> u8 {
         F::Local7 => 23,
     }
 }
+
+impl super::Render for routerd_model::spec::all::LogSinkSpec {
+    fn render(
+        &self,
+        _: &super::RenderCtx<'_>,
+        res: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render(res, self, out);
+    }
+}

@@ -102,43 +102,33 @@ pub fn render_with(config: &Config, target: &Target, runtime: &RuntimeValues) ->
     rendered
 }
 
+/// A resource kind's render: its intents (and warnings) into `out`. Implemented in the kind's
+/// module for its spec type; the dispatch over every kind is generated from the model's kind
+/// table ([`routerd_model::with_resource_kinds`]), so a kind without one does not compile.
+pub(crate) trait Render {
+    /// Renders `res`, whose spec is `self`.
+    fn render(&self, ctx: &RenderCtx<'_>, res: &Resource, out: &mut Out);
+}
+
+macro_rules! render_dispatch {
+    ($($variant:ident => $spec:ident),*) => {
+        /// Calls the [`Render`] of `res`'s spec type.
+        fn render_spec(ctx: &RenderCtx<'_>, res: &Resource, out: &mut Out) {
+            match &res.spec {
+                $(ResourceSpec::$variant(s) => Render::render(
+                    std::borrow::Borrow::<routerd_model::spec::all::$spec>::borrow(s),
+                    ctx,
+                    res,
+                    out,
+                ),)*
+            }
+        }
+    };
+}
+routerd_model::with_resource_kinds!(render_dispatch);
+
 fn render_resource(ctx: &RenderCtx<'_>, res: &Resource, out: &mut Out) {
-    use ResourceSpec as S;
-    match &res.spec {
-        S::LogSink(s) => log_sink::render(res, s, out),
-        S::Sysctl(s) => sysctl::render(s, out),
-        S::NtpClient(s) => ntp_client::render(ctx, res, s, out),
-        S::NixOsHost(s) => nixos_host::render(s, out),
-        S::Interface(s) => interface::render(s, out),
-        S::PppoeInterface(s) => pppoe_interface::render(ctx, res, s, out),
-        S::VlanInterface(s) => vlan_interface::render(ctx, s, out),
-        S::Ipv4StaticAddress(s) => ipv4_static_address::render(ctx, s, out),
-        S::Ipv4DhcpAddress(s) => dhcp::render_ipv4_client(ctx, res, s, out),
-        S::Ipv4DhcpServer(s) => dhcp::render_ipv4_server(ctx, res, s, out),
-        S::Ipv4DhcpScope(s) => dhcp::render_ipv4_scope(ctx, res, s, out),
-        S::Ipv6DhcpAddress(s) => dhcp::render_ipv6_client(ctx, res, s, out),
-        S::Ipv6PrefixDelegation(s) => dhcp::render_prefix_delegation(ctx, res, s, out),
-        S::Ipv6DelegatedAddress(s) => ipv6_delegated_address::render(ctx, s, out),
-        S::Ipv6DhcpServer(s) => dhcp::render_ipv6_server(ctx, res, s, out),
-        S::Ipv6DhcpScope(s) => dhcp::render_ipv6_scope(ctx, res, s, out),
-        S::SelfAddressPolicy(s) => self_address_policy::render(ctx, res, s, out),
-        S::DnsConditionalForwarder(s) => dns_conditional_forwarder::render(ctx, res, s, out),
-        S::DsLiteTunnel(s) => ds_lite_tunnel::render(ctx, res, s, out),
-        S::StatePolicy(s) => state_policy::render(ctx, s, out),
-        S::HealthCheck(s) => health_check::render(ctx, res, s, out),
-        S::Ipv4DefaultRoutePolicy(s) => ipv4_default_route_policy::render(ctx, res, s, out),
-        S::Ipv4SourceNat(s) => ipv4_source_nat::render(ctx, res, s, out),
-        S::Ipv4PolicyRoute(s) => ipv4_policy_route::render(ctx, res, s, out),
-        S::Ipv4PolicyRouteSet(s) => ipv4_policy_route_set::render(ctx, res, s, out),
-        S::Ipv4ReversePathFilter(s) => ipv4_reverse_path_filter::render(ctx, s, out),
-        S::PathMtuPolicy(s) => path_mtu_policy::render(ctx, res, s, out),
-        S::Zone(s) => zone::render(ctx, res, s, out),
-        S::FirewallPolicy(s) => firewall_policy::render(ctx, res, s, out),
-        S::ExposeService(s) => expose_service::render(ctx, res, s, out),
-        S::Hostname(s) => hostname::render(s, out),
-        S::Ipv4StaticRoute(s) => static_route::render_ipv4(ctx, s, out),
-        S::Ipv6StaticRoute(s) => static_route::render_ipv6(ctx, s, out),
-    }
+    render_spec(ctx, res, out);
     if let Some(when) = deferred::when_of(&res.spec) {
         deferred::gate_on_state(when, out);
     }

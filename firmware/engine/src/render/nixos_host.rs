@@ -19,3 +19,9 @@ pub(super) fn render(s: &NixOsHostSpec, out: &mut Out) {
     }
     out.warn("NixOSHost fields other than hostname do not apply to this firmware and are ignored");
 }
+
+impl super::Render for routerd_model::spec::all::NixOsHostSpec {
+    fn render(&self, _: &super::RenderCtx<'_>, _: &routerd_model::Resource, out: &mut super::Out) {
+        render(self, out);
+    }
+}

@@ -25,3 +25,14 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &NtpClientSpec, out
         TimesyncdSpec { name: res.name.clone(), servers: s.servers.clone(), effective: true };
     out.ensure(ArtifactSpec::Timesyncd(spec), deps);
 }
+
+impl super::Render for routerd_model::spec::all::NtpClientSpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        res: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render(ctx, res, self, out);
+    }
+}

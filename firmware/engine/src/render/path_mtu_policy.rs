@@ -131,3 +131,14 @@ fn nf_family(f: AddressFamily) -> NftIpFamily {
         AddressFamily::Ipv6 => NftIpFamily::Ipv6,
     }
 }
+
+impl super::Render for routerd_model::spec::all::PathMtuPolicySpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        res: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render(ctx, res, self, out);
+    }
+}

@@ -154,3 +154,14 @@ fn unit(ctx: &RenderCtx<'_>, name: &str, lower: &str) -> UnitSpec {
     content.push_str("\n[Install]\nWantedBy=multi-user.target\n");
     UnitSpec { unit, content, active: true }
 }
+
+impl super::Render for routerd_model::spec::all::PppoeInterfaceSpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        res: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render(ctx, res, self, out);
+    }
+}

@@ -195,6 +195,17 @@ fn with_identifier(net: IpNet, suffix: IpAddr) -> IpAddr {
     }
 }
 
+impl super::Render for routerd_model::spec::all::SelfAddressPolicySpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        res: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render(ctx, res, self, out);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;

@@ -36,3 +36,14 @@ pub(super) fn render(ctx: &RenderCtx<'_>, s: &StatePolicySpec, out: &mut Out) {
     };
     out.observe(ArtifactSpec::State(variable));
 }
+
+impl super::Render for routerd_model::spec::all::StatePolicySpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        _: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render(ctx, self, out);
+    }
+}

@@ -64,3 +64,25 @@ fn route(
     };
     out.ensure(ArtifactSpec::Route(spec), deps);
 }
+
+impl super::Render for routerd_model::spec::all::Ipv4StaticRouteSpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        _: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render_ipv4(ctx, self, out);
+    }
+}
+
+impl super::Render for routerd_model::spec::all::Ipv6StaticRouteSpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        _: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render_ipv6(ctx, self, out);
+    }
+}

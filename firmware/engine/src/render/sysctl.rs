@@ -26,3 +26,9 @@ pub(super) fn render(s: &SysctlSpec, out: &mut Out) {
         out.ensure(ArtifactSpec::FileBlock(spec), Vec::new());
     }
 }
+
+impl super::Render for routerd_model::spec::all::SysctlSpec {
+    fn render(&self, _: &super::RenderCtx<'_>, _: &routerd_model::Resource, out: &mut super::Out) {
+        render(self, out);
+    }
+}

@@ -28,3 +28,14 @@ pub(super) fn render(ctx: &RenderCtx<'_>, s: &VlanInterfaceSpec, out: &mut Out) 
         vec![dep(&parent.key, format!("tags frames on {}", parent.ifname))],
     );
 }
+
+impl super::Render for routerd_model::spec::all::VlanInterfaceSpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        _: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render(ctx, self, out);
+    }
+}

@@ -19,3 +19,14 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &ZoneSpec, out: &mu
     let attrs = serde_json::json!({ "interfaces": ifnames });
     out.ensure_opaque(ArtifactKind::FirewallZone, res.name.clone(), attrs, Vec::new());
 }
+
+impl super::Render for routerd_model::spec::all::ZoneSpec {
+    fn render(
+        &self,
+        ctx: &super::RenderCtx<'_>,
+        res: &routerd_model::Resource,
+        out: &mut super::Out,
+    ) {
+        render(ctx, res, self, out);
+    }
+}

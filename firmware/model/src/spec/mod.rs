@@ -161,3 +161,13 @@ pub(crate) mod lenient {
         d.deserialize_option(OptText)
     }
 }
+
+/// Every spec type in one namespace, for code generated from the kind table
+/// ([`crate::with_resource_kinds`]).
+pub mod all {
+    pub use super::dhcp::*;
+    pub use super::firewall::*;
+    pub use super::net::*;
+    pub use super::routing::*;
+    pub use super::system::*;
+}
