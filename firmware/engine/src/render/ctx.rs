@@ -1,25 +1,20 @@
 //! What every renderer shares: reference resolution over the whole config, and the per-resource
 //! output collector.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Arc;
 
 use ipnet::IpNet;
 use routerd_host::artifact::OpaqueSpec;
 use routerd_host::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, Target};
-use routerd_model::spec::dhcp::{
-    DnsUpstreamSource, ForwarderUpstreamSource, Ipv4DnsSource, SelfAddressPolicySpec,
-    SelfAddressSource,
-};
-use routerd_model::spec::net::LocalAddressSource;
-use routerd_model::spec::routing::{DefaultRouteCandidate, GatewaySource};
+use routerd_model::spec::dhcp::SelfAddressPolicySpec;
 use routerd_model::{Config, Resource, ResourceSpec};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::intent::{Action, Intent, IntentDep};
-use crate::runtime::{RuntimeReads, RuntimeValues};
+use crate::runtime::RuntimeValues;
 
 use super::Rendered;
 
@@ -139,71 +134,6 @@ impl<'a> RenderCtx<'a> {
         })
     }
 
-    /// Every candidate of every `IPv4DefaultRoutePolicy`, in config order.
-    fn default_route_candidates(&self) -> impl Iterator<Item = &'a DefaultRouteCandidate> {
-        self.resources()
-            .filter_map(|r| match &r.spec {
-                ResourceSpec::Ipv4DefaultRoutePolicy(p) => Some(p),
-                _ => None,
-            })
-            .flat_map(|p| &p.candidates)
-    }
-
-    /// The default-route candidates whose eligibility (health, `when`) decides a policy's
-    /// mark: the marked, table-routed ones and the `routeSet` ones.
-    fn marking_candidates(&self) -> impl Iterator<Item = &'a DefaultRouteCandidate> {
-        self.default_route_candidates()
-            .filter(|c| (c.table.is_some() && c.mark.is_some()) || c.route_set.is_some())
-    }
-
-    /// What a render of this config reads from an observation ([`RuntimeReads`]).
-    pub(crate) fn runtime_reads(&self) -> RuntimeReads {
-        let health_checks =
-            self.marking_candidates().filter_map(|c| c.health_check.clone()).collect();
-        let lease_gateways = self
-            .default_route_candidates()
-            .filter(|c| c.gateway_source == Some(GatewaySource::Dhcp4))
-            .filter_map(|c| self.interface(c.interface.as_deref()?))
-            .map(|link| link.ifname)
-            .collect();
-        let state_gates = self
-            .marking_candidates()
-            .filter_map(|c| c.when.as_ref())
-            .flat_map(|w| w.state.iter().map(|(v, m)| (v.clone(), m.clone())))
-            .collect();
-        let lease_dns = self
-            .resources()
-            .filter_map(|r| match &r.spec {
-                ResourceSpec::DnsConditionalForwarder(f) => match f.upstream_source {
-                    Some(ForwarderUpstreamSource::Dhcp4) => {
-                        Some((f.upstream_interface.as_deref(), false))
-                    }
-                    Some(ForwarderUpstreamSource::Dhcp6) => {
-                        Some((f.upstream_interface.as_deref(), true))
-                    }
-                    _ => None,
-                },
-                ResourceSpec::Ipv4DhcpServer(s) => s
-                    .dns
-                    .as_ref()
-                    .filter(|d| d.upstream_source == Some(DnsUpstreamSource::Dhcp4))
-                    .map(|d| (d.upstream_interface.as_deref(), false)),
-                ResourceSpec::Ipv4DhcpScope(s) if s.dns_source == Some(Ipv4DnsSource::Dhcp4) => {
-                    Some((s.dns_interface.as_deref(), false))
-                }
-                _ => None,
-            })
-            .filter_map(|(iface, v6)| self.dhcp_client(iface?, v6))
-            .collect();
-        RuntimeReads {
-            address_links: self.address_links(),
-            health_checks,
-            lease_gateways,
-            state_gates,
-            lease_dns,
-        }
-    }
-
     /// The DHCP client binding on interface resource `iface` that receives DNS servers of
     /// the family (`v6`): the `IPv4DHCPAddress`'s, or the `IPv6DHCPAddress`'s, else the
     /// `IPv6PrefixDelegation`'s (both run the link's one DHCPv6 client). `None` when the
@@ -228,39 +158,6 @@ impl<'a> RenderCtx<'a> {
                 .then_some(ArtifactKind::Dhcp6PrefixDelegation)
         }?;
         Some(ArtifactKey::new(kind, link.ifname))
-    }
-
-    /// The kernel names of the links whose addresses a render reads: those a
-    /// `SelfAddressPolicy` chooses from (`source: interfaceAddress`), the exposed links of
-    /// `hairpin` services, and the underlying links of DS-Lite tunnels whose local end is a
-    /// suffix on the link's prefix.
-    fn address_links(&self) -> BTreeSet<String> {
-        let selected = self
-            .resources()
-            .filter_map(|r| match &r.spec {
-                ResourceSpec::SelfAddressPolicy(p) => Some(p),
-                _ => None,
-            })
-            .flat_map(|p| &p.candidates)
-            .filter(|c| c.source == SelfAddressSource::InterfaceAddress)
-            .filter_map(|c| self.interface(c.interface.as_deref()?))
-            .map(|link| link.ifname);
-        let exposed = self.resources().flat_map(|r| match &r.spec {
-            ResourceSpec::ExposeService(e) if e.hairpin => self.exposed_ifnames(e),
-            _ => Vec::new(),
-        });
-        // A DS-Lite local end as a suffix on the underlying link's own prefix.
-        let own_prefix = self.resources().filter_map(|r| match &r.spec {
-            ResourceSpec::DsLiteTunnel(t)
-                if t.local_address_suffix.is_some()
-                    && t.local_address.is_none()
-                    && t.local_address_source != Some(LocalAddressSource::DelegatedAddress) =>
-            {
-                self.interface(&t.interface).map(|i| i.ifname)
-            }
-            _ => None,
-        });
-        selected.chain(exposed).chain(own_prefix).collect()
     }
 
     /// The kernel names of the links a `hairpin` `ExposeService` is reflected to: the

@@ -587,6 +587,16 @@ impl super::Render for routerd_model::spec::all::Ipv4DhcpServerSpec {
     ) {
         render_ipv4_server(ctx, res, self, out);
     }
+
+    /// A `dhcp4` DNS upstream reads the DNS servers of that lease.
+    fn reads(&self, ctx: &super::RenderCtx<'_>, reads: &mut crate::runtime::RuntimeReads) {
+        use routerd_model::spec::dhcp::DnsUpstreamSource;
+        let upstream =
+            self.dns.as_ref().filter(|d| d.upstream_source == Some(DnsUpstreamSource::Dhcp4));
+        let client =
+            upstream.and_then(|d| ctx.dhcp_client(d.upstream_interface.as_deref()?, false));
+        reads.lease_dns.extend(client);
+    }
 }
 
 impl super::Render for routerd_model::spec::all::Ipv4DhcpScopeSpec {
@@ -597,6 +607,14 @@ impl super::Render for routerd_model::spec::all::Ipv4DhcpScopeSpec {
         out: &mut super::Out,
     ) {
         render_ipv4_scope(ctx, res, self, out);
+    }
+
+    /// `dnsSource: dhcp4` reads the DNS servers of that lease.
+    fn reads(&self, ctx: &super::RenderCtx<'_>, reads: &mut crate::runtime::RuntimeReads) {
+        if self.dns_source == Some(routerd_model::spec::dhcp::Ipv4DnsSource::Dhcp4) {
+            let client = self.dns_interface.as_deref().and_then(|i| ctx.dhcp_client(i, false));
+            reads.lease_dns.extend(client);
+        }
     }
 }
 

@@ -68,4 +68,16 @@ impl super::Render for routerd_model::spec::all::DnsConditionalForwarderSpec {
     ) {
         render(ctx, res, self, out);
     }
+
+    /// A `dhcp4` or `dhcp6` upstream reads the DNS servers of that lease.
+    fn reads(&self, ctx: &super::RenderCtx<'_>, reads: &mut crate::runtime::RuntimeReads) {
+        use routerd_model::spec::dhcp::ForwarderUpstreamSource as Source;
+        let v6 = match self.upstream_source {
+            Some(Source::Dhcp4) => false,
+            Some(Source::Dhcp6) => true,
+            _ => return,
+        };
+        let client = self.upstream_interface.as_deref().and_then(|i| ctx.dhcp_client(i, v6));
+        reads.lease_dns.extend(client);
+    }
 }

@@ -195,4 +195,16 @@ impl super::Render for routerd_model::spec::all::DsLiteTunnelSpec {
     ) {
         render(ctx, res, self, out);
     }
+
+    /// A local end given as a suffix on the underlying link's own prefix reads that link's
+    /// addresses.
+    fn reads(&self, ctx: &super::RenderCtx<'_>, reads: &mut crate::runtime::RuntimeReads) {
+        if self.local_address_suffix.is_some()
+            && self.local_address.is_none()
+            && self.local_address_source
+                != Some(routerd_model::spec::net::LocalAddressSource::DelegatedAddress)
+        {
+            reads.address_links.extend(ctx.interface(&self.interface).map(|i| i.ifname));
+        }
+    }
 }

@@ -177,4 +177,11 @@ impl super::Render for routerd_model::spec::all::ExposeServiceSpec {
     ) {
         render(ctx, res, self, out);
     }
+
+    /// A `hairpin` service reads the addresses of the links it is exposed on.
+    fn reads(&self, ctx: &super::RenderCtx<'_>, reads: &mut crate::runtime::RuntimeReads) {
+        if self.hairpin {
+            reads.address_links.extend(ctx.exposed_ifnames(self));
+        }
+    }
 }

@@ -295,4 +295,27 @@ impl super::Render for routerd_model::spec::all::Ipv4DefaultRoutePolicySpec {
     ) {
         render(ctx, res, self, out);
     }
+
+    /// The marking candidates' (marked and table-routed, or in a `routeSet`: their
+    /// eligibility decides the mark) health verdicts and `when.state` conditions, and the
+    /// leases of `gatewaySource: dhcp4` candidates.
+    fn reads(&self, ctx: &super::RenderCtx<'_>, reads: &mut crate::runtime::RuntimeReads) {
+        use routerd_model::spec::routing::GatewaySource;
+        let marking = || {
+            self.candidates
+                .iter()
+                .filter(|c| (c.table.is_some() && c.mark.is_some()) || c.route_set.is_some())
+        };
+        reads.health_checks.extend(marking().filter_map(|c| c.health_check.clone()));
+        let leases = self
+            .candidates
+            .iter()
+            .filter(|c| c.gateway_source == Some(GatewaySource::Dhcp4))
+            .filter_map(|c| ctx.interface(c.interface.as_deref()?));
+        reads.lease_gateways.extend(leases.map(|link| link.ifname));
+        let gates = marking().filter_map(|c| c.when.as_ref());
+        reads
+            .state_gates
+            .extend(gates.flat_map(|w| w.state.iter().map(|(v, m)| (v.clone(), m.clone()))));
+    }
 }

@@ -98,7 +98,7 @@ pub fn render_with(config: &Config, target: &Target, runtime: &RuntimeValues) ->
         render_resource(&ctx, res, &mut out);
         out.finish(&mut rendered);
     }
-    rendered.reads = ctx.runtime_reads();
+    rendered.reads = runtime_reads(&ctx);
     rendered
 }
 
@@ -108,27 +108,38 @@ pub fn render_with(config: &Config, target: &Target, runtime: &RuntimeValues) ->
 pub(crate) trait Render {
     /// Renders `res`, whose spec is `self`.
     fn render(&self, ctx: &RenderCtx<'_>, res: &Resource, out: &mut Out);
+
+    /// Adds to `reads` what this resource's render reads from an observation (ADR 0008:
+    /// addresses, health verdicts, leases, state). Default: nothing.
+    fn reads(&self, _ctx: &RenderCtx<'_>, _reads: &mut RuntimeReads) {}
 }
 
 macro_rules! render_dispatch {
     ($($variant:ident => $spec:ident),*) => {
-        /// Calls the [`Render`] of `res`'s spec type.
-        fn render_spec(ctx: &RenderCtx<'_>, res: &Resource, out: &mut Out) {
-            match &res.spec {
-                $(ResourceSpec::$variant(s) => Render::render(
-                    std::borrow::Borrow::<routerd_model::spec::all::$spec>::borrow(s),
-                    ctx,
-                    res,
-                    out,
-                ),)*
+        /// The [`Render`] of `spec`'s type.
+        fn render_of(spec: &ResourceSpec) -> &dyn Render {
+            match spec {
+                $(ResourceSpec::$variant(s) => {
+                    std::borrow::Borrow::<routerd_model::spec::all::$spec>::borrow(s) as &dyn Render
+                })*
             }
         }
     };
 }
 routerd_model::with_resource_kinds!(render_dispatch);
 
+/// What a render of `ctx`'s config reads from an observation: each resource's
+/// [`Render::reads`], in config order.
+fn runtime_reads(ctx: &RenderCtx<'_>) -> RuntimeReads {
+    let mut reads = RuntimeReads::default();
+    for res in ctx.resources() {
+        render_of(&res.spec).reads(ctx, &mut reads);
+    }
+    reads
+}
+
 fn render_resource(ctx: &RenderCtx<'_>, res: &Resource, out: &mut Out) {
-    render_spec(ctx, res, out);
+    render_of(&res.spec).render(ctx, res, out);
     if let Some(when) = deferred::when_of(&res.spec) {
         deferred::gate_on_state(when, out);
     }

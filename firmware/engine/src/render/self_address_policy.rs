@@ -204,6 +204,16 @@ impl super::Render for routerd_model::spec::all::SelfAddressPolicySpec {
     ) {
         render(ctx, res, self, out);
     }
+
+    /// The links a candidate takes its address from (`source: interfaceAddress`).
+    fn reads(&self, ctx: &super::RenderCtx<'_>, reads: &mut crate::runtime::RuntimeReads) {
+        let links = self
+            .candidates
+            .iter()
+            .filter(|c| c.source == routerd_model::spec::dhcp::SelfAddressSource::InterfaceAddress)
+            .filter_map(|c| ctx.interface(c.interface.as_deref()?));
+        reads.address_links.extend(links.map(|link| link.ifname));
+    }
 }
 
 #[cfg(test)]

@@ -33,3 +33,26 @@ fn the_readme_shows_this_usage() {
     let shown: Vec<&str> = block.lines().map(|l| l.strip_prefix("# ").unwrap_or(l)).collect();
     assert_eq!(shown.join("\n"), this[start..end], "README.md's usage differs from readme.rs");
 }
+
+/// Every code block of `docs/adding-a-kind.md` is quoted word for word from the file named on
+/// the line above it (`` `firmware/…`: ``), so the walk-through is code that compiles.
+#[test]
+fn the_adding_a_kind_walk_through_quotes_the_tree() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let doc = include_str!("../../../../docs/adding-a-kind.md");
+    let mut quoted = 0;
+    for (i, part) in doc.split("```rust\n").enumerate().skip(1) {
+        let before = doc.split("```rust\n").nth(i - 1).unwrap_or_default();
+        let path = before.lines().last().and_then(|l| l.strip_prefix('`')?.strip_suffix("`:"));
+        let path = path.unwrap_or_else(|| panic!("block {i} does not name its file"));
+        let block = part.split("```").next().unwrap_or_default();
+        let source =
+            std::fs::read_to_string(root.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert!(
+            source.contains(block),
+            "docs/adding-a-kind.md block {i} is not in {path}:\n{block}"
+        );
+        quoted += 1;
+    }
+    assert!(quoted >= 8, "only {quoted} quoted blocks");
+}
