@@ -112,6 +112,15 @@ macro_rules! kinds {
         }
 
         impl ResourceSpec {
+            /// The checks of this spec's kind ([`crate::validate::Validate`]).
+            pub(crate) fn validator(&self) -> &dyn crate::validate::Validate {
+                match self {
+                    $(ResourceSpec::$variant(s) => {
+                        std::borrow::Borrow::<$spec>::borrow(s) as &dyn crate::validate::Validate
+                    })*
+                }
+            }
+
             /// The kind of this spec.
             pub const fn kind(&self) -> ResourceKind {
                 match self { $(ResourceSpec::$variant(_) => ResourceKind::$variant,)* }

@@ -52,7 +52,7 @@ pub(super) fn dangling_message(label: &str, name: &str, target: Target) -> Strin
 
 /// Checks one resource's spec; every error carries the resource ID and a path below the
 /// resource's `spec`.
-pub(super) struct Check<'a, 'm> {
+pub(crate) struct Check<'a, 'm> {
     diag: &'a mut Diagnostics<'m>,
     index: &'a Index<'a>,
     resource: &'a Resource,

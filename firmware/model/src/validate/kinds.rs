@@ -2,9 +2,10 @@
 //! serde cannot check (address syntax and family, ranges, durations, references, fields
 //! required by another field's value).
 
+use super::Validate;
 use super::check::{Check, Target};
 use super::names;
-use crate::kind::{ResourceKind, ResourceSpec};
+use crate::kind::ResourceKind;
 use crate::spec::AddressFamily::{Ipv4, Ipv6};
 use crate::spec::dhcp::*;
 use crate::spec::net::*;
@@ -21,60 +22,139 @@ const INTERFACE: Target = Target::Kind(ResourceKind::Interface);
 /// (`net/ipv6/ip6_tunnel.c`, `ip6_tnl_init_net`); no other link can take its name.
 const IP6TNL_FALLBACK: &str = "ip6tnl0";
 
-/// Runs the checks of `spec`'s kind, if it is one of this module's kinds.
-pub(super) fn check(c: &mut Check<'_, '_>, spec: &ResourceSpec) {
-    match spec {
-        ResourceSpec::LogSink(s) => log_sink(c, s),
-        ResourceSpec::Sysctl(s) => c.shape("key", names::check_sysctl_key(&s.key)),
-        ResourceSpec::NtpClient(s) => {
-            c.opt_reference("interface", s.interface.as_ref(), Target::Interface)
+impl Validate for LogSinkSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        log_sink(c, self);
+    }
+}
+
+impl Validate for SysctlSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.shape("key", names::check_sysctl_key(&self.key));
+    }
+}
+
+impl Validate for NtpClientSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.opt_reference("interface", self.interface.as_ref(), Target::Interface)
+    }
+}
+
+impl Validate for NixOsHostSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        nixos_host(c, self);
+    }
+}
+
+impl Validate for HostnameSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.shape("hostname", names::check_hostname(&self.hostname));
+    }
+}
+
+impl Validate for InterfaceSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.shape("ifname", names::check_ifname(&self.ifname));
+        c.range("mtu", self.mtu.map(u64::from), 68, 65535);
+    }
+}
+
+impl Validate for PppoeInterfaceSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        pppoe_interface(c, self);
+    }
+}
+
+impl Validate for VlanInterfaceSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        vlan_interface(c, self);
+    }
+}
+
+impl Validate for Ipv4StaticAddressSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.reference("interface", &self.interface, Target::Interface);
+        if let Err(e) = crate::addr::parse_interface_address(&self.address, Some(Ipv4)) {
+            c.error("address", e.to_string());
         }
-        ResourceSpec::NixOsHost(s) => nixos_host(c, s),
-        ResourceSpec::Hostname(s) => c.shape("hostname", names::check_hostname(&s.hostname)),
-        ResourceSpec::Interface(s) => {
-            c.shape("ifname", names::check_ifname(&s.ifname));
-            c.range("mtu", s.mtu.map(u64::from), 68, 65535);
-        }
-        ResourceSpec::PppoeInterface(s) => pppoe_interface(c, s),
-        ResourceSpec::VlanInterface(s) => vlan_interface(c, s),
-        ResourceSpec::Ipv4StaticAddress(s) => {
-            c.reference("interface", &s.interface, Target::Interface);
-            if let Err(e) = crate::addr::parse_interface_address(&s.address, Some(Ipv4)) {
-                c.error("address", e.to_string());
-            }
-        }
-        ResourceSpec::Ipv4DhcpAddress(s) => {
-            c.reference("interface", &s.interface, Target::Interface)
-        }
-        ResourceSpec::Ipv6DhcpAddress(s) => {
-            c.reference("interface", &s.interface, Target::Interface)
-        }
-        ResourceSpec::Ipv6PrefixDelegation(s) => prefix_delegation(c, s),
-        ResourceSpec::Ipv6DelegatedAddress(s) => delegated_address(c, s),
-        ResourceSpec::DsLiteTunnel(s) => ds_lite_tunnel(c, s),
-        ResourceSpec::Ipv4DhcpServer(s) => ipv4_dhcp_server(c, s),
-        ResourceSpec::Ipv4DhcpScope(s) => ipv4_dhcp_scope(c, s),
-        ResourceSpec::Ipv6DhcpServer(s) => {
-            c.references("listenInterfaces", &s.listen_interfaces, Target::Interface);
-        }
-        ResourceSpec::Ipv6DhcpScope(s) => ipv6_dhcp_scope(c, s),
-        ResourceSpec::SelfAddressPolicy(s) => self_address_policy(c, s),
-        ResourceSpec::DnsConditionalForwarder(s) => {
-            c.shape("domain", names::check_domain(&s.domain));
-            c.opt_reference("upstreamInterface", s.upstream_interface.as_ref(), Target::Interface);
-            c.ips("upstreamServers", &s.upstream_servers, None);
-            let from_lease = matches!(
-                s.upstream_source,
-                Some(ForwarderUpstreamSource::Dhcp4 | ForwarderUpstreamSource::Dhcp6)
+    }
+}
+
+impl Validate for Ipv4DhcpAddressSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.reference("interface", &self.interface, Target::Interface)
+    }
+}
+
+impl Validate for Ipv6DhcpAddressSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.reference("interface", &self.interface, Target::Interface)
+    }
+}
+
+impl Validate for Ipv6PrefixDelegationSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        prefix_delegation(c, self);
+    }
+}
+
+impl Validate for Ipv6DelegatedAddressSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        delegated_address(c, self);
+    }
+}
+
+impl Validate for DsLiteTunnelSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        ds_lite_tunnel(c, self);
+    }
+}
+
+impl Validate for Ipv4DhcpServerSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        ipv4_dhcp_server(c, self);
+    }
+}
+
+impl Validate for Ipv4DhcpScopeSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        ipv4_dhcp_scope(c, self);
+    }
+}
+
+impl Validate for Ipv6DhcpServerSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.references("listenInterfaces", &self.listen_interfaces, Target::Interface);
+    }
+}
+
+impl Validate for Ipv6DhcpScopeSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        ipv6_dhcp_scope(c, self);
+    }
+}
+
+impl Validate for SelfAddressPolicySpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        self_address_policy(c, self);
+    }
+}
+
+impl Validate for DnsConditionalForwarderSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.shape("domain", names::check_domain(&self.domain));
+        c.opt_reference("upstreamInterface", self.upstream_interface.as_ref(), Target::Interface);
+        c.ips("upstreamServers", &self.upstream_servers, None);
+        let from_lease = matches!(
+            self.upstream_source,
+            Some(ForwarderUpstreamSource::Dhcp4 | ForwarderUpstreamSource::Dhcp6)
+        );
+        if from_lease && self.upstream_interface.is_none() {
+            c.error(
+                "upstreamInterface",
+                "upstreamInterface is required when upstreamSource is dhcp4 or dhcp6",
             );
-            if from_lease && s.upstream_interface.is_none() {
-                c.error(
-                    "upstreamInterface",
-                    "upstreamInterface is required when upstreamSource is dhcp4 or dhcp6",
-                );
-            }
         }
-        _ => {}
     }
 }
 

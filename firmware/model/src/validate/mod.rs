@@ -64,9 +64,19 @@ pub(crate) fn run(
     }
     for (i, resource) in resources {
         let mut check = Check::new(diag, &index, resource, *i);
-        kinds::check(&mut check, &resource.spec);
-        policy::check(&mut check, &resource.spec);
+        resource.spec.validator().validate(&mut check);
     }
+}
+
+/// A resource kind's own checks: the parts of its spec serde cannot check (address syntax and
+/// family, ranges, references, fields another field's value requires). Implemented for every
+/// spec type, next to its kind's other checks (`kinds.rs`: host, link, address and LAN-service
+/// kinds; `policy.rs`: state, health, routing-policy, firewall and static-route kinds); the
+/// dispatch ([`ResourceSpec::validator`]) is generated from the kind table, so a kind without
+/// one does not compile.
+pub(crate) trait Validate {
+    /// Records every problem of `self` in `c`, located at the field.
+    fn validate(&self, c: &mut Check<'_, '_>);
 }
 
 fn build_index<'a>(resources: &'a [(usize, Resource)], declared: &'a Declared) -> Index<'a> {

@@ -1,8 +1,9 @@
 //! Field checks for state, health, routing-policy, firewall and static-route kinds.
 
+use super::Validate;
 use super::check::{Check, Target};
 use crate::addr;
-use crate::kind::{ResourceKind, ResourceSpec};
+use crate::kind::ResourceKind;
 use crate::spec::AddressFamily::{self, Ipv4, Ipv6};
 use crate::spec::firewall::*;
 use crate::spec::net::{Ipv4StaticRouteSpec, Ipv6StaticRouteSpec, LOCAL_TABLE};
@@ -19,33 +20,87 @@ const MAX_RULE_PRIORITY: u64 = 32765;
 /// `IPv4PolicyRouteSet.hashFields` values the renderer can hash (`ip saddr`, `ip daddr`).
 const HASH_FIELDS: [&str; 2] = ["sourceAddress", "destinationAddress"];
 
-/// Runs the checks of `spec`'s kind, if it is one of this module's kinds.
-pub(super) fn check(c: &mut Check<'_, '_>, spec: &ResourceSpec) {
-    match spec {
-        ResourceSpec::StatePolicy(s) => state_policy(c, s),
-        ResourceSpec::HealthCheck(s) => health_check(c, s),
-        ResourceSpec::Ipv4DefaultRoutePolicy(s) => default_route_policy(c, s),
-        ResourceSpec::Ipv4SourceNat(s) => source_nat(c, s),
-        ResourceSpec::Ipv4PolicyRoute(s) => {
-            c.reference("outboundInterface", &s.outbound_interface, Target::Interface);
-            table_priority_mark(c, "", s.table, s.priority, s.mark);
-            c.prefixes("sourceCIDRs", &s.source_cidrs, Some(Ipv4));
-            c.prefixes("destinationCIDRs", &s.destination_cidrs, Some(Ipv4));
+impl Validate for StatePolicySpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        state_policy(c, self);
+    }
+}
+
+impl Validate for HealthCheckSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        health_check(c, self);
+    }
+}
+
+impl Validate for Ipv4DefaultRoutePolicySpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        default_route_policy(c, self);
+    }
+}
+
+impl Validate for Ipv4SourceNatSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        source_nat(c, self);
+    }
+}
+
+impl Validate for Ipv4PolicyRouteSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.reference("outboundInterface", &self.outbound_interface, Target::Interface);
+        table_priority_mark(c, "", self.table, self.priority, self.mark);
+        c.prefixes("sourceCIDRs", &self.source_cidrs, Some(Ipv4));
+        c.prefixes("destinationCIDRs", &self.destination_cidrs, Some(Ipv4));
+    }
+}
+
+impl Validate for Ipv4PolicyRouteSetSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        policy_route_set(c, self);
+    }
+}
+
+impl Validate for Ipv4ReversePathFilterSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.opt_reference("interface", self.interface.as_ref(), Target::Interface);
+        if self.target == RpFilterTarget::Interface && self.interface.is_none() {
+            c.error("target", "interface is required when target is interface");
         }
-        ResourceSpec::Ipv4PolicyRouteSet(s) => policy_route_set(c, s),
-        ResourceSpec::Ipv4ReversePathFilter(s) => {
-            c.opt_reference("interface", s.interface.as_ref(), Target::Interface);
-            if s.target == RpFilterTarget::Interface && s.interface.is_none() {
-                c.error("target", "interface is required when target is interface");
-            }
-        }
-        ResourceSpec::PathMtuPolicy(s) => path_mtu_policy(c, s),
-        ResourceSpec::Zone(s) => c.references("interfaces", &s.interfaces, Target::Interface),
-        ResourceSpec::FirewallPolicy(s) => firewall_policy(c, s),
-        ResourceSpec::ExposeService(s) => expose_service(c, s),
-        ResourceSpec::Ipv4StaticRoute(s) => static_route(c, &route_of_v4(s), Ipv4),
-        ResourceSpec::Ipv6StaticRoute(s) => static_route(c, &route_of_v6(s), Ipv6),
-        _ => {}
+    }
+}
+
+impl Validate for PathMtuPolicySpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        path_mtu_policy(c, self);
+    }
+}
+
+impl Validate for ZoneSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.references("interfaces", &self.interfaces, Target::Interface);
+    }
+}
+
+impl Validate for FirewallPolicySpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        firewall_policy(c, self);
+    }
+}
+
+impl Validate for ExposeServiceSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        expose_service(c, self);
+    }
+}
+
+impl Validate for Ipv4StaticRouteSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        static_route(c, &route_of_v4(self), Ipv4);
+    }
+}
+
+impl Validate for Ipv6StaticRouteSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        static_route(c, &route_of_v6(self), Ipv6);
     }
 }
 
