@@ -9,6 +9,7 @@ use routerd_graph::{Configurator, Dependency, Item, Key, OpContext, OpError, Reg
 use routerd_host::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, Backend, HostError};
 
 use crate::intent::{ApplyWith, IntentDep};
+use crate::reason::Reason;
 
 /// An artifact as a node of the dependency graph.
 ///
@@ -129,7 +130,7 @@ pub struct BackendRegistry {
 #[derive(Default)]
 struct Shared {
     /// Stable reason of the last failure per artifact.
-    failures: Mutex<BTreeMap<ArtifactKey, &'static str>>,
+    failures: Mutex<BTreeMap<ArtifactKey, Reason>>,
     /// `reconcile.mode: strict`: refuse every operation after the first failure.
     strict: AtomicBool,
     /// A failure happened in this apply.
@@ -200,7 +201,7 @@ impl BackendRegistry {
     }
 
     /// The stable reason of the last failure of `key` (`KernelRejected`, ...), if any.
-    pub fn failure_reason(&self, key: &ArtifactKey) -> Option<&'static str> {
+    pub fn failure_reason(&self, key: &ArtifactKey) -> Option<Reason> {
         self.shared.failures.lock().ok().and_then(|f| f.get(key).copied())
     }
 }
@@ -228,7 +229,7 @@ impl BackendConfigurator {
         result.map_err(|e| {
             self.shared.failed.store(true, Ordering::SeqCst);
             if let Ok(mut f) = self.shared.failures.lock() {
-                f.insert(key.clone(), e.reason());
+                f.insert(key.clone(), Reason::from(e.reason_code()));
             }
             Box::new(e) as OpError
         })

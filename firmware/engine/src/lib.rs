@@ -20,6 +20,7 @@ mod listing;
 
 pub mod plan;
 pub mod policy;
+pub mod reason;
 pub mod render;
 pub mod report;
 pub mod result;
@@ -30,5 +31,8 @@ pub mod state;
 pub mod table;
 
 pub use error::EngineError;
-pub use result::{OrphanCleanup, Phase, ResultDocument};
+pub use reason::Reason;
+pub use result::{
+    ConditionStatus, ConditionType, OperationResult, OrphanCleanup, Phase, ResultDocument,
+};
 pub use session::{ConfigInput, Session, SessionOptions, config_warnings};

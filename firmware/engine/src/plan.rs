@@ -21,6 +21,7 @@ use crate::error::EngineError;
 use crate::intent::{Action, ApplyWith, Intent, is_inventory_backed};
 use crate::item::{HostItem, Support, graph_deps, graph_key, reads_clock};
 use crate::policy::{Cleanup, cleanup, in_routerd_namespace};
+use crate::reason::Reason;
 use crate::render::Rendered;
 
 /// What the config asks for, independent of the host.
@@ -43,7 +44,7 @@ pub struct Desired {
     /// Desired state.
     pub intended: Graph<HostItem>,
     /// Intents that cannot be applied, with the condition reason and message.
-    pub blocked: BTreeMap<ArtifactKey, (&'static str, String)>,
+    pub blocked: BTreeMap<ArtifactKey, (Reason, String)>,
     /// Per-resource warnings of rendering and de-duplication (conflicts, protection).
     pub warnings: BTreeMap<String, Vec<String>>,
     /// Numbered route tables holding intended routes: in use, never orphans.
@@ -131,7 +132,7 @@ pub struct EnginePlan {
     /// Desired artifacts absent from the host that no configurator can create there, with the
     /// condition reason and message ([`uncreatable`]): reported `Blocked` and never planned as
     /// a create, so plan never says `create` for what reconcile cannot create.
-    pub unavailable: BTreeMap<ArtifactKey, (&'static str, String)>,
+    pub unavailable: BTreeMap<ArtifactKey, (Reason, String)>,
     /// The time planned for ([`PlanInput::now`]); the Result document measures `for`
     /// durations at it too.
     pub now: u64,
@@ -373,7 +374,7 @@ pub fn owner_changes(desired: &Desired, entries: &[EntryHead]) -> Vec<LedgerChan
 
 /// A desired artifact absent from the host that no configurator can create there.
 struct Uncreatable {
-    reason: &'static str,
+    reason: Reason,
     message: String,
     until: Until,
 }
@@ -399,7 +400,7 @@ fn uncreatable(intent: &Intent) -> Option<Uncreatable> {
     }
     match &intent.artifact.spec {
         ArtifactSpec::Sysctl(s) if intent.dependencies.is_empty() => Some(Uncreatable {
-            reason: "KeyMissing",
+            reason: Reason::KeyMissing,
             message: format!(
                 "no /proc/sys/{} on this kernel: the key is not applied (a key of another \
                  system, or of a module not loaded)",
@@ -408,7 +409,7 @@ fn uncreatable(intent: &Intent) -> Option<Uncreatable> {
             until: Until::Never,
         }),
         ArtifactSpec::Link(l) if l.kind.is_none() => Some(Uncreatable {
-            reason: "LinkMissing",
+            reason: Reason::LinkMissing,
             message: format!(
                 "waiting for link {} to appear: routerd manages an existing link, it does not \
                  create one",
@@ -449,7 +450,7 @@ fn dedupe(
     rendered: Vec<Intent>,
     protected: &BTreeSet<String>,
     warnings: &mut BTreeMap<String, Vec<String>>,
-) -> (Vec<Intent>, BTreeMap<ArtifactKey, (&'static str, String)>) {
+) -> (Vec<Intent>, BTreeMap<ArtifactKey, (Reason, String)>) {
     let mut out: Vec<Intent> = Vec::with_capacity(rendered.len());
     let mut index: HashMap<ArtifactKey, usize> = HashMap::with_capacity(rendered.len());
     // Further ensure declarations of a kept intent's key, by its index in `out`: rare, so
@@ -522,7 +523,7 @@ fn dedupe(
                     warnings.entry(owner.to_string()).or_default().push(msg.clone());
                 }
                 first.action = Action::Observe;
-                conflicts.insert(key, ("Conflict", msg));
+                conflicts.insert(key, (Reason::Conflict, msg));
             }
         }
         first.co_owners = co_owners;
@@ -547,8 +548,8 @@ fn differing_attributes(a: &ArtifactSpec, b: &ArtifactSpec) -> String {
 fn blocked(
     intents: &[Intent],
     support: &dyn Fn(&Intent) -> Support,
-    conflicts: BTreeMap<ArtifactKey, (&'static str, String)>,
-) -> BTreeMap<ArtifactKey, (&'static str, String)> {
+    conflicts: BTreeMap<ArtifactKey, (Reason, String)>,
+) -> BTreeMap<ArtifactKey, (Reason, String)> {
     let mut blocked = conflicts;
     let applies = |i: &Intent| i.action != Action::Ensure || i.apply_with == ApplyWith::Routerd;
     for i in intents.iter().filter(|i| !applies(i)) {
@@ -556,14 +557,14 @@ fn blocked(
         let why = match support(i) {
             Support::Applied => continue,
             Support::NoConfigurator => (
-                "ConfiguratorMissing",
+                Reason::ConfiguratorMissing,
                 format!(
                     "no configurator for {kind} (applyWith {with}) in this build; it arrives in a \
                      later release"
                 ),
             ),
             Support::Unresolved => (
-                "AttributesUnresolved",
+                Reason::AttributesUnresolved,
                 format!(
                     "{kind} (applyWith {with}) needs values the config alone does not give \
                      (see the resource's warnings); it is not applied until they can be resolved"
@@ -580,7 +581,7 @@ fn blocked(
             }
             if let Some(d) = i.dependencies.iter().find(|d| blocked.contains_key(&d.key)) {
                 let msg = format!("waits for {}, which cannot be applied yet", d.key);
-                blocked.insert(i.key().clone(), ("DependencyBlocked", msg));
+                blocked.insert(i.key().clone(), (Reason::DependencyBlocked, msg));
             }
         }
         if blocked.len() == before {

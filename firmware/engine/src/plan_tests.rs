@@ -17,7 +17,9 @@ use routerd_model::parse_config;
 use super::{Desired, PlanInput, plan};
 use crate::intent::Intent;
 use crate::item::BackendRegistry;
+use crate::reason::Reason;
 use crate::render::render;
+use crate::result::{ConditionStatus, ConditionType};
 
 const EXAMPLE: &str = include_str!("../../../examples/vlan-dslite.yaml");
 
@@ -306,17 +308,18 @@ fn a_tunnel_built_from_a_delegated_address_waits_for_it_follows_it_and_goes_with
         };
         let doc = crate::report::build(p, input);
         let pd = doc.resources.iter().find(|r| r.id.ends_with("/IPv6PrefixDelegation/wan-pd"));
-        let c = pd.expect("the delegation").conditions.iter().find(|c| c.type_ == "Bound");
+        let c =
+            pd.expect("the delegation").conditions.iter().find(|c| c.type_ == ConditionType::Bound);
         let c = c.expect("a Bound condition");
-        (c.status.to_string(), c.reason.to_string(), c.message.clone())
+        (c.status, c.reason, c.message.clone())
     };
     let (status, reason, _) = bound_condition(&waiting);
-    assert_eq!((status.as_str(), reason.as_str()), ("False", "NoPrefix"));
+    assert_eq!((status, reason), (ConditionStatus::False, Reason::NoPrefix));
 
     // The address is there: the tunnel is created with it as its local end.
     let bound = plan_of(&host(&["2001:db8:a0:2a::1/64"], None), &[]);
     let (status, _, message) = bound_condition(&bound);
-    assert_eq!(status, "True", "{message}");
+    assert_eq!(status, ConditionStatus::True, "{message}");
     assert!(message.contains("2001:db8:a0:2a::1/64"), "{message}");
     let (op, after) = op_on(&bound).expect("tunnel planned");
     assert_eq!(op, routerd_graph::Operation::Create);
@@ -354,7 +357,7 @@ fn an_intent_no_configurator_applies_is_blocked_naming_its_apply_with_and_so_are
     let desired = Desired::new(render(&config), &BTreeSet::new(), &support);
     let binding = ArtifactKey::new(ArtifactKind::Dhcp6DelegatedAddress, "eth1");
     let (reason, message) = desired.blocked.get(&binding).expect("the binding is blocked");
-    assert_eq!(*reason, "ConfiguratorMissing");
+    assert_eq!(*reason, Reason::ConfiguratorMissing);
     assert!(message.contains("(applyWith networkd)"), "{message}");
     // The tunnel built from the binding's address cannot be applied either.
     let tunnel = ArtifactKey::new(ArtifactKind::Ipip6Tunnel, "dslite0");
@@ -503,8 +506,12 @@ fn a_when_state_for_duration_is_measured_at_the_now_the_plan_is_given() {
         };
         let doc = crate::report::build(p, input);
         let r = doc.resources.iter().find(|r| r.id.ends_with("/IPv4SourceNAT/legacy-nat"));
-        let c = r.expect("the NAT resource").conditions.iter().find(|c| c.type_ == "Active");
-        c.map(|c| (c.status.to_string(), c.reason.to_string()))
+        let c = r
+            .expect("the NAT resource")
+            .conditions
+            .iter()
+            .find(|c| c.type_ == ConditionType::Active);
+        c.map(|c| (c.status, c.reason))
     };
 
     // Held 29.999 s of 30 s: the NAT waits, and the report says why.
@@ -517,7 +524,7 @@ fn a_when_state_for_duration_is_measured_at_the_now_the_plan_is_given() {
         early.ops.pending
     );
     assert!(!gate_open(&early));
-    assert_eq!(active(&early), Some(("False".into(), "StateConditionUnmet".into())));
+    assert_eq!(active(&early), Some((ConditionStatus::False, Reason::StateConditionUnmet)));
 
     // Held 30 s: everything else equal, the NAT is created.
     let due = plan_at(since + 30_000);

@@ -12,10 +12,15 @@ use crate::intent::{Action, Intent};
 use crate::item::{HostItem, artifact_key};
 use crate::plan::EnginePlan;
 use crate::policy::Cleanup;
+use crate::reason::Reason;
 use crate::result::{
-    AdoptionCandidate, ArtifactIntentRef, ArtifactRef, Condition, ObservedArtifact,
-    OperationRecord, Orphan, OrphanCleanup, Phase, ResourceResult, ResultDocument,
+    AdoptionCandidate, ArtifactIntentRef, ArtifactRef, Condition, ConditionStatus, ConditionType,
+    ObservedArtifact, OperationRecord, OperationResult, Orphan, OrphanCleanup, Phase,
+    ResourceResult, ResultDocument,
 };
+
+/// A condition before it gets its time: `(type, status, reason, message)`.
+type Verdict = (ConditionType, ConditionStatus, Reason, String);
 
 /// Inputs of a report beyond the plan.
 pub struct ReportInput<'a> {
@@ -47,17 +52,17 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
     };
     let pending: BTreeMap<ArtifactKey, String> =
         plan.ops.pending.iter().map(|(k, why)| (artifact_key(k), why.clone())).collect();
-    let by_result = |result: &str| -> BTreeMap<(&str, &str), &OperationRecord> {
+    let by_result = |result: OperationResult| -> BTreeMap<(&str, &str), &OperationRecord> {
         operations
             .iter()
             .filter(|o| o.result == result)
             .map(|o| ((&*o.kind, &*o.name), &**o))
             .collect()
     };
-    let failed = by_result("failed");
+    let failed = by_result(OperationResult::Failed);
     // Not run because something they depend on failed (or strict mode stopped): blocked too,
     // not merely drifted, so the operator sees the apply stopped them.
-    let skipped = by_result("skipped");
+    let skipped = by_result(OperationResult::Skipped);
     let candidates: BTreeSet<&ArtifactKey> =
         plan.candidates.iter().map(|c| c.intent.key()).collect();
     // Grouped once: a config has thousands of resources, a scan per resource is quadratic.
@@ -128,46 +133,51 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
                 health.push(bound(plan, i));
             }
             if let Some((reason, msg)) = plan.desired.blocked.get(i.key()) {
-                conds.push(("Blocked", *reason, format!("{}: {msg}", i.key())));
+                conds.push((ConditionType::Blocked, *reason, format!("{}: {msg}", i.key())));
             } else if let Some((reason, msg)) = plan.unavailable.get(i.key()) {
-                conds.push(("Blocked", *reason, format!("{}: {msg}", i.key())));
+                conds.push((ConditionType::Blocked, *reason, format!("{}: {msg}", i.key())));
             } else if let Some(o) = failed.get(&(i.kind().as_str(), i.key().name.as_str())) {
                 let err = o.error.clone().unwrap_or_default();
                 conds.push((
-                    "Blocked",
-                    "OperationFailed",
+                    ConditionType::Blocked,
+                    Reason::OperationFailed,
                     format!("{} {}: {err}", o.operation, i.key()),
                 ));
             } else if let Some(o) = skipped.get(&(i.kind().as_str(), i.key().name.as_str())) {
                 let why = o.error.as_deref().unwrap_or("an operation it depends on failed");
                 conds.push((
-                    "Blocked",
-                    "OperationSkipped",
+                    ConditionType::Blocked,
+                    Reason::OperationSkipped,
                     format!("{} {} was not run: {why}", o.operation, i.key()),
                 ));
             } else if let Some(why) = pending.get(i.key()) {
                 match (failing_check(plan, i), unmet_gate(plan, i)) {
                     (Some(check), _) => health.push((
-                        "Standby",
-                        "True",
-                        "HealthCheckFailing",
+                        ConditionType::Standby,
+                        ConditionStatus::True,
+                        Reason::HealthCheckFailing,
                         format!("{} is withdrawn while {check} is not healthy", i.key()),
                     )),
                     (None, Some(gate)) => health.push((
-                        "Active",
-                        "False",
-                        "StateConditionUnmet",
+                        ConditionType::Active,
+                        ConditionStatus::False,
+                        Reason::StateConditionUnmet,
                         format!("{} is withdrawn while {gate}", i.key()),
                     )),
-                    (None, None) => {
-                        conds.push(("Blocked", "DependencyPending", format!("{}: {why}", i.key())))
-                    }
+                    (None, None) => conds.push((
+                        ConditionType::Blocked,
+                        Reason::DependencyPending,
+                        format!("{}: {why}", i.key()),
+                    )),
                 }
             }
         }
         // Drift is what the plan (after apply: the verifying plan) still has to do.
-        let drifted: Vec<&OperationRecord> =
-            planned_here.iter().map(|o| &***o).filter(|o| o.result == "planned").collect();
+        let drifted: Vec<&OperationRecord> = planned_here
+            .iter()
+            .map(|o| &***o)
+            .filter(|o| o.result == OperationResult::Planned)
+            .collect();
         let unowned: Vec<String> = intents
             .iter()
             .filter(|i| candidates.contains(i.key()))
@@ -183,12 +193,9 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
             Phase::Healthy
         };
         r.conditions = conditions(&r, conds, &drifted, &unowned, &now);
-        r.conditions.extend(health.into_iter().map(|(type_, status, reason, message)| Condition {
-            type_: Cow::Borrowed(type_),
-            status: Cow::Borrowed(status),
-            reason: Cow::Borrowed(reason),
-            message,
-            last_transition_time: Arc::clone(&now),
+        r.conditions.extend(health.into_iter().map(|(type_, status, reason, message)| {
+            let last_transition_time = Arc::clone(&now);
+            Condition { type_, status, reason, message, last_transition_time }
         }));
         r
     };
@@ -260,13 +267,13 @@ pub(crate) fn record(
     };
     let blocked = plan.desired.blocked.contains_key(&key);
     OperationRecord {
-        operation: Cow::Borrowed(op.op.as_str()),
+        operation: op.op,
         kind: Cow::Borrowed(key.kind.as_str()),
         owner: owner(op),
         reason: reason(plan, op, orphan_reasons),
         name: Arc::clone(&op.key.name),
         diff,
-        result: Cow::Borrowed(if blocked { "blocked" } else { "planned" }),
+        result: if blocked { OperationResult::Blocked } else { OperationResult::Planned },
         error: None,
     }
 }
@@ -297,7 +304,7 @@ pub(crate) fn reason(
 }
 
 /// The `Healthy` condition of a HealthCheck's verdict item: `(type, status, reason, message)`.
-fn verdict(plan: &EnginePlan, i: &Intent) -> (&'static str, &'static str, &'static str, String) {
+fn verdict(plan: &EnginePlan, i: &Intent) -> Verdict {
     let current = plan.current.get(&crate::item::graph_key(i.key()));
     match current.map(|c| &c.artifact.spec) {
         Some(routerd_host::ArtifactSpec::Health(h)) => {
@@ -305,15 +312,15 @@ fn verdict(plan: &EnginePlan, i: &Intent) -> (&'static str, &'static str, &'stat
             let detail = h.detail.as_deref().unwrap_or("");
             let message = format!("{target}: {detail}");
             if h.healthy {
-                ("Healthy", "True", "ProbesSucceed", message)
+                (ConditionType::Healthy, ConditionStatus::True, Reason::ProbesSucceed, message)
             } else {
-                ("Healthy", "False", "ProbesFail", message)
+                (ConditionType::Healthy, ConditionStatus::False, Reason::ProbesFail, message)
             }
         }
         _ => (
-            "Healthy",
-            "Unknown",
-            "NoVerdict",
+            ConditionType::Healthy,
+            ConditionStatus::Unknown,
+            Reason::NoVerdict,
             "no verdict yet: the daemon's scheduler has not probed (reconcile --once runs no \
              probes)"
                 .to_string(),
@@ -322,50 +329,73 @@ fn verdict(plan: &EnginePlan, i: &Intent) -> (&'static str, &'static str, &'stat
 }
 
 /// The `Value` condition of a StatePolicy's variable item: `(type, status, reason, message)`.
-fn variable(plan: &EnginePlan, i: &Intent) -> (&'static str, &'static str, &'static str, String) {
+fn variable(plan: &EnginePlan, i: &Intent) -> Verdict {
     use routerd_host::artifact::StateVariableStatus as S;
     let current = plan.current.get(&crate::item::graph_key(i.key()));
     let Some(routerd_host::ArtifactSpec::State(v)) = current.map(|c| &c.artifact.spec) else {
         let msg = "not evaluated: the daemon's scheduler evaluates state policies (reconcile \
                    --once does not)";
-        return ("Value", "Unknown", "NotEvaluated", msg.to_string());
+        return (
+            ConditionType::Value,
+            ConditionStatus::Unknown,
+            Reason::NotEvaluated,
+            msg.to_string(),
+        );
     };
     let detail = v.detail.as_deref().unwrap_or("");
     match (v.status, v.value.as_deref()) {
-        (S::Set, Some(value)) => {
-            ("Value", "True", "Set", format!("{} = {value}: {detail}", v.variable))
-        }
-        (S::Unknown, _) => {
-            ("Value", "Unknown", "NotEvaluated", format!("{}: {detail}", v.variable))
-        }
-        _ => ("Value", "False", "Unset", format!("{} has no value: {detail}", v.variable)),
+        (S::Set, Some(value)) => (
+            ConditionType::Value,
+            ConditionStatus::True,
+            Reason::Set,
+            format!("{} = {value}: {detail}", v.variable),
+        ),
+        (S::Unknown, _) => (
+            ConditionType::Value,
+            ConditionStatus::Unknown,
+            Reason::NotEvaluated,
+            format!("{}: {detail}", v.variable),
+        ),
+        _ => (
+            ConditionType::Value,
+            ConditionStatus::False,
+            Reason::Unset,
+            format!("{} has no value: {detail}", v.variable),
+        ),
     }
 }
 
 /// The `Selected` condition of a SelfAddressPolicy's selection item: `(type, status, reason,
 /// message)`. The selection is rendered (ADR 0008), so the intent itself carries it.
-fn selected(i: &Intent) -> (&'static str, &'static str, &'static str, String) {
+fn selected(i: &Intent) -> Verdict {
     use crate::render::SelectedAddress;
     let routerd_host::ArtifactSpec::Opaque(o) = &i.artifact.spec else {
-        return ("Selected", "Unknown", "NotEvaluated", String::new());
+        return (
+            ConditionType::Selected,
+            ConditionStatus::Unknown,
+            Reason::NotEvaluated,
+            String::new(),
+        );
     };
     match serde_json::from_value::<SelectedAddress>(o.attributes.clone()) {
         Ok(SelectedAddress { address: Some(address), candidate, .. }) => {
             let from = candidate.map(|(n, what)| format!(" from candidates[{n}], {what}"));
             (
-                "Selected",
-                "True",
-                "CandidateSelected",
+                ConditionType::Selected,
+                ConditionStatus::True,
+                Reason::CandidateSelected,
                 format!("{address}{}", from.unwrap_or_default()),
             )
         }
         Ok(_) => (
-            "Selected",
-            "False",
-            "NoCandidateAvailable",
+            ConditionType::Selected,
+            ConditionStatus::False,
+            Reason::NoCandidateAvailable,
             "no candidate has an address yet (see the warnings)".to_string(),
         ),
-        Err(e) => ("Selected", "Unknown", "NotEvaluated", e.to_string()),
+        Err(e) => {
+            (ConditionType::Selected, ConditionStatus::Unknown, Reason::NotEvaluated, e.to_string())
+        }
     }
 }
 
@@ -374,7 +404,7 @@ fn selected(i: &Intent) -> (&'static str, &'static str, &'static str, String) {
 /// addresses (for a delegation: the delegated prefixes, or, when networkd does not say which
 /// uplink a prefix came through, an address derived from it on a downstream link). What
 /// `required` and `convergenceTimeout` act on (the supervisor's doctor, checks B001 and B002).
-fn bound(plan: &EnginePlan, i: &Intent) -> (&'static str, &'static str, &'static str, String) {
+fn bound(plan: &EnginePlan, i: &Intent) -> Verdict {
     let observed = |key: &ArtifactKey| match plan
         .current
         .get(&crate::item::graph_key(key))
@@ -385,16 +415,21 @@ fn bound(plan: &EnginePlan, i: &Intent) -> (&'static str, &'static str, &'static
     };
     let Some(addresses) = observed(i.key()) else {
         return (
-            "Bound",
-            "Unknown",
-            "NotObserved",
+            ConditionType::Bound,
+            ConditionStatus::Unknown,
+            Reason::NotObserved,
             format!("{} is not configured on the host yet", i.key()),
         );
     };
     let pd = i.kind() == routerd_host::ArtifactKind::Dhcp6PrefixDelegation;
     if !addresses.is_empty() {
         let what = if pd { "delegated" } else { "leased" };
-        return ("Bound", "True", "LeaseBound", format!("{what} {}", addresses.join(", ")));
+        return (
+            ConditionType::Bound,
+            ConditionStatus::True,
+            Reason::LeaseBound,
+            format!("{what} {}", addresses.join(", ")),
+        );
     }
     if pd {
         // The downstream addresses derived from this delegation (their intents depend on it).
@@ -409,11 +444,16 @@ fn bound(plan: &EnginePlan, i: &Intent) -> (&'static str, &'static str, &'static
             .collect();
         if !derived.is_empty() {
             let message = format!("delegated; derived {}", derived.join(", "));
-            return ("Bound", "True", "LeaseBound", message);
+            return (ConditionType::Bound, ConditionStatus::True, Reason::LeaseBound, message);
         }
-        return ("Bound", "False", "NoPrefix", "no prefix delegated yet".to_string());
+        return (
+            ConditionType::Bound,
+            ConditionStatus::False,
+            Reason::NoPrefix,
+            "no prefix delegated yet".to_string(),
+        );
     }
-    ("Bound", "False", "NoLease", "no lease yet".to_string())
+    (ConditionType::Bound, ConditionStatus::False, Reason::NoLease, "no lease yet".to_string())
 }
 
 /// The `when.state` condition `i` waits on that does not hold at the time planned for
@@ -468,24 +508,27 @@ fn observed(plan: &EnginePlan, i: &Intent, item: &HostItem) -> ObservedArtifact 
 
 fn conditions(
     r: &ResourceResult,
-    blocked: Vec<(&'static str, &'static str, String)>,
+    blocked: Vec<(ConditionType, Reason, String)>,
     drifted: &[&OperationRecord],
     unowned: &[String],
     now: &Arc<str>,
 ) -> Vec<Condition> {
-    let cond =
-        |type_: &'static str, status: bool, reason: &'static str, message: String| Condition {
-            type_: Cow::Borrowed(type_),
-            status: Cow::Borrowed(if status { "True" } else { "False" }),
-            reason: Cow::Borrowed(reason),
-            message,
-            last_transition_time: Arc::clone(now),
-        };
-    let ready = matches!(r.phase, Phase::Healthy | Phase::RequiresAdoption);
+    let cond = |type_: ConditionType, status: bool, reason: Reason, message: String| Condition {
+        type_,
+        status: ConditionStatus::from(status),
+        reason,
+        message,
+        last_transition_time: Arc::clone(now),
+    };
+    let (ready, reason) = match r.phase {
+        Phase::Healthy | Phase::RequiresAdoption => (true, Reason::ArtifactsInPlace),
+        Phase::Drifted => (false, Reason::Drifted),
+        Phase::Blocked => (false, Reason::Blocked),
+    };
     let mut out = vec![cond(
-        "Ready",
+        ConditionType::Ready,
         ready,
-        if ready { "ArtifactsInPlace" } else { r.phase.as_str() },
+        reason,
         format!("{} artifacts, phase {}", r.artifacts.len(), r.phase.as_str()),
     )];
     for (type_, reason, message) in blocked {
@@ -494,13 +537,13 @@ fn conditions(
     if !drifted.is_empty() {
         let list: Vec<String> =
             drifted.iter().map(|o| format!("{} {}/{}", o.operation, o.kind, o.name)).collect();
-        out.push(cond("Drifted", true, "OperationsPending", list.join(", ")));
+        out.push(cond(ConditionType::Drifted, true, Reason::OperationsPending, list.join(", ")));
     }
     if !unowned.is_empty() {
         out.push(cond(
-            "AdoptionRequired",
+            ConditionType::AdoptionRequired,
             true,
-            "NotInLedger",
+            Reason::NotInLedger,
             format!("present but not recorded as owned: {}", unowned.join(", ")),
         ));
     }

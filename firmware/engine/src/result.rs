@@ -11,9 +11,11 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+pub use routerd_graph::Operation;
 use routerd_host::AttributeDiff;
 
 use crate::intent::{Action, ApplyWith};
+pub use crate::reason::Reason;
 
 /// Overall or per-resource phase, worst first: `Blocked` > `Drifted` > `RequiresAdoption` >
 /// `Healthy`.
@@ -134,8 +136,8 @@ pub struct ObservedArtifact {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OperationRecord {
-    /// `create`, `modify`, `delete`, `recreate`.
-    pub operation: Cow<'static, str>,
+    /// `create`, `modify`, `delete` (`recreate` runs as a delete and a create).
+    pub operation: Operation,
     /// Artifact kind.
     pub kind: Cow<'static, str>,
     /// Artifact name.
@@ -148,7 +150,7 @@ pub struct OperationRecord {
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub diff: Vec<AttributeDiff>,
     /// `planned`, `done`, `failed`, `skipped` (a dependency failed), `blocked` (no configurator).
-    pub result: Cow<'static, str>,
+    pub result: OperationResult,
     /// Error text for failed operations.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,
@@ -158,17 +160,136 @@ pub struct OperationRecord {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Condition {
-    /// `Ready`, `Blocked`, `Drifted`, `AdoptionRequired`.
+    /// `Ready`, `Blocked`, `Drifted`, `AdoptionRequired`, ...
     #[serde(rename = "type")]
-    pub type_: Cow<'static, str>,
+    pub type_: ConditionType,
     /// `True`, `False`, `Unknown`.
-    pub status: Cow<'static, str>,
-    /// Stable CamelCase reason (`ConfiguratorMissing`, `KernelRejected`).
-    pub reason: Cow<'static, str>,
+    pub status: ConditionStatus,
+    /// Stable CamelCase reason (`ConfiguratorMissing`, `DependencyPending`).
+    pub reason: Reason,
     /// Human message.
     pub message: String,
     /// RFC 3339 UTC.
     pub last_transition_time: Arc<str>,
+}
+
+/// What became of a planned or executed operation (the Result document's `result`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OperationResult {
+    /// In a plan (`plan`, `dry-run`, `observe`): would run.
+    Planned,
+    /// Ran and succeeded.
+    Done,
+    /// Ran and failed (the record's `error` says why).
+    Failed,
+    /// Not run: an operation it depends on failed, or strict mode stopped the apply.
+    Skipped,
+    /// Never runs: no configurator of this build applies it, or what it depends on is blocked.
+    Blocked,
+}
+
+impl OperationResult {
+    /// `planned`, `done`, `failed`, `skipped`, `blocked`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Planned => "planned",
+            Self::Done => "done",
+            Self::Failed => "failed",
+            Self::Skipped => "skipped",
+            Self::Blocked => "blocked",
+        }
+    }
+}
+
+impl std::fmt::Display for OperationResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+/// The type of a [`Condition`]; its [`Reason`]s are listed with [`Reason`]'s variants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ConditionType {
+    /// Every resource has one: `True` while it is `Healthy` or only `RequiresAdoption`.
+    Ready,
+    /// One per artifact of the resource that cannot be applied now (always `True`).
+    Blocked,
+    /// Operations on the resource's artifacts are pending (always `True`).
+    Drifted,
+    /// Artifacts of the resource are present but not recorded as owned (always `True`).
+    AdoptionRequired,
+    /// A HealthCheck's verdict.
+    Healthy,
+    /// A StatePolicy variable's value.
+    Value,
+    /// A SelfAddressPolicy's selected address.
+    Selected,
+    /// A DHCP client binding's or prefix delegation's lease.
+    Bound,
+    /// An artifact withdrawn while a HealthCheck it follows fails (`True`).
+    Standby,
+    /// An artifact gated by `when.state`: `False` while withdrawn because the condition does
+    /// not hold.
+    Active,
+}
+
+impl ConditionType {
+    /// The CamelCase name (`Ready`), as serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ready => "Ready",
+            Self::Blocked => "Blocked",
+            Self::Drifted => "Drifted",
+            Self::AdoptionRequired => "AdoptionRequired",
+            Self::Healthy => "Healthy",
+            Self::Value => "Value",
+            Self::Selected => "Selected",
+            Self::Bound => "Bound",
+            Self::Standby => "Standby",
+            Self::Active => "Active",
+        }
+    }
+}
+
+impl std::fmt::Display for ConditionType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+/// Whether a [`Condition`] holds (Kubernetes `metav1.ConditionStatus`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ConditionStatus {
+    /// It holds.
+    True,
+    /// It does not hold.
+    False,
+    /// Not known yet (not probed, not evaluated, not observed).
+    Unknown,
+}
+
+impl ConditionStatus {
+    /// `True`, `False`, `Unknown`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::True => "True",
+            Self::False => "False",
+            Self::Unknown => "Unknown",
+        }
+    }
+}
+
+impl From<bool> for ConditionStatus {
+    fn from(holds: bool) -> Self {
+        if holds { Self::True } else { Self::False }
+    }
+}
+
+impl std::fmt::Display for ConditionStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
 }
 
 /// What reconcile does with an orphan (the Result document's `cleanup`).
@@ -258,7 +379,7 @@ pub struct ArtifactRef {
 impl ResultDocument {
     /// Operations that change the host (everything but `blocked` entries).
     pub fn operation_count(&self) -> usize {
-        self.operations.iter().filter(|o| o.result != "blocked").count()
+        self.operations.iter().filter(|o| o.result != OperationResult::Blocked).count()
     }
 
     /// Writes the document as pretty JSON (two-space indents, no trailing newline), streamed
@@ -277,7 +398,7 @@ mod tests {
 
     fn record(i: usize) -> Arc<OperationRecord> {
         Arc::new(OperationRecord {
-            operation: Cow::Borrowed(if i.is_multiple_of(3) { "modify" } else { "create" }),
+            operation: if i.is_multiple_of(3) { Operation::Modify } else { Operation::Create },
             kind: Cow::Borrowed("linux.ipv4.route"),
             name: Arc::from(format!("1000:10.{}.{}.0/24:0", i / 256, i % 256)),
             owner: Arc::from(format!("net.routerd.net/v1alpha1/IPv4StaticRoute/r{i}")),
@@ -291,7 +412,7 @@ mod tests {
             } else {
                 Vec::new()
             },
-            result: Cow::Borrowed("done"),
+            result: OperationResult::Done,
             error: i.is_multiple_of(7).then(|| format!("line one\nline two {i}")),
         })
     }
@@ -327,9 +448,9 @@ mod tests {
                 }],
                 warnings: if i.is_multiple_of(9) { vec!["tab\there".into()] } else { Vec::new() },
                 conditions: vec![Condition {
-                    type_: Cow::Borrowed("Ready"),
-                    status: Cow::Borrowed("True"),
-                    reason: Cow::Borrowed("ArtifactsInPlace"),
+                    type_: ConditionType::Ready,
+                    status: ConditionStatus::True,
+                    reason: Reason::ArtifactsInPlace,
                     message: "1 artifacts".into(),
                     last_transition_time: Arc::clone(&now),
                 }],

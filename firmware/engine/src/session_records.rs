@@ -13,7 +13,7 @@ use routerd_ledger::{EntryHead, EntryState, LedgerChange};
 use crate::intent::{Action, Intent, is_inventory_backed};
 use crate::item::{BackendRegistry, HostItem, artifact_key};
 use crate::plan::EnginePlan;
-use crate::result::OperationRecord;
+use crate::result::{OperationRecord, OperationResult};
 
 /// Whether prepare records the create of `intent`'s artifact as a new `Pending` entry: an
 /// inventory-backed `ensure` that can be applied and that the ledger does not already own.
@@ -57,13 +57,15 @@ pub(super) fn executed_records(
             None => err.clone(),
         });
         let result = match (&e.error, plan.desired.blocked.contains_key(&key)) {
-            (Some(_), true) => "blocked",
-            (Some(err), false) if err.contains(crate::item::STRICT_ABORT) => "skipped",
-            (Some(_), false) => "failed",
-            (None, _) => "done",
+            (Some(_), true) => OperationResult::Blocked,
+            (Some(err), false) if err.contains(crate::item::STRICT_ABORT) => {
+                OperationResult::Skipped
+            }
+            (Some(_), false) => OperationResult::Failed,
+            (None, _) => OperationResult::Done,
         };
         out.push(Arc::new(OperationRecord {
-            operation: Cow::Borrowed(e.operation.as_str()),
+            operation: e.operation,
             kind: Cow::Borrowed(key.kind.as_str()),
             reason: at
                 .map(|i| crate::report::reason(plan, &plan.ops.ops[i], &orphan_reasons))
@@ -71,7 +73,7 @@ pub(super) fn executed_records(
             name: Arc::clone(&e.key.name),
             owner: Arc::clone(&e.item.owner),
             diff: Vec::new(),
-            result: Cow::Borrowed(result),
+            result,
             error,
         }));
     }
@@ -80,10 +82,10 @@ pub(super) fn executed_records(
             continue;
         }
         let p = planned(i);
-        if p.result == "blocked" {
+        if p.result == OperationResult::Blocked {
             continue;
         }
-        out.push(Arc::new(OperationRecord { result: Cow::Borrowed("skipped"), ..p }));
+        out.push(Arc::new(OperationRecord { result: OperationResult::Skipped, ..p }));
     }
     out
 }

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::result::{Phase, ResultDocument};
+use crate::result::{ConditionStatus, ConditionType, OperationResult, Phase, ResultDocument};
 
 /// Maximum line width.
 pub const WIDTH: usize = 80;
@@ -52,7 +52,7 @@ fn resources(out: &mut String, doc: &ResultDocument) {
     section(out, &format!("RESOURCES ({})", doc.resources.len()));
     line(out, &format!("{:<50} {:<17} {:>4} {:>5}", "RESOURCE", "PHASE", "ARTS", "OPS"));
     for r in &doc.resources {
-        let ops = r.plan.iter().filter(|o| o.result != "blocked").count();
+        let ops = r.plan.iter().filter(|o| o.result != OperationResult::Blocked).count();
         line(
             out,
             &format!(
@@ -64,7 +64,8 @@ fn resources(out: &mut String, doc: &ResultDocument) {
             ),
         );
         if r.phase == Phase::Blocked || r.phase == Phase::Drifted {
-            for c in r.conditions.iter().filter(|c| c.status == "True" && c.type_ != "Ready") {
+            let shown = r.conditions.iter().filter(|c| c.status == ConditionStatus::True);
+            for c in shown.filter(|c| c.type_ != ConditionType::Ready) {
                 wrapped(out, &format!("{}: {}", c.reason, c.message), "    ");
             }
         }
@@ -80,7 +81,7 @@ fn operations(out: &mut String, doc: &ResultDocument) {
     line(out, &format!("{:<9} {:<59} {:<8}", "OP", "ARTIFACT", "RESULT"));
     for op in &doc.operations {
         let artifact = fit(&format!("{}/{}", op.kind, op.name), 59);
-        line(out, &format!("{:<9} {:<59} {:<8}", op.operation, artifact, op.result));
+        line(out, &format!("{:<9} {:<59} {:<8}", op.operation.as_str(), artifact, op.result));
         if let Some(e) = &op.error {
             wrapped(out, e, "    ");
         }
@@ -198,13 +199,13 @@ mod tests {
             adoption_candidates: vec![],
             adopted_artifacts: vec![],
             operations: vec![std::sync::Arc::new(OperationRecord {
-                operation: "create".into(),
+                operation: crate::result::Operation::Create,
                 kind: "linux.ipv4.route".into(),
                 name: long.as_str().into(),
                 owner: "".into(),
                 reason: "not on the host".into(),
                 diff: vec![],
-                result: "failed".into(),
+                result: OperationResult::Failed,
                 error: Some(format!("kernel said no {long}")),
             })],
             warnings: vec![],

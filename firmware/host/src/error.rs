@@ -158,20 +158,82 @@ impl HostError {
     }
 
     /// Stable reason code for status conditions (`KernelRejected`, `DependencyMissing`, ...).
-    pub fn reason(&self) -> &'static str {
+    pub fn reason_code(&self) -> HostReason {
         match self {
-            Self::Netns { .. } => "NamespaceUnavailable",
-            Self::Socket(_) => "NetlinkUnavailable",
-            Self::Rejected { .. } => "KernelRejected",
-            Self::Missing { .. } => "DependencyMissing",
-            Self::Conflict { .. } => "ArtifactConflict",
-            Self::Invalid { .. } => "InvalidArtifact",
-            Self::Dump { .. } => "InventoryFailed",
-            Self::WrongBackend { .. } => "InternalError",
-            Self::Service { .. } => "ServiceFailed",
-            Self::Bus(_) => "BusUnavailable",
-            Self::File { .. } => "FileFailed",
-            Self::Sysctl { .. } => "SysctlFailed",
+            Self::Netns { .. } => HostReason::NamespaceUnavailable,
+            Self::Socket(_) => HostReason::NetlinkUnavailable,
+            Self::Rejected { .. } => HostReason::KernelRejected,
+            Self::Missing { .. } => HostReason::DependencyMissing,
+            Self::Conflict { .. } => HostReason::ArtifactConflict,
+            Self::Invalid { .. } => HostReason::InvalidArtifact,
+            Self::Dump { .. } => HostReason::InventoryFailed,
+            Self::WrongBackend { .. } => HostReason::InternalError,
+            Self::Service { .. } => HostReason::ServiceFailed,
+            Self::Bus(_) => HostReason::BusUnavailable,
+            Self::File { .. } => HostReason::FileFailed,
+            Self::Sysctl { .. } => HostReason::SysctlFailed,
         }
+    }
+
+    /// [`HostError::reason_code`] as its string (`KernelRejected`).
+    pub fn reason(&self) -> &'static str {
+        self.reason_code().as_str()
+    }
+}
+
+/// The stable reason code of a [`HostError`], one per variant: what status conditions, the
+/// Result document and the CLI show. The engine's one reason vocabulary
+/// (`routerd_engine::reason::Reason`) carries these as its `Host` variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum HostReason {
+    /// [`HostError::Netns`]: the network namespace could not be opened or entered.
+    NamespaceUnavailable,
+    /// [`HostError::Socket`]: a netlink socket could not be opened or talked to.
+    NetlinkUnavailable,
+    /// [`HostError::Rejected`]: the kernel rejected the operation.
+    KernelRejected,
+    /// [`HostError::Missing`]: something the artifact names is not on the host.
+    DependencyMissing,
+    /// [`HostError::Conflict`]: a host object of another type holds the artifact's name.
+    ArtifactConflict,
+    /// [`HostError::Invalid`]: the attributes cannot be expressed to the backend.
+    InvalidArtifact,
+    /// [`HostError::Dump`]: a listing failed.
+    InventoryFailed,
+    /// [`HostError::WrongBackend`]: a backend was handed a kind it does not serve (a bug).
+    InternalError,
+    /// [`HostError::Service`]: systemd or a daemon refused or failed the operation.
+    ServiceFailed,
+    /// [`HostError::Bus`]: the system bus could not be reached.
+    BusUnavailable,
+    /// [`HostError::File`]: a configurator's file could not be read or written.
+    FileFailed,
+    /// [`HostError::Sysctl`]: a sysctl file could not be read or written.
+    SysctlFailed,
+}
+
+impl HostReason {
+    /// The CamelCase code (`KernelRejected`), as serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NamespaceUnavailable => "NamespaceUnavailable",
+            Self::NetlinkUnavailable => "NetlinkUnavailable",
+            Self::KernelRejected => "KernelRejected",
+            Self::DependencyMissing => "DependencyMissing",
+            Self::ArtifactConflict => "ArtifactConflict",
+            Self::InvalidArtifact => "InvalidArtifact",
+            Self::InventoryFailed => "InventoryFailed",
+            Self::InternalError => "InternalError",
+            Self::ServiceFailed => "ServiceFailed",
+            Self::BusUnavailable => "BusUnavailable",
+            Self::FileFailed => "FileFailed",
+            Self::SysctlFailed => "SysctlFailed",
+        }
+    }
+}
+
+impl std::fmt::Display for HostReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
     }
 }

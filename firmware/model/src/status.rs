@@ -15,8 +15,8 @@ pub struct DaemonStatus {
     pub config: String,
     /// Network namespace name, `None` for the daemon's own.
     pub netns: Option<String>,
-    /// `starting` (no reconcile finished yet), `running` or `stopping`.
-    pub state: String,
+    /// What the daemon is doing.
+    pub state: DaemonState,
     /// Generation of the loaded config (the ledger's counter: it grows when the text changes).
     pub generation: u64,
     /// Generation the last finished reconcile applied; equal to `generation` once it converged.
@@ -51,6 +51,138 @@ pub struct DaemonStatus {
     pub last_repair: Option<LastRepair>,
 }
 
+/// What `routerd serve` is doing (`DaemonStatus::state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DaemonState {
+    /// Started; no reconcile has finished yet.
+    Starting,
+    /// Nothing is applied (no usable config file and no generation in the ledger): no
+    /// reconcile runs until a config is applied; the control socket and the web UI answer.
+    Unconfigured,
+    /// A reconcile has finished; the daemon follows the host and the config.
+    Running,
+    /// Shutting down.
+    Stopping,
+}
+
+impl DaemonState {
+    /// `starting`, `unconfigured`, `running`, `stopping`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Starting => "starting",
+            Self::Unconfigured => "unconfigured",
+            Self::Running => "running",
+            Self::Stopping => "stopping",
+        }
+    }
+}
+
+impl std::fmt::Display for DaemonState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+/// Why the daemon reconciled. Ordered as the daemon lists coalesced triggers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Trigger {
+    /// The daemon just started.
+    Start,
+    /// The periodic resync.
+    Resync,
+    /// `POST /v1/reconcile`, an adoption.
+    Api,
+    /// An apply or a rollback: a new config.
+    Apply,
+    /// A link changed on the host (`RTM_NEWLINK`, `RTM_DELLINK`).
+    Link,
+    /// An address changed on the host.
+    Address,
+    /// A route changed on the host.
+    Route,
+    /// A routing rule changed on the host.
+    Rule,
+    /// Something else the host's netlink groups delivered (an overrun notice): look again.
+    Other,
+    /// A HealthCheck's verdict changed.
+    Health,
+    /// A StatePolicy variable changed, or a `when.state` condition started or stopped holding.
+    State,
+    /// A DS-Lite tunnel's AFTR resolved to other addresses.
+    Aftr,
+    /// Someone else committed an nf_tables transaction touching a `routerd_*` table.
+    Nftables,
+}
+
+impl Trigger {
+    /// The lowercase name (`address`), as serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Start => "start",
+            Self::Resync => "resync",
+            Self::Api => "api",
+            Self::Apply => "apply",
+            Self::Link => "link",
+            Self::Address => "address",
+            Self::Route => "route",
+            Self::Rule => "rule",
+            Self::Other => "other",
+            Self::Health => "health",
+            Self::State => "state",
+            Self::Aftr => "aftr",
+            Self::Nftables => "nftables",
+        }
+    }
+}
+
+impl std::fmt::Display for Trigger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+/// The triggers of one reconcile, in [`Trigger`] order. JSON: the names comma-separated
+/// (`address,route`), as the status has always carried them; displayed the same way.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Triggers(pub Vec<Trigger>);
+
+impl std::ops::Deref for Triggers {
+    type Target = [Trigger];
+    fn deref(&self) -> &[Trigger] {
+        &self.0
+    }
+}
+
+impl FromIterator<Trigger> for Triggers {
+    fn from_iter<I: IntoIterator<Item = Trigger>>(iter: I) -> Self {
+        Self(iter.into_iter().collect())
+    }
+}
+
+impl std::fmt::Display for Triggers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.0.iter().map(|t| t.as_str()).collect();
+        f.pad(&names.join(","))
+    }
+}
+
+impl Serialize for Triggers {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Triggers {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::IntoDeserializer;
+        let text = String::deserialize(d)?;
+        let names = text.split(',').filter(|name| !name.is_empty());
+        names.map(|name| Trigger::deserialize(name.into_deserializer())).collect()
+    }
+}
+
 /// An apply (or rollback) and what its reconcile did.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -78,7 +210,7 @@ pub struct LastRepair {
     /// RFC 3339 time it started.
     pub at: String,
     /// What triggered it (as [`ReconcileSummary::trigger`]).
-    pub trigger: String,
+    pub trigger: Triggers,
     /// Its operations, the first [`NAMED_OPERATIONS`].
     pub operations: Vec<OperationSummary>,
     /// How many operations it ran in all.
@@ -146,9 +278,9 @@ pub struct ConfirmStatus {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReconcileSummary {
-    /// Why it ran: `start`, `resync`, `api`, or the host change that triggered it (`link`,
-    /// `address`, `route`, `rule`, `other`), comma-separated when several were coalesced.
-    pub trigger: String,
+    /// Why it ran: every trigger coalesced into it, in [`Trigger`] order (JSON: the names
+    /// comma-separated, `address,route`).
+    pub trigger: Triggers,
     /// RFC 3339 time it started.
     pub started: String,
     /// Wall time, milliseconds.
@@ -187,13 +319,13 @@ pub struct ResourceStatus {
     /// `Healthy`, `RequiresAdoption`, `Drifted`, `Blocked`.
     pub phase: String,
     /// Current conditions.
-    pub conditions: Vec<ConditionStatus>,
+    pub conditions: Vec<ResourceCondition>,
 }
 
 /// A condition as kept in [`ResourceStatus`] (Kubernetes `metav1.Condition`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ConditionStatus {
+pub struct ResourceCondition {
     /// `Ready`, `Blocked`, `Drifted`, `AdoptionRequired`.
     #[serde(rename = "type")]
     pub type_: String,
@@ -249,4 +381,33 @@ pub struct DoctorCheck {
     pub detail: String,
     /// What to do about a warn or fail; empty on pass.
     pub remedy: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn triggers_are_one_comma_separated_string_in_json() {
+        let t = Triggers(vec![Trigger::Address, Trigger::Route]);
+        let json = serde_json::to_string(&t).expect("serializes");
+        assert_eq!(json, r#""address,route""#);
+        assert_eq!(t.to_string(), "address,route");
+        assert_eq!(serde_json::from_str::<Triggers>(&json).expect("reads back"), t);
+        assert_eq!(serde_json::from_str::<Triggers>(r#""""#).expect("none"), Triggers::default());
+        assert!(serde_json::from_str::<Triggers>(r#""address,weather""#).is_err());
+    }
+
+    #[test]
+    fn daemon_states_are_lowercase_words() {
+        for (state, word) in [
+            (DaemonState::Starting, "starting"),
+            (DaemonState::Unconfigured, "unconfigured"),
+            (DaemonState::Running, "running"),
+            (DaemonState::Stopping, "stopping"),
+        ] {
+            assert_eq!(serde_json::to_value(state).expect("serializes"), word);
+            assert_eq!(state.as_str(), word);
+        }
+    }
 }

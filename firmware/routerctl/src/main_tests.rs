@@ -1,7 +1,7 @@
 //! Unit tests of routerctl ([`super`]).
 
 use super::*;
-use routerd_model::status::ReconcileSummary;
+use routerd_model::status::{DaemonState, ReconcileSummary, Trigger, Triggers};
 
 /// Asserts that `text` fits `width` columns, cuts nothing with `…`, and that every line
 /// continuing a cell (one that starts blank) starts with at least `indent` blanks.
@@ -54,13 +54,13 @@ fn the_status_table_fits_80_columns() {
     let status = DaemonStatus {
         config: format!("/etc/routerd/{}.yaml", "x".repeat(120)),
         netns: None,
-        state: "running".into(),
+        state: DaemonState::Running,
         generation: 3,
         observed_generation: Some(3),
         phase: Some("Healthy".into()),
         reconciles: 7,
         last_reconcile: Some(ReconcileSummary {
-            trigger: "address,route".into(),
+            trigger: Triggers(vec![Trigger::Address, Trigger::Route]),
             started: "2026-11-21T02:00:00Z".into(),
             duration_ms: 41,
             operations: 1,

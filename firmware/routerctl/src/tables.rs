@@ -149,7 +149,7 @@ pub(crate) fn doctor_table(checks: &[DoctorCheck], width: usize) -> String {
 /// negative.
 pub(crate) fn status_table(s: &DaemonStatus, now: u64, width: usize) -> String {
     let mut rows: Vec<(&str, String)> = vec![
-        ("state", s.state.clone()),
+        ("state", s.state.to_string()),
         ("config", s.config.clone()),
         ("netns", s.netns.clone().unwrap_or_else(|| "(host)".into())),
         ("phase", s.phase.clone().unwrap_or_else(|| "-".into())),

@@ -660,7 +660,7 @@ pub mod fuzzing {
             status: DaemonStatus {
                 config: "router.yaml".into(),
                 netns: None,
-                state: "running".into(),
+                state: routerd_model::status::DaemonState::Running,
                 generation: 1,
                 observed_generation: Some(1),
                 phase: None,

@@ -41,11 +41,11 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::Context;
 use routerd_engine::plan::Desired;
 use routerd_engine::{ConfigInput, ResultDocument, Session, SessionOptions};
-use routerd_host::netlink::{Change, NetlinkMonitor};
+use routerd_host::netlink::NetlinkMonitor;
 use routerd_host::nftables::NftMonitor;
 use routerd_host::{Netns, ROUTERD_NFT_TABLE_PREFIX};
 use routerd_ledger::{Channel, GenerationRecord, PendingConfirm};
-use routerd_model::status::{ConfirmStatus, DaemonStatus, TimedOutConfirm};
+use routerd_model::status::{ConfirmStatus, DaemonState, DaemonStatus, TimedOutConfirm, Triggers};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::{mpsc, watch};
 
@@ -197,7 +197,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
     let status = DaemonStatus {
         config: opts.config.display().to_string(),
         netns: opts.netns.clone(),
-        state: "starting".into(),
+        state: DaemonState::Starting,
         generation: 0,
         observed_generation: None,
         phase: None,
@@ -222,7 +222,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
     tokio::spawn(async move {
         while let Some(change) = monitor.next().await {
             // A full queue already holds a reconcile that will see this change too.
-            let _ = host_changes.try_send(Msg::Reconcile(Trigger::Host(change)));
+            let _ = host_changes.try_send(Msg::Reconcile(crate::msg::host_trigger(change)));
         }
     });
     let nft_changes = msg_tx.clone();
@@ -324,7 +324,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
             // Nothing applied: no reconcile may run (an empty config would make every owned
             // artifact an orphan); the control socket and the web UI still answer.
             if reasons.contains(&Trigger::Start) {
-                daemon.status.state = "unconfigured".into();
+                daemon.status.state = DaemonState::Unconfigured;
                 daemon.publish(None);
                 service::notify(&[NotifyState::Ready]);
             }
@@ -387,7 +387,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         }
     }
     service::notify(&[NotifyState::Stopping]);
-    daemon.status.state = "stopping".into();
+    daemon.status.state = DaemonState::Stopping;
     daemon.publish(None);
     servers.stop();
     let _ = std::fs::remove_file(&socket_path);
@@ -540,7 +540,7 @@ impl Daemon {
 
     /// One reconcile of the applied config; publishes the outcome.
     async fn reconcile(&mut self, reasons: &BTreeSet<Trigger>) -> Option<Arc<ResultDocument>> {
-        let trigger = reasons.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(",");
+        let trigger: Triggers = reasons.iter().copied().collect();
         let started = SystemTime::now();
         let clock = Instant::now();
         let applied = &self.applied;
@@ -552,7 +552,7 @@ impl Daemon {
         self.aftr.sync(&self.applied.input.digest, &self.applied.input.config);
         self.gateways.follow(&self.applied.input.config);
         // Links and addresses are what `ipv6Address` conditions read.
-        if reasons.iter().any(|t| matches!(t, Trigger::Host(Change::Link | Change::Address))) {
+        if reasons.iter().any(|t| matches!(t, Trigger::Link | Trigger::Address)) {
             self.state.wake();
         }
         match result {
@@ -584,7 +584,7 @@ impl Daemon {
                 s.phase = Some(doc.phase.as_str().to_string());
                 s.last_error = None;
                 s.reconciles += 1;
-                s.state = "running".into();
+                s.state = DaemonState::Running;
                 if let Some(r) = &self.status.last_reconcile
                     && r.operations > 0
                 {

@@ -31,7 +31,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use routerd_engine::ResultDocument;
+use routerd_engine::{ConditionStatus, ConditionType, OperationResult, ResultDocument};
 use routerd_ledger::{EntryState, Ledger};
 use routerd_model::status::{CheckStatus, DaemonStatus, DoctorCheck};
 use routerd_model::{Config, ResourceSpec};
@@ -109,7 +109,11 @@ pub fn track_unbound(
     let unbound: Vec<&str> = doc
         .resources
         .iter()
-        .filter(|r| r.conditions.iter().any(|c| c.type_ == "Bound" && c.status != "True"))
+        .filter(|r| {
+            r.conditions
+                .iter()
+                .any(|c| c.type_ == ConditionType::Bound && c.status != ConditionStatus::True)
+        })
         .map(|r| r.id.as_str())
         .collect();
     since.retain(|id, _| unbound.contains(&id.as_str()));
@@ -229,7 +233,7 @@ fn reconcile(input: &DoctorInput<'_>, out: &mut Vec<DoctorCheck>) {
     let failed: Vec<String> = doc
         .operations
         .iter()
-        .filter(|o| o.result == "failed")
+        .filter(|o| o.result == OperationResult::Failed)
         .map(|o| {
             format!("{} {}/{}: {}", o.operation, o.kind, o.name, o.error.as_deref().unwrap_or(""))
         })
@@ -487,8 +491,8 @@ fn leases(
         .map(|(id, required, timeout)| {
             let condition = result
                 .and_then(|d| d.resources.iter().find(|r| r.id == id))
-                .and_then(|r| r.conditions.iter().find(|c| c.type_ == "Bound"));
-            if let Some(c) = condition.filter(|c| c.status == "True") {
+                .and_then(|r| r.conditions.iter().find(|c| c.type_ == ConditionType::Bound));
+            if let Some(c) = condition.filter(|c| c.status == ConditionStatus::True) {
                 return (required, Stand::Bound, format!("{id}: {}", c.message));
             }
             let why = condition.map_or("no reconcile yet", |c| c.message.as_str());
@@ -703,6 +707,7 @@ mod tests {
 
     /// A Result document whose resources have these `Bound` conditions.
     fn bound_doc(bound: &[(&str, bool)]) -> ResultDocument {
+        use routerd_engine::Reason;
         use routerd_engine::result::{Condition, ResourceResult};
         let resource = |(id, status): &(&str, bool)| ResourceResult {
             id: id.to_string(),
@@ -714,9 +719,9 @@ mod tests {
             artifacts: Vec::new(),
             warnings: Vec::new(),
             conditions: vec![Condition {
-                type_: "Bound".into(),
-                status: if *status { "True" } else { "False" }.into(),
-                reason: "test".into(),
+                type_: ConditionType::Bound,
+                status: ConditionStatus::from(*status),
+                reason: if *status { Reason::LeaseBound } else { Reason::NoLease },
                 message: if *status { "leased 192.0.2.10/24" } else { "no lease yet" }.into(),
                 last_transition_time: "2026-11-22T00:00:00Z".into(),
             }],

@@ -12,7 +12,9 @@ use std::time::{Duration, SystemTime};
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use routerd::{control, daemon, ota, service, web};
-use routerd_engine::{ConfigInput, EngineError, ResultDocument, Session, SessionOptions};
+use routerd_engine::{
+    ConfigInput, EngineError, OperationResult, ResultDocument, Session, SessionOptions,
+};
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -335,7 +337,7 @@ async fn engine_command(args: EngineArgs, mode: Mode) -> anyhow::Result<u8> {
         }
         Mode::Reconcile => {
             let doc = session.reconcile(&config, now).await?;
-            let failed = doc.operations.iter().any(|o| o.result == "failed");
+            let failed = doc.operations.iter().any(|o| o.result == OperationResult::Failed);
             let code = if failed || doc.phase == routerd_engine::Phase::Blocked { 2 } else { 0 };
             (doc, code)
         }

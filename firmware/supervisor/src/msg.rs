@@ -12,47 +12,16 @@ use routerd_model::status::DoctorCheck;
 use serde::Serialize;
 use tokio::sync::{mpsc, oneshot};
 
-/// Why the loop should reconcile.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Trigger {
-    /// The daemon just started.
-    Start,
-    /// The periodic resync.
-    Resync,
-    /// `POST /v1/reconcile`, an adoption.
-    Api,
-    /// An apply or a rollback: a new config.
-    Apply,
-    /// A change on the host.
-    Host(Change),
-    /// A HealthCheck's verdict changed.
-    Health,
-    /// A StatePolicy variable changed, or a `when.state` condition started or stopped holding.
-    State,
-    /// A DS-Lite tunnel's AFTR resolved to other addresses.
-    Aftr,
-    /// Someone else committed an nf_tables transaction touching a `routerd_*` table
-    /// (`NFNLGRP_NFTABLES`, [`routerd_host::nftables::NftMonitor`]).
-    Nftables,
-}
+pub use routerd_model::status::Trigger;
 
-impl Trigger {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Trigger::Start => "start",
-            Trigger::Resync => "resync",
-            Trigger::Api => "api",
-            Trigger::Apply => "apply",
-            Trigger::Host(Change::Link) => "link",
-            Trigger::Host(Change::Address) => "address",
-            Trigger::Host(Change::Route) => "route",
-            Trigger::Host(Change::Rule) => "rule",
-            Trigger::Host(Change::Other) => "other",
-            Trigger::Health => "health",
-            Trigger::State => "state",
-            Trigger::Aftr => "aftr",
-            Trigger::Nftables => "nftables",
-        }
+/// The trigger of a change on the host.
+pub(crate) fn host_trigger(change: Change) -> Trigger {
+    match change {
+        Change::Link => Trigger::Link,
+        Change::Address => Trigger::Address,
+        Change::Route => Trigger::Route,
+        Change::Rule => Trigger::Rule,
+        Change::Other => Trigger::Other,
     }
 }
 

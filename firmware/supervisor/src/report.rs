@@ -5,9 +5,9 @@
 
 use std::time::{Duration, SystemTime};
 
-use routerd_engine::{Phase, ResultDocument};
+use routerd_engine::{OperationResult, Phase, ResultDocument};
 use routerd_ledger::GenerationRecord;
-use routerd_model::status::{LastApply, LastRepair, OperationSummary, ReconcileSummary};
+use routerd_model::status::{LastApply, LastRepair, OperationSummary, ReconcileSummary, Triggers};
 
 use crate::daemon::rfc3339;
 
@@ -46,10 +46,14 @@ pub(crate) fn operation_summaries(doc: &ResultDocument) -> Vec<OperationSummary>
 
 /// The status's record of a reconcile that repaired drift (`doc` has operations and was not
 /// an apply), triggered by `trigger`, started at `started`.
-pub(crate) fn last_repair(doc: &ResultDocument, trigger: &str, started: SystemTime) -> LastRepair {
+pub(crate) fn last_repair(
+    doc: &ResultDocument,
+    trigger: &Triggers,
+    started: SystemTime,
+) -> LastRepair {
     LastRepair {
         at: humantime::format_rfc3339_seconds(started).to_string(),
-        trigger: trigger.to_string(),
+        trigger: trigger.clone(),
         operations: operation_summaries(doc),
         operations_total: doc.operations.len(),
     }
@@ -70,7 +74,7 @@ pub(crate) fn last_apply(doc: &ResultDocument, record: &GenerationRecord) -> Las
 
 pub(crate) fn summary(
     doc: &ResultDocument,
-    trigger: String,
+    trigger: Triggers,
     started: SystemTime,
     took: Duration,
 ) -> ReconcileSummary {
@@ -80,7 +84,7 @@ pub(crate) fn summary(
         started: humantime::format_rfc3339_seconds(started).to_string(),
         duration_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
         operations: doc.operations.len(),
-        failed: doc.operations.iter().filter(|o| o.result == "failed").count(),
+        failed: doc.operations.iter().filter(|o| o.result == OperationResult::Failed).count(),
         resources: doc.resources.len(),
         drifted: count(Phase::Drifted),
         blocked: count(Phase::Blocked),

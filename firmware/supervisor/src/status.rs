@@ -8,7 +8,7 @@ use std::sync::Arc;
 use routerd_engine::ResultDocument;
 use routerd_ledger::Ledger;
 use routerd_model::Config;
-use routerd_model::status::{ConditionStatus, ResourceStatus};
+use routerd_model::status::{ResourceCondition, ResourceStatus};
 use sha2::{Digest, Sha256};
 
 /// Hex SHA-256 of each resource's spec (as JSON), by resource ID.
@@ -81,8 +81,11 @@ impl StatusTracker {
                 None => 1,
             };
             for c in &mut r.conditions {
+                // The record keeps the condition's words (`Ready`, `True`).
                 let unchanged = prev.and_then(|p| {
-                    p.conditions.iter().find(|old| old.type_ == c.type_ && old.status == c.status)
+                    p.conditions.iter().find(|old| {
+                        old.type_ == c.type_.as_str() && old.status == c.status.as_str()
+                    })
                 });
                 c.last_transition_time = match unchanged {
                     Some(old) => Arc::from(old.last_transition_time.as_str()),
@@ -100,7 +103,7 @@ impl StatusTracker {
                 conditions: r
                     .conditions
                     .iter()
-                    .map(|c| ConditionStatus {
+                    .map(|c| ResourceCondition {
                         type_: c.type_.to_string(),
                         status: c.status.to_string(),
                         reason: c.reason.to_string(),

@@ -26,7 +26,7 @@ use crate::auth::AuthStore;
 use crate::control::Snapshot;
 use crate::daemon::{
     Actor, ChangeRefused, EngineAnswer, EngineQuery, Msg, RollbackRequest, STOPPING, Stopping,
-    request,
+    Trigger, request,
 };
 use crate::metrics::Metrics;
 
@@ -603,24 +603,24 @@ fn unix_of(rfc3339: &str) -> u64 {
 
 /// What triggered a reconcile, as the Overview says it: `address,route` → "a change of the
 /// host's addresses and routes".
-fn trigger_phrase(trigger: &str) -> String {
+fn trigger_phrase(triggers: &[Trigger]) -> String {
     let mut host = Vec::new();
     let mut other = Vec::new();
-    for t in trigger.split(',') {
+    for t in triggers {
         match t {
-            "link" => host.push("links"),
-            "address" => host.push("addresses"),
-            "route" => host.push("routes"),
-            "rule" => host.push("rules"),
-            "nftables" => host.push("nftables"),
-            "other" => host.push("objects"),
-            "resync" => other.push("the periodic resync"),
-            "start" => other.push("the start"),
-            "api" => other.push("a reconcile asked for"),
-            "health" => other.push("a health check's verdict"),
-            "state" => other.push("a state change"),
-            "aftr" => other.push("an AFTR lookup"),
-            t => other.push(t),
+            Trigger::Link => host.push("links"),
+            Trigger::Address => host.push("addresses"),
+            Trigger::Route => host.push("routes"),
+            Trigger::Rule => host.push("rules"),
+            Trigger::Nftables => host.push("nftables"),
+            Trigger::Other => host.push("objects"),
+            Trigger::Resync => other.push("the periodic resync"),
+            Trigger::Start => other.push("the start"),
+            Trigger::Api => other.push("a reconcile asked for"),
+            Trigger::Health => other.push("a health check's verdict"),
+            Trigger::State => other.push("a state change"),
+            Trigger::Aftr => other.push("an AFTR lookup"),
+            Trigger::Apply => other.push("apply"),
         }
     }
     let mut parts: Vec<String> = Vec::new();
@@ -832,13 +832,17 @@ mod tests {
 
     #[test]
     fn a_repairs_trigger_is_said_in_words() {
-        assert_eq!(trigger_phrase("address,route"), "a change of the host's addresses and routes");
-        assert_eq!(trigger_phrase("nftables"), "a change of the host's nftables");
+        use Trigger::{Address, Health, Link, Nftables, Resync, Route};
         assert_eq!(
-            trigger_phrase("link,resync"),
+            trigger_phrase(&[Address, Route]),
+            "a change of the host's addresses and routes"
+        );
+        assert_eq!(trigger_phrase(&[Nftables]), "a change of the host's nftables");
+        assert_eq!(
+            trigger_phrase(&[Link, Resync]),
             "a change of the host's links and the periodic resync"
         );
-        assert_eq!(trigger_phrase("health"), "a health check's verdict");
+        assert_eq!(trigger_phrase(&[Health]), "a health check's verdict");
     }
 
     #[tokio::test]

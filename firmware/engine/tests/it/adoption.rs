@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use routerd_engine::plan::Desired;
+use routerd_engine::result::{ConditionType, OperationResult, Reason};
 use routerd_engine::{ConfigInput, Phase, ResultDocument, Session};
 use routerd_ledger::{Attributes, EntryState, Ledger, LedgerChange, LedgerEntry, Origin};
 
@@ -113,7 +114,7 @@ async fn an_adopted_link_moved_out_of_the_namespace_and_back_stays_owned() {
     // One session throughout, as the daemon keeps one.
     let mut daemon = Daemonlike::open(&lab).await;
     let first = daemon.reconcile().await;
-    assert!(ops(&first, "failed").is_empty(), "{:#?}", first.operations);
+    assert!(ops(&first, OperationResult::Failed).is_empty(), "{:#?}", first.operations);
     let adopted = daemon.adopt().await;
     let adopted: Vec<String> =
         adopted.adopted_artifacts.iter().map(|a| format!("{}/{}", a.kind, a.name)).collect();
@@ -136,21 +137,29 @@ async fn an_adopted_link_moved_out_of_the_namespace_and_back_stays_owned() {
     });
     lab.nft(&["delete", "table", "inet", "routerd_filter_home"]);
     let plan = daemon.plan().await;
-    assert!(deletes(&plan, "planned").is_empty(), "{:#?}", plan.operations);
+    assert!(deletes(&plan, OperationResult::Planned).is_empty(), "{:#?}", plan.operations);
     let away = daemon.reconcile().await;
-    assert!(ops(&away, "failed").is_empty(), "{:#?}", away.operations);
-    assert!(deletes(&away, "done").is_empty(), "nothing is deleted: {:#?}", away.operations);
+    assert!(ops(&away, OperationResult::Failed).is_empty(), "{:#?}", away.operations);
     assert!(
-        ops(&away, "done").contains(&"create nft.table/inet/routerd_filter_home".to_string()),
+        deletes(&away, OperationResult::Done).is_empty(),
+        "nothing is deleted: {:#?}",
+        away.operations
+    );
+    assert!(
+        ops(&away, OperationResult::Done)
+            .contains(&"create nft.table/inet/routerd_filter_home".to_string()),
         "{:#?}",
         away.operations
     );
     assert!(candidates(&away).is_empty(), "{:#?}", candidates(&away));
     // Reported, not acted on: the link is awaited, what lives on it waits with it.
     let lan = resource(&away, "Interface/lan");
-    assert_eq!(condition(lan, "Blocked").map(|c| c.1).as_deref(), Some("LinkMissing"));
+    assert_eq!(condition(lan, ConditionType::Blocked).map(|c| c.1), Some(Reason::LinkMissing));
     let address = resource(&away, "IPv4StaticAddress/lan-v4");
-    assert_eq!(condition(address, "Blocked").map(|c| c.1).as_deref(), Some("DependencyPending"));
+    assert_eq!(
+        condition(address, ConditionType::Blocked).map(|c| c.1),
+        Some(Reason::DependencyPending)
+    );
     assert!(!has_link(&lab.router, "lan0"), "routerd made a link it cannot own");
     assert_eq!(daemon.ledger_keys(), ledger_before, "no ledger entry dropped while lan0 is away");
     daemon.assert_owned(LAN_LINK, Origin::Adopted, "while lan0 is away");
@@ -163,11 +172,11 @@ async fn an_adopted_link_moved_out_of_the_namespace_and_back_stays_owned() {
         has_link(&lab.router, "lan0").then_some(())
     });
     let back = daemon.reconcile().await;
-    assert!(ops(&back, "failed").is_empty(), "{:#?}", back.operations);
-    assert!(deletes(&back, "done").is_empty(), "{:#?}", back.operations);
+    assert!(ops(&back, OperationResult::Failed).is_empty(), "{:#?}", back.operations);
+    assert!(deletes(&back, OperationResult::Done).is_empty(), "{:#?}", back.operations);
     assert!(candidates(&back).is_empty(), "owned again, no new adoption: {:#?}", candidates(&back));
     // Repaired under the ownership it had: the link brought up, the address put back.
-    let done = ops(&back, "done");
+    let done = ops(&back, OperationResult::Done);
     assert!(done.contains(&"modify linux.link/lan0".to_string()), "{done:#?}");
     assert!(
         done.contains(&"create linux.ipv4.address/lan0/192.168.50.1/24".to_string()),
@@ -237,14 +246,19 @@ async fn an_owned_link_whose_create_again_fails_keeps_its_ledger_entry() {
         Ledger::open(&lab.ledger).expect("ledger").apply(&[LedgerChange::Put(entry)]).expect("put");
     }
     let doc = lab.reconcile(&config).await;
-    assert_eq!(ops(&doc, "failed"), ["create linux.link/lan0.20"], "{:#?}", doc.operations);
+    assert_eq!(
+        ops(&doc, OperationResult::Failed),
+        ["create linux.link/lan0.20"],
+        "{:#?}",
+        doc.operations
+    );
     let entry = lab.ledger_entry("linux.link", "lan0.20").expect("the ledger keeps lan0.20");
     assert_eq!((entry.state, entry.origin), (EntryState::Owned, Origin::Adopted));
     if vlan_ok {
         lab.ip(&["link", "set", "g20", "down"]);
         lab.ip(&["link", "set", "g20", "name", "lan0.20"]);
         let doc = lab.reconcile(&config).await;
-        assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
+        assert!(ops(&doc, OperationResult::Failed).is_empty(), "{:#?}", doc.operations);
         assert!(candidates(&doc).is_empty(), "{:#?}", candidates(&doc));
     }
 }

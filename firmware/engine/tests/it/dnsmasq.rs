@@ -9,6 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use routerd_engine::Phase;
+use routerd_engine::result::{ConditionStatus, ConditionType, OperationResult, Reason};
 
 use crate::support::{Daemon, LAB, Lab, condition, lab_with_systemd, ops, resource, run, wait_for};
 
@@ -103,8 +104,8 @@ async fn dnsmasq_serves_leases_and_forwards_a_domain_and_scope_changes_reach_the
     let _resolver = upstream_resolver(&lab);
 
     let doc = lab.reconcile(&config("")).await;
-    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
-    let done = ops(&doc, "done");
+    assert!(ops(&doc, OperationResult::Failed).is_empty(), "{:#?}", doc.operations);
+    let done = ops(&doc, OperationResult::Done);
     for expected in [
         "create systemd.service/routerd-dnsmasq.service",
         "create dnsmasq.config/dhcpv4-server/dhcp",
@@ -161,7 +162,7 @@ async fn dnsmasq_serves_leases_and_forwards_a_domain_and_scope_changes_reach_the
     let changed = config("        dnsSource: static\n        dnsServers: [192.0.2.53, 192.0.2.54]");
     let doc = lab.reconcile(&changed).await;
     assert_eq!(
-        ops(&doc, "done"),
+        ops(&doc, OperationResult::Done),
         vec!["modify dnsmasq.config/dhcpv4-range/lan-pool".to_string()],
         "{:#?}",
         doc.operations
@@ -184,13 +185,13 @@ async fn dnsmasq_serves_leases_and_forwards_a_domain_and_scope_changes_reach_the
 async fn a_crashed_dnsmasq_is_restarted_and_a_removed_server_is_cleaned_up() {
     let (lab, systemd) = lab_with_systemd().await;
     let doc = lab.reconcile(&config("")).await;
-    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
+    assert!(ops(&doc, OperationResult::Failed).is_empty(), "{:#?}", doc.operations);
 
     // Drift: the service died. The next reconcile starts it again.
     systemd.crash(UNIT);
     let doc = lab.reconcile(&config("")).await;
     assert_eq!(
-        ops(&doc, "done"),
+        ops(&doc, OperationResult::Done),
         vec![format!("modify systemd.service/{UNIT}")],
         "{:#?}",
         doc.operations
@@ -200,7 +201,7 @@ async fn a_crashed_dnsmasq_is_restarted_and_a_removed_server_is_cleaned_up() {
     // Without the DHCP and DNS resources, the ledger-owned sections and unit are removed:
     // dnsmasq stopped and disabled, its unit file gone.
     let doc = lab.reconcile(LAB).await;
-    let done = ops(&doc, "done");
+    let done = ops(&doc, OperationResult::Done);
     for expected in [
         format!("delete systemd.service/{UNIT}"),
         "delete dnsmasq.config/dhcpv4-range/lan-pool".into(),
@@ -307,7 +308,7 @@ async fn dnsmasq_advertises_the_delegated_prefix_the_path_mtu_and_the_dns_server
     run("ip", &["-n", &lab.router, "addr", "add", "2001:db8:1::1/64", "dev", "lan0"]);
 
     let doc = lab.reconcile(&ipv6_config("")).await;
-    let done = ops(&doc, "done");
+    let done = ops(&doc, OperationResult::Done);
     for expected in [
         "create dnsmasq.config/dhcpv6-server/v6",
         "create dnsmasq.config/dhcpv6-range/lan-ra",
@@ -337,7 +338,10 @@ async fn dnsmasq_advertises_the_delegated_prefix_the_path_mtu_and_the_dns_server
 
     // defaultRoute: the router becomes the LAN's IPv6 default router; the MTU stays.
     let doc = lab.reconcile(&ipv6_config("        defaultRoute: true")).await;
-    assert_eq!(ops(&doc, "done"), vec!["modify dnsmasq.config/ra-mtu/lan0".to_string()]);
+    assert_eq!(
+        ops(&doc, OperationResult::Done),
+        vec!["modify dnsmasq.config/ra-mtu/lan0".to_string()]
+    );
     let ra = wait_for("an RA with a router lifetime", Duration::from_secs(30), || {
         router_advertisement(&lab)
             .filter(|ra| ra_field(ra, "Router lifetime").is_some_and(|v| !v.starts_with("0 ")))
@@ -380,11 +384,14 @@ async fn the_lan_hears_the_dns_server_a_self_address_policy_selects_and_follows_
     // The lab runs no systemd-networkd: the delegation's binding fails, which this test does
     // not need (the addresses on lan0 are put there by hand).
     let doc = lab.reconcile(&self_address_config()).await;
-    let done = ops(&doc, "done");
+    let done = ops(&doc, OperationResult::Done);
     assert!(done.contains(&"create dnsmasq.config/dhcpv6-range/lan-ra".to_string()), "{done:#?}");
     let policy = resource(&doc, "SelfAddressPolicy/lan-dns");
     assert_eq!(policy.phase, Phase::Healthy, "{:#?}", policy.conditions);
-    assert_eq!(condition(policy, "Selected"), Some(("True".into(), "CandidateSelected".into())));
+    assert_eq!(
+        condition(policy, ConditionType::Selected),
+        Some((ConditionStatus::True, Reason::CandidateSelected))
+    );
     assert_eq!(systemd.active_state(UNIT), "active");
     let rdnss = |ra: &str| ra_field(ra, "Recursive DNS server").map(str::to_string);
     let ra = wait_for("an RA naming fd00:53::53", Duration::from_secs(30), || {
@@ -396,7 +403,10 @@ async fn the_lan_hears_the_dns_server_a_self_address_policy_selects_and_follows_
     // announced after the next reconcile, which rewrites the scope and reloads dnsmasq.
     run("ip", &["-n", &lab.router, "addr", "del", "fd00:53::53/64", "dev", "lan0"]);
     let doc = lab.reconcile(&self_address_config()).await;
-    assert_eq!(ops(&doc, "done"), vec!["modify dnsmasq.config/dhcpv6-range/lan-ra".to_string()]);
+    assert_eq!(
+        ops(&doc, OperationResult::Done),
+        vec!["modify dnsmasq.config/dhcpv6-range/lan-ra".to_string()]
+    );
     wait_for("an RA naming 2001:db8:1::35", Duration::from_secs(30), || {
         router_advertisement(&lab).filter(|ra| rdnss(ra).as_deref() == Some("2001:db8:1::35"))
     });

@@ -7,6 +7,7 @@
 use std::collections::BTreeSet;
 use std::time::SystemTime;
 
+use routerd_engine::result::{ConditionStatus, ConditionType, OperationResult, Reason};
 use routerd_engine::state::{Evaluation, now_ms};
 use routerd_engine::{ConfigInput, Phase, ResultDocument, Session};
 use routerd_host::artifact::HealthStatusSpec;
@@ -73,14 +74,20 @@ async fn a_failing_check_withdraws_its_preferred_route_and_recovery_restores_it(
     // No verdict yet (nothing has probed): only the standby routes, in priority order, and
     // the checks say why.
     let doc = reconcile(&mut session).await;
-    assert_eq!(ops(&doc, "failed"), Vec::<String>::new(), "{:#?}", doc.operations);
+    assert_eq!(ops(&doc, OperationResult::Failed), Vec::<String>::new(), "{:#?}", doc.operations);
     assert_eq!(defaults(&lab), ["1000010 via 198.51.100.1", "1000020 via 203.0.113.1"]);
     let check = resource(&doc, "HealthCheck/wan-gw");
     assert_eq!(check.phase, Phase::Healthy, "{:#?}", check.conditions);
-    assert_eq!(condition(check, "Healthy"), Some(("Unknown".into(), "NoVerdict".into())));
+    assert_eq!(
+        condition(check, ConditionType::Healthy),
+        Some((ConditionStatus::Unknown, Reason::NoVerdict))
+    );
     let policy = resource(&doc, "IPv4DefaultRoutePolicy/uplinks");
     assert_eq!(policy.phase, Phase::Healthy, "standby is not a block: {:#?}", policy.conditions);
-    assert_eq!(condition(policy, "Standby"), Some(("True".into(), "HealthCheckFailing".into())));
+    assert_eq!(
+        condition(policy, ConditionType::Standby),
+        Some((ConditionStatus::True, Reason::HealthCheckFailing))
+    );
 
     // Both healthy: both preferred routes, the primary first.
     verdict(&session, "wan-gw", true);
@@ -97,23 +104,36 @@ async fn a_failing_check_withdraws_its_preferred_route_and_recovery_restores_it(
     );
     let policy = resource(&doc, "IPv4DefaultRoutePolicy/uplinks");
     assert_eq!(policy.phase, Phase::Healthy, "{:#?}", policy.conditions);
-    assert_eq!(condition(policy, "Standby"), None, "{:#?}", policy.conditions);
+    assert_eq!(condition(policy, ConditionType::Standby), None, "{:#?}", policy.conditions);
     let check = resource(&doc, "HealthCheck/wan-gw");
-    assert_eq!(condition(check, "Healthy"), Some(("True".into(), "ProbesSucceed".into())));
+    assert_eq!(
+        condition(check, ConditionType::Healthy),
+        Some((ConditionStatus::True, Reason::ProbesSucceed))
+    );
     assert!(lab.ip(&["route", "get", "192.0.2.9"]).contains("via 198.51.100.1"));
     let again = reconcile(&mut session).await;
-    assert_eq!(ops(&again, "done"), Vec::<String>::new(), "a second reconcile is a no-op");
+    assert_eq!(
+        ops(&again, OperationResult::Done),
+        Vec::<String>::new(),
+        "a second reconcile is a no-op"
+    );
 
     // The primary fails: its preferred route goes, traffic takes the backup.
     verdict(&session, "wan-gw", false);
     let doc = reconcile(&mut session).await;
-    assert_eq!(ops(&doc, "done"), ["delete linux.ipv4.route/254:0.0.0.0/0:10"]);
+    assert_eq!(ops(&doc, OperationResult::Done), ["delete linux.ipv4.route/254:0.0.0.0/0:10"]);
     assert!(lab.ip(&["route", "get", "192.0.2.9"]).contains("via 203.0.113.1"));
     let check = resource(&doc, "HealthCheck/wan-gw");
-    assert_eq!(condition(check, "Healthy"), Some(("False".into(), "ProbesFail".into())));
+    assert_eq!(
+        condition(check, ConditionType::Healthy),
+        Some((ConditionStatus::False, Reason::ProbesFail))
+    );
     let policy = resource(&doc, "IPv4DefaultRoutePolicy/uplinks");
     assert_eq!(policy.phase, Phase::Healthy, "{:#?}", policy.conditions);
-    assert_eq!(condition(policy, "Standby"), Some(("True".into(), "HealthCheckFailing".into())));
+    assert_eq!(
+        condition(policy, ConditionType::Standby),
+        Some((ConditionStatus::True, Reason::HealthCheckFailing))
+    );
 
     // Every candidate failing: the standby routes keep the static order.
     verdict(&session, "backup-gw", false);
@@ -123,7 +143,7 @@ async fn a_failing_check_withdraws_its_preferred_route_and_recovery_restores_it(
     // Recovery: the primary is preferred again.
     verdict(&session, "wan-gw", true);
     let doc = reconcile(&mut session).await;
-    assert_eq!(ops(&doc, "done"), ["create linux.ipv4.route/254:0.0.0.0/0:10"]);
+    assert_eq!(ops(&doc, OperationResult::Done), ["create linux.ipv4.route/254:0.0.0.0/0:10"]);
     assert!(lab.ip(&["route", "get", "192.0.2.9"]).contains("via 198.51.100.1"));
 }
 
@@ -159,14 +179,14 @@ async fn marked_traffic_fails_over_to_the_next_candidates_table_and_back() {
     verdict(&session, "wan-gw", true);
     verdict(&session, "backup-gw", true);
     let doc = session.reconcile(&input, SystemTime::now()).await.expect("reconcile runs");
-    assert_eq!(ops(&doc, "failed"), Vec::<String>::new(), "{:#?}", doc.operations);
+    assert_eq!(ops(&doc, OperationResult::Failed), Vec::<String>::new(), "{:#?}", doc.operations);
     assert_eq!(mark_set(&lab).as_deref(), Some("0x00000101"));
     assert!(via(&lab, "0x101").contains("via 198.51.100.1"), "{}", via(&lab, "0x101"));
 
     // The primary fails: its table's route and rule go, and the mark moves to the backup's.
     verdict(&session, "wan-gw", false);
     let doc = session.reconcile(&input, SystemTime::now()).await.expect("reconcile runs");
-    let done = ops(&doc, "done");
+    let done = ops(&doc, OperationResult::Done);
     assert!(
         done.contains(&"modify nft.table/ip/routerd_default_route_uplinks".to_string()),
         "{done:#?}"
@@ -215,14 +235,14 @@ async fn a_candidate_gated_off_by_its_when_hands_the_marked_traffic_to_the_next_
     // The condition holds: the primary's table and mark.
     mode(Some("fiber"));
     let doc = session.reconcile(&input, SystemTime::now()).await.expect("reconcile runs");
-    assert_eq!(ops(&doc, "failed"), Vec::<String>::new(), "{:#?}", doc.operations);
+    assert_eq!(ops(&doc, OperationResult::Failed), Vec::<String>::new(), "{:#?}", doc.operations);
     assert_eq!(mark_set(&lab).as_deref(), Some("0x00000101"));
     assert!(lab.ip(&["rule", "show"]).contains("0x101"), "{}", lab.ip(&["rule", "show"]));
 
     // It stops holding: the primary's rule goes and the marked traffic takes the backup.
     mode(None);
     let doc = session.reconcile(&input, SystemTime::now()).await.expect("reconcile runs");
-    assert_eq!(ops(&doc, "failed"), Vec::<String>::new(), "{:#?}", doc.operations);
+    assert_eq!(ops(&doc, OperationResult::Failed), Vec::<String>::new(), "{:#?}", doc.operations);
     assert_eq!(mark_set(&lab).as_deref(), Some("0x00000102"));
     let rules = lab.ip(&["rule", "show"]);
     assert!(!rules.contains("0x101") && rules.contains("0x102"), "{rules}");
@@ -260,7 +280,7 @@ async fn a_route_set_candidate_hashes_the_marked_traffic_over_its_targets() {
     verdict(&session, "wan-gw", true);
     verdict(&session, "backup-gw", true);
     let doc = session.reconcile(&input, SystemTime::now()).await.expect("reconcile runs");
-    assert_eq!(ops(&doc, "failed"), Vec::<String>::new(), "{:#?}", doc.operations);
+    assert_eq!(ops(&doc, OperationResult::Failed), Vec::<String>::new(), "{:#?}", doc.operations);
     let table = lab.nft(&["list", "table", "ip", "routerd_default_route_uplinks"]);
     assert!(table.contains("meta mark set jhash ip saddr mod 2"), "{table}");
     assert!(table.contains("meta mark set 0x00000111") && table.contains("0x00000112"), "{table}");

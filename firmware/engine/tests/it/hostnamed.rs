@@ -4,6 +4,7 @@
 //! the hostname is never deleted.
 
 use routerd_engine::Phase;
+use routerd_engine::result::OperationResult;
 use routerd_host::testing::Hostnamed;
 
 use crate::support::{LAB, lab_with_systemd, ops, run};
@@ -34,7 +35,7 @@ async fn hostnamed_sets_the_hostname_repairs_drift_and_never_deletes_it() {
     assert_eq!(hostnamed.kernel_hostname(), "factory");
 
     let doc = lab.reconcile(&config("router7.example.net", true)).await;
-    assert_eq!(ops(&doc, "done"), vec!["modify linux.hostname/system".to_string()]);
+    assert_eq!(ops(&doc, OperationResult::Done), vec!["modify linux.hostname/system".to_string()]);
     assert_eq!(hostnamed.etc_hostname().trim(), "router7.example.net");
     assert_eq!(hostnamed.kernel_hostname(), "router7.example.net");
     // The hostname existed before routerd set it: like a sysctl, it is routerd's once adopted
@@ -66,13 +67,16 @@ async fn hostnamed_sets_the_hostname_repairs_drift_and_never_deletes_it() {
     );
     assert_eq!(hostnamed.kernel_hostname(), "other");
     let plan = lab.plan(&config("router7.example.net", true), false).await;
-    assert_eq!(ops(&plan, "planned"), vec!["modify linux.hostname/system".to_string()]);
+    assert_eq!(
+        ops(&plan, OperationResult::Planned),
+        vec!["modify linux.hostname/system".to_string()]
+    );
     lab.reconcile(&config("router7.example.net", true)).await;
     assert_eq!(hostnamed.kernel_hostname(), "router7.example.net");
 
     // Without the resource the hostname stays: global state is never deleted.
     let doc = lab.reconcile(LAB).await;
-    assert!(ops(&doc, "done").is_empty(), "{:#?}", doc.operations);
+    assert!(ops(&doc, OperationResult::Done).is_empty(), "{:#?}", doc.operations);
     assert_eq!(hostnamed.kernel_hostname(), "router7.example.net");
     assert!(doc.orphans.iter().any(|o| o.kind == "linux.hostname"), "{:#?}", doc.orphans);
 }
@@ -104,7 +108,7 @@ async fn a_nixos_host_sets_its_hostname_through_hostnamed() {
     assert_eq!(hostnamed.kernel_hostname(), "factory");
 
     let doc = lab.reconcile(&nixos("hostname: nixos-router")).await;
-    assert_eq!(ops(&doc, "done"), vec!["modify linux.hostname/system".to_string()]);
+    assert_eq!(ops(&doc, OperationResult::Done), vec!["modify linux.hostname/system".to_string()]);
     assert_eq!(hostnamed.etc_hostname().trim(), "nixos-router");
     assert_eq!(hostnamed.kernel_hostname(), "nixos-router");
     let res = doc.resources.iter().find(|r| r.id.ends_with("/NixOSHost/host")).expect("resource");

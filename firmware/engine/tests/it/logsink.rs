@@ -5,6 +5,7 @@
 
 use std::time::{Duration, SystemTime};
 
+use routerd_engine::result::OperationResult;
 use routerd_engine::{ConfigInput, Phase, ResultDocument, Session};
 use routerd_host::Netns;
 use routerd_host::artifact::LogSeverity;
@@ -92,8 +93,10 @@ async fn log_sinks_forward_events_to_syslog_receivers_and_a_plugin_and_go_with_t
     );
     let mut session = lab.session(false).await;
     let doc = reconcile(&mut session, &config).await;
-    let created: Vec<String> =
-        ops(&doc, "done").into_iter().filter(|o| o.contains("routerd.logSink")).collect();
+    let created: Vec<String> = ops(&doc, OperationResult::Done)
+        .into_iter()
+        .filter(|o| o.contains("routerd.logSink"))
+        .collect();
     assert_eq!(
         created,
         [
@@ -175,8 +178,10 @@ async fn log_sinks_forward_events_to_syslog_receivers_and_a_plugin_and_go_with_t
         )
         .replace(&sink("stream", &syslog("tcp", "198.51.100.1:5514", "info")), "");
     let doc = reconcile(&mut session, &changed).await;
-    let mut changes: Vec<String> =
-        ops(&doc, "done").into_iter().filter(|o| o.contains("routerd.logSink")).collect();
+    let mut changes: Vec<String> = ops(&doc, OperationResult::Done)
+        .into_iter()
+        .filter(|o| o.contains("routerd.logSink"))
+        .collect();
     changes.sort();
     assert_eq!(changes, ["delete routerd.logSink/stream", "modify routerd.logSink/remote"]);
     sinks.emit(event(LogSeverity::Warning, "after the change"));
@@ -207,7 +212,8 @@ async fn a_sink_that_cannot_be_opened_fails_with_the_reason_and_the_rest_apply()
     );
     let mut session = lab.session(false).await;
     let doc = reconcile(&mut session, &config).await;
-    let failed: Vec<_> = doc.operations.iter().filter(|o| o.result == "failed").collect();
+    let failed: Vec<_> =
+        doc.operations.iter().filter(|o| o.result == OperationResult::Failed).collect();
     assert_eq!(failed.len(), 2, "{:?}", doc.operations);
     let text = format!("{failed:?}");
     assert!(text.contains("no-such-plugin"), "{text}");

@@ -9,6 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use routerd_engine::Phase;
+use routerd_engine::result::OperationResult;
 use routerd_host::testing::{FakeSystemd, Networkd};
 
 use crate::support::{Daemon, LAB, Lab, lab_with_systemd, ops, wait_for};
@@ -76,8 +77,13 @@ async fn networkd_takes_a_lease_on_the_wan_and_leaves_routerds_state_alone() {
     let _isp = isp_dhcp_server(&lab);
 
     let doc = lab.reconcile(&config("        routeMetric: 500")).await;
-    assert!(ops(&doc, "failed").is_empty(), "{:#?}\n{}", doc.operations, networkd.log());
-    assert!(ops(&doc, "done").contains(&"create dhcp.ipv4.client/wan0".to_string()));
+    assert!(
+        ops(&doc, OperationResult::Failed).is_empty(),
+        "{:#?}\n{}",
+        doc.operations,
+        networkd.log()
+    );
+    assert!(ops(&doc, OperationResult::Done).contains(&"create dhcp.ipv4.client/wan0".to_string()));
     let res = doc.resources.iter().find(|r| r.id.ends_with("/wan-dhcp")).expect("resource");
     assert_eq!(res.phase, Phase::Healthy, "{:#?}", res.conditions);
     let file = std::fs::read_to_string(network_dir(&lab).join("10-routerd-wan0.network"))
@@ -117,7 +123,7 @@ async fn networkd_takes_a_lease_on_the_wan_and_leaves_routerds_state_alone() {
 
     // A changed setting rewrites the block; networkd reconfigures the link with it.
     let doc = lab.reconcile(&config("        routeMetric: 600")).await;
-    assert_eq!(ops(&doc, "done"), vec!["modify dhcp.ipv4.client/wan0".to_string()]);
+    assert_eq!(ops(&doc, OperationResult::Done), vec!["modify dhcp.ipv4.client/wan0".to_string()]);
     wait_for("the default route with the new metric", Duration::from_secs(30), || {
         let routes = lab.ip(&["-4", "route", "show", "default"]);
         routes.lines().any(|l| l.contains("proto dhcp") && l.contains("metric 600")).then_some(())
@@ -126,7 +132,7 @@ async fn networkd_takes_a_lease_on_the_wan_and_leaves_routerds_state_alone() {
     // Without the resource, the ledger-owned binding is removed: the file is gone and networkd
     // gives the lease back; routerd's static address stays.
     let doc = lab.reconcile(LAB).await;
-    assert_eq!(ops(&doc, "done"), vec!["delete dhcp.ipv4.client/wan0".to_string()]);
+    assert_eq!(ops(&doc, OperationResult::Done), vec!["delete dhcp.ipv4.client/wan0".to_string()]);
     assert!(!network_dir(&lab).join("10-routerd-wan0.network").exists());
     wait_for("the lease released", Duration::from_secs(30), || {
         leased(&lab).is_empty().then_some(())
@@ -194,8 +200,13 @@ async fn the_leases_router_and_dns_server_reach_a_default_route_a_forwarder_and_
 
     // No DHCP server yet, so no lease: the route and the forwarder's section wait on it.
     let doc = lab.reconcile(&yaml).await;
-    assert!(ops(&doc, "failed").is_empty(), "{:#?}\n{}", doc.operations, networkd.log());
-    let done = ops(&doc, "done");
+    assert!(
+        ops(&doc, OperationResult::Failed).is_empty(),
+        "{:#?}\n{}",
+        doc.operations,
+        networkd.log()
+    );
+    let done = ops(&doc, OperationResult::Done);
     assert!(!done.iter().any(|o| o.contains("0.0.0.0/0:50") || o.contains("server/isp.example")));
     assert_eq!(candidate_route(&lab), None);
 
@@ -204,7 +215,12 @@ async fn the_leases_router_and_dns_server_reach_a_default_route_a_forwarder_and_
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     let route = loop {
         let doc = lab.reconcile(&yaml).await;
-        assert!(ops(&doc, "failed").is_empty(), "{:#?}\n{}", doc.operations, networkd.log());
+        assert!(
+            ops(&doc, OperationResult::Failed).is_empty(),
+            "{:#?}\n{}",
+            doc.operations,
+            networkd.log()
+        );
         let forwarded = std::fs::read_to_string(&conf).unwrap_or_default();
         if let Some(route) = candidate_route(&lab)
             && forwarded.contains("server=/isp.example/198.51.100.1\n")
@@ -231,7 +247,7 @@ async fn the_leases_router_and_dns_server_reach_a_default_route_a_forwarder_and_
 
     // The binding removed: the lease is given back, and what was built from it goes.
     let doc = lab.reconcile(&format!("{LAB}\n{extra}\n")).await;
-    let done = ops(&doc, "done");
+    let done = ops(&doc, OperationResult::Done);
     for expected in [
         "delete dhcp.ipv4.client/wan0",
         "delete linux.ipv4.route/254:0.0.0.0/0:50",
@@ -251,7 +267,11 @@ async fn a_binding_without_effect_is_reported_and_repaired() {
 
     // No networkd: the binding fails, saying so, and writes nothing.
     let doc = lab.reconcile(&config("")).await;
-    let failed = doc.operations.iter().find(|o| o.result == "failed").expect("a failed operation");
+    let failed = doc
+        .operations
+        .iter()
+        .find(|o| o.result == OperationResult::Failed)
+        .expect("a failed operation");
     let err = failed.error.clone().unwrap_or_default();
     assert!(err.contains("systemd-networkd is not running"), "{err}");
     assert!(!network_dir(&lab).join("10-routerd-wan0.network").exists());
@@ -266,7 +286,11 @@ async fn a_binding_without_effect_is_reported_and_repaired() {
     .expect("foreign file");
     let networkd = start_networkd(&lab, &systemd);
     let doc = lab.reconcile(&config("")).await;
-    let failed = doc.operations.iter().find(|o| o.result == "failed").expect("a failed operation");
+    let failed = doc
+        .operations
+        .iter()
+        .find(|o| o.result == OperationResult::Failed)
+        .expect("a failed operation");
     let err = failed.error.clone().unwrap_or_default();
     assert!(err.contains("05-wired.network"), "{err}\n{}", networkd.log());
     let res = doc.resources.iter().find(|r| r.id.ends_with("/wan-dhcp")).expect("resource");
@@ -279,7 +303,7 @@ async fn a_binding_without_effect_is_reported_and_repaired() {
     std::fs::remove_file(network_dir(&lab).join("05-wired.network")).expect("rm");
     let doc = lab.reconcile(&config("")).await;
     assert_eq!(
-        ops(&doc, "done"),
+        ops(&doc, OperationResult::Done),
         vec!["create dhcp.ipv4.client/wan0".to_string()],
         "{:#?}",
         doc.operations
@@ -293,13 +317,16 @@ async fn a_binding_without_effect_is_reported_and_repaired() {
         .expect("foreign file");
     reload_networkd(&systemd);
     let plan = lab.plan(&config(""), false).await;
-    assert_eq!(ops(&plan, "planned"), vec!["modify dhcp.ipv4.client/wan0".to_string()]);
+    assert_eq!(
+        ops(&plan, OperationResult::Planned),
+        vec!["modify dhcp.ipv4.client/wan0".to_string()]
+    );
     let doc = lab.reconcile(&config("")).await;
     let err = doc.operations.iter().find_map(|o| o.error.clone()).unwrap_or_default();
     assert!(err.contains("05-wired.network"), "{err}");
     std::fs::remove_file(network_dir(&lab).join("05-wired.network")).expect("rm");
     let doc = lab.reconcile(&config("")).await;
-    assert_eq!(ops(&doc, "done"), vec!["modify dhcp.ipv4.client/wan0".to_string()]);
+    assert_eq!(ops(&doc, OperationResult::Done), vec!["modify dhcp.ipv4.client/wan0".to_string()]);
     drop(networkd);
 }
 

@@ -11,6 +11,7 @@
 use std::collections::BTreeSet;
 
 use crate::support::{LAB, Lab, deletes, ops, without};
+use routerd_engine::result::OperationResult;
 
 /// Cases in CI: each builds a lab and reconciles twice (about a second).
 const CASES: u64 = 8;
@@ -138,7 +139,11 @@ async fn reconcile_deletes_exactly_what_plan_listed_and_only_what_the_ledger_rec
         let lab = Lab::new();
         let first = random_config(&mut rng);
         let applied = lab.reconcile(&first).await;
-        assert!(ops(&applied, "failed").is_empty(), "case {case}: {:#?}", applied.operations);
+        assert!(
+            ops(&applied, OperationResult::Failed).is_empty(),
+            "case {case}: {:#?}",
+            applied.operations
+        );
         let foreign = random_foreign(&mut rng, case);
         for f in &foreign {
             let add: Vec<&str> = f.add.iter().map(String::as_str).collect();
@@ -155,8 +160,14 @@ async fn reconcile_deletes_exactly_what_plan_listed_and_only_what_the_ledger_rec
                 foreign.iter().map(|f| &f.add).collect::<Vec<_>>()
             )
         };
-        assert!(ops(&doc, "failed").is_empty(), "{}\n{:#?}", context(), doc.operations);
-        let (planned, done) = (deletes(&plan, "planned"), deletes(&doc, "done"));
+        assert!(
+            ops(&doc, OperationResult::Failed).is_empty(),
+            "{}\n{:#?}",
+            context(),
+            doc.operations
+        );
+        let (planned, done) =
+            (deletes(&plan, OperationResult::Planned), deletes(&doc, OperationResult::Done));
         assert_eq!(done, planned, "{}", context());
         for d in &done {
             let key = d.trim_start_matches("delete ");

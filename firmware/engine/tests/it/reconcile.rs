@@ -1,6 +1,8 @@
 //! Reconcile scenarios against the real kernel (issue "routerd engine on a real kernel", §9).
 
-use routerd_engine::result::ResourceResult;
+use routerd_engine::result::{
+    ConditionStatus, ConditionType, Operation, OperationResult, Reason, ResourceResult,
+};
 use routerd_engine::{OrphanCleanup, Phase, ResultDocument};
 use routerd_ledger::{EntryState, Ledger, LedgerChange, LedgerEntry, Origin};
 
@@ -10,8 +12,8 @@ use crate::support::{LAB, Lab, condition, deletes, lab_with_routes, ops, resourc
 async fn apply_from_empty_creates_everything_and_the_second_apply_is_a_no_op() {
     let lab = Lab::new();
     let doc = lab.reconcile(LAB).await;
-    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
-    let done = ops(&doc, "done");
+    assert!(ops(&doc, OperationResult::Failed).is_empty(), "{:#?}", doc.operations);
+    let done = ops(&doc, OperationResult::Done);
     for expected in [
         "create linux.ipv4.address/lan0/192.168.50.1/24",
         "create linux.ipv4.route/254:0.0.0.0/0:0",
@@ -55,11 +57,12 @@ async fn a_sysctl_key_this_kernel_lacks_is_blocked_not_planned_as_a_create() {
         plan.operations
     );
     let doc = lab.reconcile(&config).await;
-    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
+    assert!(ops(&doc, OperationResult::Failed).is_empty(), "{:#?}", doc.operations);
     let sysctl = resource(&doc, "Sysctl/ipv4-forwarding");
-    let (status, reason) = condition(sysctl, "Blocked").expect("a Blocked condition");
-    assert_eq!((status.as_str(), reason.as_str()), ("True", "KeyMissing"));
-    let message = &sysctl.conditions.iter().find(|c| c.type_ == "Blocked").expect("c").message;
+    let (status, reason) = condition(sysctl, ConditionType::Blocked).expect("a Blocked condition");
+    assert_eq!((status, reason), (ConditionStatus::True, Reason::KeyMissing));
+    let message =
+        &sysctl.conditions.iter().find(|c| c.type_ == ConditionType::Blocked).expect("c").message;
     assert!(message.contains("/proc/sys/net/inet/ip/forwarding"), "{message}");
     // Everything else applied.
     assert!(lab.ip(&["-j", "addr", "show", "dev", "lan0"]).contains("192.168.50.1"));
@@ -73,23 +76,30 @@ async fn an_interface_whose_link_is_absent_waits_for_it_instead_of_a_create() {
     let lab = Lab::new();
     let plan = lab.plan(&config, false).await;
     assert!(
-        !plan.operations.iter().any(|o| o.name.as_ref() == "lan9" && o.operation == "create"),
+        !plan
+            .operations
+            .iter()
+            .any(|o| o.name.as_ref() == "lan9" && o.operation == Operation::Create),
         "{:#?}",
         plan.operations
     );
     let doc = lab.reconcile(&config).await;
-    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
+    assert!(ops(&doc, OperationResult::Failed).is_empty(), "{:#?}", doc.operations);
     let lan = resource(&doc, "Interface/lan");
-    assert_eq!(condition(lan, "Blocked").map(|c| c.1).as_deref(), Some("LinkMissing"));
-    let message = &lan.conditions.iter().find(|c| c.type_ == "Blocked").expect("c").message;
+    assert_eq!(condition(lan, ConditionType::Blocked).map(|c| c.1), Some(Reason::LinkMissing));
+    let message =
+        &lan.conditions.iter().find(|c| c.type_ == ConditionType::Blocked).expect("c").message;
     assert!(message.contains("waiting for link lan9 to appear"), "{message}");
     let address = resource(&doc, "IPv4StaticAddress/lan-v4");
-    assert_eq!(condition(address, "Blocked").map(|c| c.1).as_deref(), Some("DependencyPending"));
+    assert_eq!(
+        condition(address, ConditionType::Blocked).map(|c| c.1),
+        Some(Reason::DependencyPending)
+    );
     assert!(lab.ip(&["-j", "addr", "show", "dev", "wan0"]).contains("198.51.100.2"), "wan applied");
     // Once the link appears, what waited for it applies.
     lab.ip(&["link", "add", "lan9", "type", "veth", "peer", "name", "lan9p"]);
     let doc = lab.reconcile(&config).await;
-    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
+    assert!(ops(&doc, OperationResult::Failed).is_empty(), "{:#?}", doc.operations);
     assert!(lab.ip(&["-j", "addr", "show", "dev", "lan9"]).contains("192.168.50.1"));
 }
 
@@ -101,12 +111,15 @@ async fn an_interface_mtu_is_set_and_its_drift_repaired() {
     assert_ne!(config, LAB, "the lab's lan Interface");
     let lab = Lab::new();
     let doc = lab.reconcile(&config).await;
-    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
+    assert!(ops(&doc, OperationResult::Failed).is_empty(), "{:#?}", doc.operations);
     let mtu = || lab.ip(&["-j", "link", "show", "lan0"]);
     assert!(mtu().contains("\"mtu\":1400"), "{}", mtu());
     lab.ip(&["link", "set", "lan0", "mtu", "1500"]);
     let plan = lab.plan(&config, false).await;
-    assert!(ops(&plan, "planned").contains(&"modify linux.link/lan0".to_string()), "drift");
+    assert!(
+        ops(&plan, OperationResult::Planned).contains(&"modify linux.link/lan0".to_string()),
+        "drift"
+    );
     lab.reconcile(&config).await;
     assert!(mtu().contains("\"mtu\":1400"), "repaired: {}", mtu());
 }
@@ -126,7 +139,7 @@ async fn drift_is_repaired_after_an_address_and_an_nft_rule_are_deleted_by_hand(
     lab.nft(&["delete", "rule", "inet", "routerd_filter_home", "forward", "handle", &handle]);
 
     let plan = lab.plan(LAB, false).await;
-    let planned = ops(&plan, "planned");
+    let planned = ops(&plan, OperationResult::Planned);
     assert!(
         planned.contains(&"create linux.ipv4.address/lan0/192.168.50.1/24".to_string()),
         "{planned:#?}"
@@ -138,7 +151,7 @@ async fn drift_is_repaired_after_an_address_and_an_nft_rule_are_deleted_by_hand(
     assert_eq!(plan.phase, Phase::Drifted);
 
     let doc = lab.reconcile(LAB).await;
-    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
+    assert!(ops(&doc, OperationResult::Failed).is_empty(), "{:#?}", doc.operations);
     assert!(lab.ip(&["-j", "addr", "show", "dev", "lan0"]).contains("192.168.50.1"));
     let listing = lab.nft(&["-a", "list", "chain", "inet", "routerd_filter_home", "forward"]);
     assert_eq!(listing.matches("# handle").count(), rules_before);
@@ -152,7 +165,7 @@ async fn dry_run_leaves_kernel_inventory_and_ledger_byte_identical() {
     let before = lab.kernel_state();
     let doc = lab.plan(LAB, true).await;
     assert_eq!(doc.mode, "dry-run");
-    assert!(!ops(&doc, "planned").is_empty());
+    assert!(!ops(&doc, OperationResult::Planned).is_empty());
     assert_eq!(lab.kernel_state(), before);
     assert!(!lab.ledger.exists(), "dry run created the ledger");
 
@@ -162,7 +175,7 @@ async fn dry_run_leaves_kernel_inventory_and_ledger_byte_identical() {
     let (kernel, ledger) = (lab.kernel_state(), lab.ledger_bytes());
     let doc = lab.plan(&changed, true).await;
     assert!(
-        ops(&doc, "planned")
+        ops(&doc, OperationResult::Planned)
             .contains(&"create linux.ipv4.address/lan0/192.168.50.254/24".to_string())
     );
     assert_eq!(lab.kernel_state(), kernel);
@@ -178,8 +191,8 @@ async fn removed_resource_loses_its_owned_table_and_rule_while_foreign_tables_st
 
     let config = without(LAB, "IPv4PolicyRoute", "guests-via-wan");
     let doc = lab.reconcile(&config).await;
-    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
-    let done = ops(&doc, "done");
+    assert!(ops(&doc, OperationResult::Failed).is_empty(), "{:#?}", doc.operations);
+    let done = ops(&doc, OperationResult::Done);
     for expected in [
         "delete nft.table/ip/routerd_policy_guests_via_wan",
         "delete linux.ipv4.fwmarkRule/0x100",
@@ -219,13 +232,16 @@ async fn a_removed_policy_route_leaves_foreign_routes_in_its_table_and_hand_made
     let config = without(LAB, "IPv4PolicyRoute", "guests-via-wan");
     let plan = lab.plan(&config, false).await;
     let doc = lab.reconcile(&config).await;
-    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
+    assert!(ops(&doc, OperationResult::Failed).is_empty(), "{:#?}", doc.operations);
     assert_eq!(
-        deletes(&doc, "done"),
-        deletes(&plan, "planned"),
+        deletes(&doc, OperationResult::Done),
+        deletes(&plan, OperationResult::Planned),
         "reconcile deleted what plan listed"
     );
-    assert!(deletes(&doc, "done").contains(&"delete linux.ipv4.fwmarkRule/0x100".to_string()));
+    assert!(
+        deletes(&doc, OperationResult::Done)
+            .contains(&"delete linux.ipv4.fwmarkRule/0x100".to_string())
+    );
 
     // The foreign route and the table it keeps in use stay, reported as kept.
     let table = lab.ip(&["route", "show", "table", "100"]);
@@ -254,7 +270,7 @@ async fn a_removed_policy_route_leaves_foreign_routes_in_its_table_and_hand_made
 
     // And the next run plans no delete at all.
     let again = lab.plan(&config, false).await;
-    assert!(deletes(&again, "planned").is_empty(), "{:#?}", again.operations);
+    assert!(deletes(&again, OperationResult::Planned).is_empty(), "{:#?}", again.operations);
 }
 
 /// The lab config with a second policy route on the lab's mark, table and priority (for other
@@ -284,7 +300,7 @@ async fn two_resources_share_an_artifact_they_declare_alike_and_block_on_one_the
     let rule = || lab.ledger_entry("linux.ipv4.fwmarkRule", "0x100").expect("rule recorded");
     let shared = lab_with_second_policy_route(10000);
     let doc = lab.reconcile(&shared).await;
-    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
+    assert!(ops(&doc, OperationResult::Failed).is_empty(), "{:#?}", doc.operations);
     for (me, other) in [(first, second), (second, first)] {
         let r = resource(&doc, me);
         assert_eq!(r.phase, Phase::Healthy, "{me}: {:#?}", r.conditions);
@@ -302,7 +318,11 @@ async fn two_resources_share_an_artifact_they_declare_alike_and_block_on_one_the
 
     // The first declarer goes: the artifact stays, the second owns it alone.
     let doc = lab.reconcile(&without(&shared, "IPv4PolicyRoute", first)).await;
-    assert!(deletes(&doc, "done").iter().all(|d| !d.contains("/0x100")), "{:#?}", doc.operations);
+    assert!(
+        deletes(&doc, OperationResult::Done).iter().all(|d| !d.contains("/0x100")),
+        "{:#?}",
+        doc.operations
+    );
     assert!(lab.ip(&["rule", "show"]).contains("fwmark 0x100 lookup 100"));
     let recorded = rule();
     assert!(recorded.owner.ends_with(second) && recorded.co_owners.is_empty(), "{recorded:?}");
@@ -310,12 +330,16 @@ async fn two_resources_share_an_artifact_they_declare_alike_and_block_on_one_the
     // Declared otherwise by each: both are blocked on it, the host keeps it as it is, and
     // everything else applies.
     let doc = lab.reconcile(&lab_with_second_policy_route(10001)).await;
-    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
-    assert!(ops(&doc, "done").iter().all(|o| !o.contains("/0x100")), "{:#?}", doc.operations);
+    assert!(ops(&doc, OperationResult::Failed).is_empty(), "{:#?}", doc.operations);
+    assert!(
+        ops(&doc, OperationResult::Done).iter().all(|o| !o.contains("/0x100")),
+        "{:#?}",
+        doc.operations
+    );
     for (me, other) in [(first, second), (second, first)] {
         let r = resource(&doc, me);
         assert_eq!(r.phase, Phase::Blocked, "{me}");
-        let c = r.conditions.iter().find(|c| c.reason == "Conflict").expect("a Conflict");
+        let c = r.conditions.iter().find(|c| c.reason == Reason::Conflict).expect("a Conflict");
         for part in [other, "linux.ipv4.fwmarkRule/0x100", "priority (10000 / 10001)"] {
             assert!(c.message.contains(part), "{me}: {part} not in {}", c.message);
         }
@@ -330,7 +354,10 @@ async fn two_resources_share_an_artifact_they_declare_alike_and_block_on_one_the
 
     // Neither declares it: it goes, with its record.
     let doc = lab.reconcile(&without(LAB, "IPv4PolicyRoute", first)).await;
-    assert!(deletes(&doc, "done").contains(&"delete linux.ipv4.fwmarkRule/0x100".to_string()));
+    assert!(
+        deletes(&doc, OperationResult::Done)
+            .contains(&"delete linux.ipv4.fwmarkRule/0x100".to_string())
+    );
     assert!(!lab.ip(&["rule", "show"]).contains("0x100"));
     assert!(lab.ledger_entry("linux.ipv4.fwmarkRule", "0x100").is_none());
 }
@@ -415,7 +442,7 @@ async fn netlink_failure_fails_the_item_and_its_dependents_only_and_the_ledger_h
     // 203.0.113.1 is on no connected subnet: the kernel refuses routes via it (ENETUNREACH).
     let config = LAB.replace("via: 198.51.100.1", "via: 203.0.113.1");
     let doc = lab.reconcile(&config).await;
-    let failed = ops(&doc, "failed");
+    let failed = ops(&doc, OperationResult::Failed);
     assert_eq!(
         failed.iter().map(String::as_str).collect::<std::collections::BTreeSet<_>>(),
         ["create linux.ipv4.route/100:0.0.0.0/0:0", "create linux.ipv4.route/254:0.0.0.0/0:0"]
@@ -423,9 +450,13 @@ async fn netlink_failure_fails_the_item_and_its_dependents_only_and_the_ledger_h
         "{:#?}",
         doc.operations
     );
-    let error = doc.operations.iter().find(|o| o.result == "failed").and_then(|o| o.error.clone());
+    let error = doc
+        .operations
+        .iter()
+        .find(|o| o.result == OperationResult::Failed)
+        .and_then(|o| o.error.clone());
     assert!(error.is_some_and(|e| e.contains("KernelRejected") && e.contains("unreachable")));
-    let skipped = ops(&doc, "skipped");
+    let skipped = ops(&doc, OperationResult::Skipped);
     assert!(skipped.contains(&"create linux.ipv4.fwmarkRule/0x100".to_string()), "{skipped:#?}");
     assert!(skipped.contains(&"create nft.table/ip/routerd_policy_guests_via_wan".to_string()));
     // Independent items went through.
@@ -447,7 +478,7 @@ async fn netlink_failure_fails_the_item_and_its_dependents_only_and_the_ledger_h
     let mut created: Vec<String> = doc
         .operations
         .iter()
-        .filter(|o| o.result == "done" && o.operation == "create")
+        .filter(|o| o.result == OperationResult::Done && o.operation == Operation::Create)
         .map(|o| format!("{}/{}", o.kind, o.name))
         .collect();
     created.sort();
@@ -495,7 +526,7 @@ async fn no_kind_is_blocked_for_want_of_a_configurator() {
         .resources
         .iter()
         .flat_map(|r| r.conditions.iter().map(move |c| (r, c)))
-        .filter(|(_, c)| c.reason == "ConfiguratorMissing")
+        .filter(|(_, c)| c.reason == Reason::ConfiguratorMissing)
         .map(|(r, c)| format!("{}: {}", r.id, c.message))
         .collect();
     assert!(missing.is_empty(), "{missing:#?}");
@@ -505,7 +536,8 @@ async fn no_kind_is_blocked_for_want_of_a_configurator() {
 /// SelfAddressPolicy `lan-dns` in `doc`, and its `Selected` condition.
 fn selection(doc: &ResultDocument) -> (&ResourceResult, &routerd_engine::result::Condition) {
     let res = resource(doc, "SelfAddressPolicy/lan-dns");
-    let selected = res.conditions.iter().find(|c| c.type_ == "Selected").expect("Selected");
+    let selected =
+        res.conditions.iter().find(|c| c.type_ == ConditionType::Selected).expect("Selected");
     (res, selected)
 }
 
@@ -521,7 +553,10 @@ async fn a_self_address_policy_selects_from_the_links_addresses_and_falls_back_i
     let doc = lab.reconcile(&policy("0.0.0.1")).await;
     let (res, selected) = selection(&doc);
     assert_eq!(res.phase, Phase::Healthy, "{:#?}", res.conditions);
-    assert_eq!((&*selected.status, &*selected.reason), ("True", "CandidateSelected"));
+    assert_eq!(
+        (selected.status, selected.reason),
+        (ConditionStatus::True, Reason::CandidateSelected)
+    );
     assert!(
         selected
             .message
@@ -565,7 +600,10 @@ async fn a_persistent_sysctl_is_a_block_of_routerds_sysctl_d_file_and_goes_with_
     let doc = lab.reconcile(&both).await;
     let file = "/etc/sysctl.d/90-routerd.conf";
     assert_eq!(
-        ops(&doc, "done").into_iter().filter(|o| o.contains(file)).collect::<Vec<_>>(),
+        ops(&doc, OperationResult::Done)
+            .into_iter()
+            .filter(|o| o.contains(file))
+            .collect::<Vec<_>>(),
         vec![
             format!("create file/{file}#net.ipv4.conf.all.rp_filter"),
             format!("create file/{file}#net.ipv4.ip_local_port_range"),
@@ -593,7 +631,10 @@ async fn a_persistent_sysctl_is_a_block_of_routerds_sysctl_d_file_and_goes_with_
     std::fs::write(&path, format!("{text}kernel.panic = 5\n")).expect("hand edit");
     let one = format!("{LAB}{}", sysctl("rp", "net.ipv4.conf.all.rp_filter", "2"));
     let doc = lab.reconcile(&one).await;
-    assert_eq!(ops(&doc, "done"), vec![format!("delete file/{file}#net.ipv4.ip_local_port_range")]);
+    assert_eq!(
+        ops(&doc, OperationResult::Done),
+        vec![format!("delete file/{file}#net.ipv4.ip_local_port_range")]
+    );
     let text = std::fs::read_to_string(&path).expect("the file stays");
     assert!(text.contains("rp_filter = 2") && text.contains("kernel.panic = 5"), "{text}");
     assert!(!text.contains("ip_local_port_range"), "{text}");
@@ -607,8 +648,8 @@ async fn strict_mode_stops_at_the_first_failure() {
         .replace("mode: progressive", "mode: strict");
     assert!(config.contains("mode: strict"));
     let doc = lab.reconcile(&config).await;
-    assert_eq!(ops(&doc, "failed").len(), 1, "{:#?}", doc.operations);
-    let skipped = ops(&doc, "skipped");
+    assert_eq!(ops(&doc, OperationResult::Failed).len(), 1, "{:#?}", doc.operations);
+    let skipped = ops(&doc, OperationResult::Skipped);
     assert!(
         skipped.contains(&"create nft.table/ip/routerd_snat_lan_masquerade".to_string()),
         "{skipped:#?}"
@@ -625,13 +666,14 @@ async fn a_table_holding_declared_static_routes_is_not_an_orphan() {
         "{LAB}\n    - apiVersion: net.routerd.net/v1alpha1\n      kind: IPv4StaticRoute\n      metadata:\n        name: in-table-300\n      spec:\n        interface: wan\n        destination: 203.0.113.0/24\n        via: 198.51.100.1\n        table: 300\n"
     );
     let doc = lab.reconcile(&config).await;
-    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
+    assert!(ops(&doc, OperationResult::Failed).is_empty(), "{:#?}", doc.operations);
     assert!(lab.ip(&["route", "show", "table", "300"]).contains("203.0.113.0/24"));
     assert!(!doc.orphans.iter().any(|o| o.name == "300"), "{:#?}", doc.orphans);
     // Without the route the table is empty again, and the route itself was cleaned up.
     let doc = lab.reconcile(LAB).await;
     assert!(
-        ops(&doc, "done").contains(&"delete linux.ipv4.route/300:203.0.113.0/24:0".to_string())
+        ops(&doc, OperationResult::Done)
+            .contains(&"delete linux.ipv4.route/300:203.0.113.0/24:0".to_string())
     );
     assert!(lab.ip(&["route", "show", "table", "300"]).trim().is_empty());
 }
@@ -646,9 +688,9 @@ async fn protected_interfaces_and_zones_are_observed_never_changed() {
         let config = LAB.replace("  reconcile:\n    mode: progressive\n", reconcile);
         assert_ne!(config, LAB);
         let doc = lab.reconcile(&config).await;
-        assert!(ops(&doc, "failed").is_empty(), "{how}: {:#?}", doc.operations);
+        assert!(ops(&doc, OperationResult::Failed).is_empty(), "{how}: {:#?}", doc.operations);
         let touched: Vec<String> =
-            ops(&doc, "done").into_iter().filter(|o| o.contains("lan0")).collect();
+            ops(&doc, OperationResult::Done).into_iter().filter(|o| o.contains("lan0")).collect();
         assert!(touched.is_empty(), "{how}: protected lan0 was changed: {touched:#?}");
         assert!(!lab.ip(&["-j", "addr", "show", "dev", "lan0"]).contains("192.168.50.1"), "{how}");
         let lan = doc
@@ -735,7 +777,7 @@ async fn links_the_kernel_cannot_make_fail_alone_with_a_typed_reason_and_the_res
     assert_eq!(phase("IPv4SourceNAT/lan-masquerade"), Phase::Healthy);
 
     if vlan_ok && ip6tnl_ok {
-        assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
+        assert!(ops(&doc, OperationResult::Failed).is_empty(), "{:#?}", doc.operations);
         let shown = lab.ip(&["-j", "-d", "link", "show", "dev", "lan0.20"]);
         assert!(shown.contains("\"info_kind\":\"vlan\"") && shown.contains("\"id\":20"), "{shown}");
         assert!(links.contains("\"dslite0\""), "{links}");
@@ -748,19 +790,20 @@ async fn links_the_kernel_cannot_make_fail_alone_with_a_typed_reason_and_the_res
     assert!(!vlan_ok && !ip6tnl_ok, "expected a kernel with both or neither (CI kernels)");
 
     // The two creates fail with the kernel's answer; only what lives on them is skipped.
-    let failed: std::collections::BTreeSet<String> = ops(&doc, "failed").into_iter().collect();
+    let failed: std::collections::BTreeSet<String> =
+        ops(&doc, OperationResult::Failed).into_iter().collect();
     assert_eq!(
         failed,
         ["create linux.ipip6.tunnel/dslite0", "create linux.link/lan0.20"].map(String::from).into(),
         "{:#?}",
         doc.operations
     );
-    for o in doc.operations.iter().filter(|o| o.result == "failed") {
+    for o in doc.operations.iter().filter(|o| o.result == OperationResult::Failed) {
         let error = o.error.as_deref().unwrap_or_default();
         assert!(error.starts_with("KernelRejected: "), "{error}");
         assert!(error.contains("Unknown device type"), "{error}");
     }
-    let skipped = ops(&doc, "skipped");
+    let skipped = ops(&doc, OperationResult::Skipped);
     for dependent in [
         "create linux.ipv4.address/lan0.20/192.168.60.1/24",
         "create linux.ipv4.route/254:0.0.0.0/0:100",
@@ -769,12 +812,16 @@ async fn links_the_kernel_cannot_make_fail_alone_with_a_typed_reason_and_the_res
     }
     let vlan = doc.resources.iter().find(|r| r.id.ends_with("VLANInterface/guest")).expect("vlan");
     assert_eq!(vlan.phase, Phase::Blocked);
-    let cond = vlan.conditions.iter().find(|c| c.type_ == "Blocked").expect("condition");
-    assert_eq!(cond.reason, "OperationFailed");
+    let cond =
+        vlan.conditions.iter().find(|c| c.type_ == ConditionType::Blocked).expect("condition");
+    assert_eq!(cond.reason, Reason::OperationFailed);
     assert!(cond.message.contains("Unknown device type"), "{}", cond.message);
     let address = doc.resources.iter().find(|r| r.id.ends_with("/guest-v4")).expect("address");
     assert_eq!(address.phase, Phase::Blocked);
-    assert!(address.conditions.iter().any(|c| c.reason == "OperationSkipped"), "{address:#?}");
+    assert!(
+        address.conditions.iter().any(|c| c.reason == Reason::OperationSkipped),
+        "{address:#?}"
+    );
     assert_eq!(phase("DSLiteTunnel/dslite0"), Phase::Blocked);
     assert!(!links.contains("lan0.20") && !links.contains("dslite0"), "{links}");
     // Nothing else changed: the lab's config alone finds the host exactly as it leaves it, and
@@ -785,7 +832,7 @@ async fn links_the_kernel_cannot_make_fail_alone_with_a_typed_reason_and_the_res
     let mut created: Vec<String> = doc
         .operations
         .iter()
-        .filter(|o| o.result == "done" && o.operation == "create")
+        .filter(|o| o.result == OperationResult::Done && o.operation == Operation::Create)
         .map(|o| format!("{}/{}", o.kind, o.name))
         .collect();
     created.sort();
@@ -834,7 +881,7 @@ async fn a_hairpin_service_is_reached_from_the_lan_at_the_routers_wan_address() 
         .replace("        internalPort: 80\n", "        internalPort: 80\n        hairpin: true\n");
     assert!(yaml.contains("hairpin: true"), "the example's ExposeService moved");
     let doc = lab.reconcile(&yaml).await;
-    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
+    assert!(ops(&doc, OperationResult::Failed).is_empty(), "{:#?}", doc.operations);
     let table = lab.nft(&["list", "table", "ip", "routerd_dnat_client_web"]);
     assert!(
         table.contains("iifname \"lan0\" ip daddr 198.51.100.2 tcp dport 8080 dnat"),
@@ -847,7 +894,11 @@ async fn a_hairpin_service_is_reached_from_the_lan_at_the_routers_wan_address() 
         Some("hello through the loopback")
     );
     let again = lab.reconcile(&yaml).await;
-    assert_eq!(ops(&again, "done"), Vec::<String>::new(), "a second reconcile is a no-op");
+    assert_eq!(
+        ops(&again, OperationResult::Done),
+        Vec::<String>::new(),
+        "a second reconcile is a no-op"
+    );
 }
 
 #[tokio::test]
@@ -880,11 +931,14 @@ async fn allow_local_source_nat_routes_what_the_router_sends_by_the_policy_too()
             .is_ok_and(|o| o.status.success())
     };
     let doc = lab.reconcile(&with(false)).await;
-    assert!(ops(&doc, "failed").is_empty(), "{:#?}", doc.operations);
+    assert!(ops(&doc, OperationResult::Failed).is_empty(), "{:#?}", doc.operations);
     assert!(!ping(&lab), "without allowLocalSourceNAT the router's own ping goes to the WAN");
 
     let doc = lab.reconcile(&with(true)).await;
-    assert_eq!(ops(&doc, "done"), ["modify nft.table/ip/routerd_policy_lab_services"]);
+    assert_eq!(
+        ops(&doc, OperationResult::Done),
+        ["modify nft.table/ip/routerd_policy_lab_services"]
+    );
     let table = lab.nft(&["list", "table", "ip", "routerd_policy_lab_services"]);
     assert!(table.contains("type route hook output"), "{table}");
     assert!(ping(&lab), "the router's own ping is marked and routed by table 101\n{table}");
@@ -899,8 +953,12 @@ async fn a_large_config_is_reconciled_recorded_and_reported_route_by_route() {
     let yaml = lab_with_routes(1500, Some(1000));
     let route = |i: usize| format!("1000:10.{}.{}.0/24:0", 100 + i / 256, i % 256);
     let doc = lab.reconcile(&yaml).await;
-    assert!(ops(&doc, "failed").is_empty(), "{:#?}", ops(&doc, "failed"));
-    let done = ops(&doc, "done");
+    assert!(
+        ops(&doc, OperationResult::Failed).is_empty(),
+        "{:#?}",
+        ops(&doc, OperationResult::Failed)
+    );
+    let done = ops(&doc, OperationResult::Done);
     let ledger = lab.ledger_keys();
     // The statuses of the routes, in config order.
     let bulk: Vec<&ResourceResult> =

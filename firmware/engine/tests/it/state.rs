@@ -7,6 +7,7 @@
 use std::collections::BTreeSet;
 use std::time::SystemTime;
 
+use routerd_engine::result::{ConditionStatus, ConditionType, OperationResult, Reason};
 use routerd_engine::state::{Evaluation, now_ms};
 use routerd_engine::{ConfigInput, Phase, ResultDocument, Session};
 
@@ -81,14 +82,20 @@ async fn resources_gated_on_a_state_variable_follow_its_value_and_its_age() {
 
     // Nothing has evaluated the variable: both NATs wait, and say what for.
     let doc = reconcile(&mut session).await;
-    assert_eq!(ops(&doc, "failed"), Vec::<String>::new(), "{:#?}", doc.operations);
+    assert_eq!(ops(&doc, OperationResult::Failed), Vec::<String>::new(), "{:#?}", doc.operations);
     assert_eq!(nat_tables(&lab), Vec::<String>::new());
     let policy = resource(&doc, "StatePolicy/uplink");
     assert_eq!(policy.phase, Phase::Healthy, "{:#?}", policy.conditions);
-    assert_eq!(condition(policy, "Value"), Some(("Unknown".into(), "NotEvaluated".into())));
+    assert_eq!(
+        condition(policy, ConditionType::Value),
+        Some((ConditionStatus::Unknown, Reason::NotEvaluated))
+    );
     let native = resource(&doc, "IPv4SourceNAT/native-nat");
     assert_eq!(native.phase, Phase::Blocked, "{:#?}", native.conditions);
-    assert_eq!(condition(native, "Blocked"), Some(("True".into(), "DependencyPending".into())));
+    assert_eq!(
+        condition(native, ConditionType::Blocked),
+        Some((ConditionStatus::True, Reason::DependencyPending))
+    );
 
     // Declared but not evaluated: `unknown` satisfies neither gate.
     session.state().declare(&BTreeSet::from(["uplink".to_string()]));
@@ -101,39 +108,52 @@ async fn resources_gated_on_a_state_variable_follow_its_value_and_its_age() {
         "a false gate is not a block: {:#?}",
         native.conditions
     );
-    assert_eq!(condition(native, "Active"), Some(("False".into(), "StateConditionUnmet".into())));
+    assert_eq!(
+        condition(native, ConditionType::Active),
+        Some((ConditionStatus::False, Reason::StateConditionUnmet))
+    );
 
     // `native`: its NAT is created; the other waits.
     set(&session, "native", now_ms());
     let doc = reconcile(&mut session).await;
-    assert_eq!(ops(&doc, "done"), ["create nft.table/ip/routerd_snat_native_nat"]);
+    assert_eq!(ops(&doc, OperationResult::Done), ["create nft.table/ip/routerd_snat_native_nat"]);
     assert_eq!(nat_tables(&lab), ["table ip routerd_snat_native_nat"]);
     let policy = resource(&doc, "StatePolicy/uplink");
-    assert_eq!(condition(policy, "Value"), Some(("True".into(), "Set".into())));
+    assert_eq!(condition(policy, ConditionType::Value), Some((ConditionStatus::True, Reason::Set)));
     let legacy = resource(&doc, "IPv4SourceNAT/legacy-nat");
-    assert_eq!(condition(legacy, "Active"), Some(("False".into(), "StateConditionUnmet".into())));
+    assert_eq!(
+        condition(legacy, ConditionType::Active),
+        Some((ConditionStatus::False, Reason::StateConditionUnmet))
+    );
     let again = reconcile(&mut session).await;
-    assert_eq!(ops(&again, "done"), Vec::<String>::new(), "a second reconcile is a no-op");
+    assert_eq!(
+        ops(&again, OperationResult::Done),
+        Vec::<String>::new(),
+        "a second reconcile is a no-op"
+    );
 
     // `legacy` for 10 s: the native NAT goes, the legacy one still waits out its 30 s.
     set(&session, "legacy", now_ms() - 10_000);
     let doc = reconcile(&mut session).await;
-    assert_eq!(ops(&doc, "done"), ["delete nft.table/ip/routerd_snat_native_nat"]);
+    assert_eq!(ops(&doc, OperationResult::Done), ["delete nft.table/ip/routerd_snat_native_nat"]);
     assert_eq!(nat_tables(&lab), Vec::<String>::new());
     let legacy = resource(&doc, "IPv4SourceNAT/legacy-nat");
-    assert_eq!(condition(legacy, "Active"), Some(("False".into(), "StateConditionUnmet".into())));
+    assert_eq!(
+        condition(legacy, ConditionType::Active),
+        Some((ConditionStatus::False, Reason::StateConditionUnmet))
+    );
 
     // The same value again does not restart the clock; once it has held 30 s the gate opens.
     set(&session, "legacy", now_ms());
     let doc = reconcile(&mut session).await;
-    assert_eq!(ops(&doc, "done"), Vec::<String>::new(), "held 10 s of 30 s");
+    assert_eq!(ops(&doc, OperationResult::Done), Vec::<String>::new(), "held 10 s of 30 s");
     let outcome = Evaluation { value: Some("native".into()), detail: String::new() };
     session.state().set("uplink", outcome, now_ms() - 60_000);
     set(&session, "legacy", now_ms() - 31_000);
     let doc = reconcile(&mut session).await;
-    assert_eq!(ops(&doc, "done"), ["create nft.table/ip/routerd_snat_legacy_nat"]);
+    assert_eq!(ops(&doc, OperationResult::Done), ["create nft.table/ip/routerd_snat_legacy_nat"]);
     assert_eq!(nat_tables(&lab), ["table ip routerd_snat_legacy_nat"]);
     let legacy = resource(&doc, "IPv4SourceNAT/legacy-nat");
     assert_eq!(legacy.phase, Phase::Healthy, "{:#?}", legacy.conditions);
-    assert_eq!(condition(legacy, "Active"), None);
+    assert_eq!(condition(legacy, ConditionType::Active), None);
 }

@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::SystemTime;
 use std::time::{Duration, Instant};
 
-use routerd_engine::result::ResourceResult;
+use routerd_engine::result::{
+    ConditionStatus, ConditionType, OperationResult, Reason, ResourceResult,
+};
 use routerd_engine::{ConfigInput, ResultDocument, Session, SessionOptions};
 use routerd_host::testing::FakeSystemd;
 
@@ -231,15 +233,12 @@ pub fn resource<'a>(doc: &'a ResultDocument, id: &str) -> &'a ResourceResult {
 }
 
 /// The `(status, reason)` of the resource's condition of type `type_`, if it has one.
-pub fn condition(r: &ResourceResult, type_: &str) -> Option<(String, String)> {
-    r.conditions
-        .iter()
-        .find(|c| c.type_ == type_)
-        .map(|c| (c.status.to_string(), c.reason.to_string()))
+pub fn condition(r: &ResourceResult, type_: ConditionType) -> Option<(ConditionStatus, Reason)> {
+    r.conditions.iter().find(|c| c.type_ == type_).map(|c| (c.status, c.reason))
 }
 
 /// Keys of operations with `result`, as `op kind/name`.
-pub fn ops(doc: &ResultDocument, result: &str) -> Vec<String> {
+pub fn ops(doc: &ResultDocument, result: OperationResult) -> Vec<String> {
     doc.operations
         .iter()
         .filter(|o| o.result == result)
@@ -286,7 +285,7 @@ pub fn lab_with_routes(n: usize, table: Option<u32>) -> String {
 }
 
 /// The deletes of a Result document, in order.
-pub fn deletes(doc: &ResultDocument, result: &str) -> Vec<String> {
+pub fn deletes(doc: &ResultDocument, result: OperationResult) -> Vec<String> {
     ops(doc, result).into_iter().filter(|o| o.starts_with("delete ")).collect()
 }
 

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use routerd_engine::result::ObservedArtifact;
+use routerd_engine::result::{ObservedArtifact, OperationResult};
 use routerd_engine::{Phase, ResultDocument};
 use routerd_host::testing::{FakeSystemd, Timesyncd};
 
@@ -86,7 +86,12 @@ async fn timesyncd_uses_the_servers_is_restarted_on_change_and_loses_a_removed_b
 
     let servers = ["192.0.2.123", "ntp.example.net"];
     let doc = lab.reconcile(&config(&servers, true)).await;
-    assert_eq!(ops(&doc, "done"), vec!["create timesyncd.config/ntp".to_string()], "{}", ts.log());
+    assert_eq!(
+        ops(&doc, OperationResult::Done),
+        vec!["create timesyncd.config/ntp".to_string()],
+        "{}",
+        ts.log()
+    );
     assert_eq!(systemd.active_state(UNIT), "active");
     assert_eq!(system_servers(&systemd), Some(servers.map(String::from).to_vec()), "{}", ts.log());
     let text = std::fs::read_to_string(dropin(&lab)).expect("the drop-in");
@@ -98,14 +103,17 @@ async fn timesyncd_uses_the_servers_is_restarted_on_change_and_loses_a_removed_b
 
     // A change restarts timesyncd, which then uses only the new server.
     let doc = lab.reconcile(&config(&["192.0.2.124"], true)).await;
-    assert_eq!(ops(&doc, "done"), vec!["modify timesyncd.config/ntp".to_string()]);
+    assert_eq!(ops(&doc, OperationResult::Done), vec!["modify timesyncd.config/ntp".to_string()]);
     assert_eq!(systemd.starts(UNIT), 2);
     assert_eq!(system_servers(&systemd), Some(vec!["192.0.2.124".to_string()]));
 
     // A stopped timesyncd is drift; reconcile starts it again.
     systemd.crash(UNIT);
     let plan = lab.plan(&config(&["192.0.2.124"], true), false).await;
-    assert_eq!(ops(&plan, "planned"), vec!["modify timesyncd.config/ntp".to_string()]);
+    assert_eq!(
+        ops(&plan, OperationResult::Planned),
+        vec!["modify timesyncd.config/ntp".to_string()]
+    );
     lab.reconcile(&config(&["192.0.2.124"], true)).await;
     assert_eq!(system_servers(&systemd), Some(vec!["192.0.2.124".to_string()]));
 
@@ -113,7 +121,7 @@ async fn timesyncd_uses_the_servers_is_restarted_on_change_and_loses_a_removed_b
     // restarted on its own configuration, and the observed servers show that it does not use
     // the one the config names.
     let doc = lab.reconcile(&config(&["192.0.2.124"], false)).await;
-    assert_eq!(ops(&doc, "done"), vec!["delete timesyncd.config/ntp".to_string()]);
+    assert_eq!(ops(&doc, OperationResult::Done), vec!["delete timesyncd.config/ntp".to_string()]);
     assert!(!dropin(&lab).exists(), "the last block takes the file with it");
     assert_eq!(system_servers(&systemd), Some(Vec::new()));
     assert!(!lab.ledger_keys().iter().any(|k| k.starts_with("timesyncd.")));
@@ -144,7 +152,8 @@ async fn a_later_drop_in_that_resets_the_servers_fails_the_change_and_leaves_no_
     std::fs::write(dir.join("95-operator.conf"), "[Time]\nNTP=\nNTP=192.0.2.99\n").expect("w");
 
     let doc = lab.reconcile(&config(&["192.0.2.123"], true)).await;
-    let failed = doc.operations.iter().find(|o| o.result == "failed").expect("a failed op");
+    let failed =
+        doc.operations.iter().find(|o| o.result == OperationResult::Failed).expect("a failed op");
     assert_eq!(&*failed.name, "ntp");
     let error = failed.error.clone().unwrap_or_default();
     assert!(error.contains("resets NTP="), "{error}\n{}", ts.log());

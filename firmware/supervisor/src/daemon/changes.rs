@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use routerd_engine::{ConfigInput, Phase, ResultDocument};
+use routerd_engine::{ConfigInput, OperationResult, Phase, ResultDocument};
 use routerd_ledger::{Channel, GenerationRecord, GenerationResult, PendingConfirm};
 
 use super::{
@@ -282,7 +282,7 @@ impl Daemon {
             generation: doc.generation,
             phase: doc.phase.as_str().to_string(),
             operations: doc.operations.len(),
-            failed: doc.operations.iter().filter(|o| o.result == "failed").count(),
+            failed: doc.operations.iter().filter(|o| o.result == OperationResult::Failed).count(),
             confirm_deadline: self.confirm.as_ref().map(|(_, p)| rfc3339(p.deadline)),
             warnings: Vec::new(),
         }

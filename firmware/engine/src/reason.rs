@@ -1,0 +1,205 @@
+//! The one vocabulary of stable reason codes (STYLE.md §4): every `reason` a condition of the
+//! Result document carries, the reasons [`crate::plan::Desired::blocked`] and
+//! [`crate::plan::EnginePlan::unavailable`] record, and, as [`Reason::Host`], the host's
+//! [`HostReason`] of a failed operation. Serialized as the CamelCase code (`DependencyPending`,
+//! `KernelRejected`); does not decide anything, it only names.
+
+use serde::{Deserialize, Serialize};
+
+pub use routerd_host::error::HostReason;
+
+/// A stable CamelCase reason code, shown in conditions, the UI and the CLI.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Reason {
+    // `Ready`.
+    /// `Ready` is `True`: the resource is `Healthy` or only `RequiresAdoption`.
+    ArtifactsInPlace,
+    /// `Ready` is `False` because the resource is [`crate::Phase::Drifted`].
+    Drifted,
+    /// `Ready` is `False` because the resource is [`crate::Phase::Blocked`].
+    Blocked,
+
+    // `Blocked` (the intent cannot be applied now).
+    /// Two resources declare one artifact with different attributes: neither is applied.
+    Conflict,
+    /// No configurator of this build applies the artifact's kind (its `applyWith`).
+    ConfiguratorMissing,
+    /// The artifact needs values the config alone does not give (resolved at run time).
+    AttributesUnresolved,
+    /// The artifact depends on one that cannot be applied (blocked itself).
+    DependencyBlocked,
+    /// A sysctl key without a `/proc/sys` file on this kernel: never created.
+    KeyMissing,
+    /// An existing link routerd manages but does not create is absent: waits for it.
+    LinkMissing,
+    /// An operation on the artifact failed in this reconcile.
+    OperationFailed,
+    /// An operation on the artifact was not run: one it depends on failed, or strict mode
+    /// stopped the apply.
+    OperationSkipped,
+    /// An operation on the artifact waits for a dependency that is not in place yet.
+    DependencyPending,
+
+    // `Standby` and `Active` (an intent withdrawn on purpose).
+    /// `Standby` is `True`: the artifact is withdrawn while a HealthCheck it follows fails.
+    HealthCheckFailing,
+    /// `Active` is `False`: the artifact is withdrawn while a `when.state` condition it is
+    /// gated on does not hold.
+    StateConditionUnmet,
+
+    // `Healthy` (a HealthCheck's verdict).
+    /// `Healthy` is `True`: the check's probes succeed.
+    ProbesSucceed,
+    /// `Healthy` is `False`: the check's probes fail.
+    ProbesFail,
+    /// `Healthy` is `Unknown`: the daemon's scheduler has not probed yet.
+    NoVerdict,
+
+    // `Value` (a StatePolicy variable) and `Selected` (a SelfAddressPolicy selection).
+    /// `Value` is `True`: the variable has a value.
+    Set,
+    /// `Value` is `False`: the variable has no value.
+    Unset,
+    /// `Value` or `Selected` is `Unknown`: not evaluated yet (or, for a selection, its
+    /// rendered value unreadable).
+    NotEvaluated,
+    /// `Selected` is `True`: a candidate address was selected.
+    CandidateSelected,
+    /// `Selected` is `False`: no candidate has an address yet.
+    NoCandidateAvailable,
+
+    // `Bound` (a DHCP client binding or prefix delegation).
+    /// `Bound` is `Unknown`: the binding is not configured on the host yet.
+    NotObserved,
+    /// `Bound` is `True`: networkd holds a lease (or a delegated prefix).
+    LeaseBound,
+    /// `Bound` is `False`: a prefix delegation has no prefix yet.
+    NoPrefix,
+    /// `Bound` is `False`: a DHCP client has no lease yet.
+    NoLease,
+
+    // `Drifted` and `AdoptionRequired`.
+    /// `Drifted` is `True`: operations on the resource's artifacts are pending.
+    OperationsPending,
+    /// `AdoptionRequired` is `True`: artifacts are present but not recorded as owned.
+    NotInLedger,
+
+    /// Why a host operation failed ([`routerd_host::HostError::reason_code`]): prefixed to
+    /// the error text of a failed operation.
+    #[serde(untagged)]
+    Host(HostReason),
+}
+
+impl Reason {
+    /// The CamelCase code (`DependencyPending`), as serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ArtifactsInPlace => "ArtifactsInPlace",
+            Self::Drifted => "Drifted",
+            Self::Blocked => "Blocked",
+            Self::Conflict => "Conflict",
+            Self::ConfiguratorMissing => "ConfiguratorMissing",
+            Self::AttributesUnresolved => "AttributesUnresolved",
+            Self::DependencyBlocked => "DependencyBlocked",
+            Self::KeyMissing => "KeyMissing",
+            Self::LinkMissing => "LinkMissing",
+            Self::OperationFailed => "OperationFailed",
+            Self::OperationSkipped => "OperationSkipped",
+            Self::DependencyPending => "DependencyPending",
+            Self::HealthCheckFailing => "HealthCheckFailing",
+            Self::StateConditionUnmet => "StateConditionUnmet",
+            Self::ProbesSucceed => "ProbesSucceed",
+            Self::ProbesFail => "ProbesFail",
+            Self::NoVerdict => "NoVerdict",
+            Self::Set => "Set",
+            Self::Unset => "Unset",
+            Self::NotEvaluated => "NotEvaluated",
+            Self::CandidateSelected => "CandidateSelected",
+            Self::NoCandidateAvailable => "NoCandidateAvailable",
+            Self::NotObserved => "NotObserved",
+            Self::LeaseBound => "LeaseBound",
+            Self::NoPrefix => "NoPrefix",
+            Self::NoLease => "NoLease",
+            Self::OperationsPending => "OperationsPending",
+            Self::NotInLedger => "NotInLedger",
+            Self::Host(r) => r.as_str(),
+        }
+    }
+}
+
+impl From<HostReason> for Reason {
+    fn from(r: HostReason) -> Self {
+        Self::Host(r)
+    }
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every reason, the engine's and the host's.
+    const ALL: [Reason; 40] = [
+        Reason::ArtifactsInPlace,
+        Reason::Drifted,
+        Reason::Blocked,
+        Reason::Conflict,
+        Reason::ConfiguratorMissing,
+        Reason::AttributesUnresolved,
+        Reason::DependencyBlocked,
+        Reason::KeyMissing,
+        Reason::LinkMissing,
+        Reason::OperationFailed,
+        Reason::OperationSkipped,
+        Reason::DependencyPending,
+        Reason::HealthCheckFailing,
+        Reason::StateConditionUnmet,
+        Reason::ProbesSucceed,
+        Reason::ProbesFail,
+        Reason::NoVerdict,
+        Reason::Set,
+        Reason::Unset,
+        Reason::NotEvaluated,
+        Reason::CandidateSelected,
+        Reason::NoCandidateAvailable,
+        Reason::NotObserved,
+        Reason::LeaseBound,
+        Reason::NoPrefix,
+        Reason::NoLease,
+        Reason::OperationsPending,
+        Reason::NotInLedger,
+        Reason::Host(HostReason::NamespaceUnavailable),
+        Reason::Host(HostReason::NetlinkUnavailable),
+        Reason::Host(HostReason::KernelRejected),
+        Reason::Host(HostReason::DependencyMissing),
+        Reason::Host(HostReason::ArtifactConflict),
+        Reason::Host(HostReason::InvalidArtifact),
+        Reason::Host(HostReason::InventoryFailed),
+        Reason::Host(HostReason::InternalError),
+        Reason::Host(HostReason::ServiceFailed),
+        Reason::Host(HostReason::BusUnavailable),
+        Reason::Host(HostReason::FileFailed),
+        Reason::Host(HostReason::SysctlFailed),
+    ];
+
+    #[test]
+    fn every_reason_serializes_as_its_code_and_reads_back() {
+        let mut seen = std::collections::BTreeSet::new();
+        for r in ALL {
+            let json = serde_json::to_value(r).expect("serializes");
+            assert_eq!(json, serde_json::Value::from(r.as_str()));
+            assert_eq!(serde_json::from_value::<Reason>(json).expect("reads back"), r);
+            assert!(seen.insert(r.as_str()), "{r} twice: one code, one meaning");
+        }
+    }
+
+    #[test]
+    fn an_unknown_code_is_refused() {
+        assert!(serde_json::from_str::<Reason>("\"Sunny\"").is_err());
+    }
+}
