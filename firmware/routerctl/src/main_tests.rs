@@ -1,7 +1,20 @@
 //! Unit tests of routerctl ([`super`]).
 
+use std::path::Path;
+use std::time::Duration;
+
+use clap::Parser;
+use hyper::StatusCode;
+use routerd_model::status::{
+    CheckStatus, DaemonState, DaemonStatus, DoctorCheck, ReconcileSummary, ResourceStatus, Trigger,
+    Triggers,
+};
+
 use super::*;
-use routerd_model::status::{DaemonState, ReconcileSummary, Trigger, Triggers};
+use crate::client::{answered_error, answered_error_about};
+use crate::tables::{
+    doctor_table, history_table, ledger_table, progress_bar, resources_table, status_table,
+};
 
 /// Asserts that `text` fits `width` columns, cuts nothing with `…`, and that every line
 /// continuing a cell (one that starts blank) starts with at least `indent` blanks.
