@@ -17,6 +17,11 @@
 //! (a config without dnsmasq), and stays written when the restart fails. A restart keeps the
 //! leases: dnsmasq reads its lease file (`--dhcp-leasefile`, in the same directory) when it
 //! starts, and clients renew the leases they hold.
+//!
+//! [`option`] is the typed form of the lines the engine writes into sections
+//! ([`DnsmasqOption`]); a section stores them as text.
+
+pub mod option;
 
 use std::collections::BTreeMap;
 use std::io::ErrorKind;
@@ -31,6 +36,10 @@ use crate::error::HostError;
 use crate::file::{Markers, write_atomically};
 use crate::systemd::{Job, Systemd};
 use crate::target::Target;
+
+pub use option::{
+    Dhcp4OptionName, Dhcp6OptionName, DnsmasqOption, Ipv6RangeMode, MIN_LEASE, RaMtu,
+};
 
 /// The `applyWith` name of this backend.
 const APPLY_WITH: crate::kinds::ApplyWith = crate::kinds::ApplyWith::Dnsmasq;

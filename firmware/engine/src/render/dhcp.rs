@@ -9,10 +9,14 @@
 //! runs dnsmasq; so do the IPv6 server and scopes (router advertisements and DHCPv6 on the
 //! link of a delegated address).
 
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv6Addr};
+use std::str::FromStr;
 use std::time::Duration;
 
 use routerd_host::artifact::{DhcpBinding, DhcpClientSpec, DnsmasqSectionSpec, UnitSpec};
+use routerd_host::dnsmasq::{
+    Dhcp4OptionName, Dhcp6OptionName, DnsmasqOption, Ipv6RangeMode, RaMtu,
+};
 use routerd_host::{ArtifactKey, ArtifactKind, ArtifactSpec, Target, dnsmasq};
 use routerd_model::spec::dhcp::{
     DnsUpstreamSource, Ipv4DhcpScopeSpec, Ipv4DhcpServerKind, Ipv4DhcpServerSpec, Ipv4DnsSource,
@@ -31,10 +35,6 @@ use crate::intent::IntentDep;
 
 /// The one dnsmasq instance every DHCP/DNS kind shares.
 pub(super) const DNSMASQ_UNIT: &str = dnsmasq::UNIT;
-
-/// dnsmasq's shortest lease (dnsmasq(8), `--dhcp-range`: "the minimum lease time is two
-/// minutes").
-const MIN_LEASE: Duration = Duration::from_secs(120);
 
 /// The unit file of `routerd-dnsmasq.service` for `target`.
 ///
@@ -77,11 +77,29 @@ pub(super) fn ensure_dnsmasq_unit(ctx: &RenderCtx<'_>, out: &mut Out) -> Artifac
     out.ensure_common(ArtifactSpec::Unit(dnsmasq_unit(ctx.target)), Vec::new())
 }
 
-/// A lease time in dnsmasq's form (seconds), from a config duration (`12h`, `90m`, `1h30m`); at
-/// least two minutes. `None` for a value that is not a duration.
-fn lease_seconds(text: &str) -> Option<u64> {
-    let d = routerd_model::parse_duration(text.trim()).ok()?;
-    Some(d.max(MIN_LEASE).as_secs())
+/// A scope's `leaseTime`, a config duration (`12h`, `90m`, `1h30m`; dnsmasq's line raises it to
+/// two minutes, [`dnsmasq::MIN_LEASE`]). `None` when absent, and, with a warning, when it is not
+/// a duration: dnsmasq's default (`default`) applies.
+fn lease_time(text: Option<&str>, default: &str, out: &mut Out) -> Option<Duration> {
+    let text = text?;
+    let lease = routerd_model::parse_duration(text.trim()).ok();
+    if lease.is_none() {
+        out.warn(format!("leaseTime {text:?} is not a duration; dnsmasq's {default} applies"));
+    }
+    lease
+}
+
+/// The address `text` of config field `field`, for a dnsmasq option; `None`, with a warning,
+/// when it is not an address of the family the option takes (validation refuses such a config,
+/// so this is only the render's fallback: the address is left out).
+pub(super) fn address<A: FromStr>(text: &str, field: &str, out: &mut Out) -> Option<A> {
+    let parsed = text.trim().parse().ok();
+    if parsed.is_none() {
+        out.warn(format!(
+            "{field}: {text:?} is not an address of the family dnsmasq takes here; left out"
+        ));
+    }
+    parsed
 }
 
 pub(super) fn render_ipv4_client(
@@ -243,14 +261,17 @@ pub(super) fn render_ipv4_server(
     if let Some(dns) = &s.dns {
         if !dns.enabled {
             // DHCP only: no DNS service, and the leases do not name the router as resolver.
-            lines.push("port=0".into());
+            lines.push(DnsmasqOption::Port(0));
         }
+        let server = |a| DnsmasqOption::Server { domain: None, address: a };
         match dns.upstream_source {
             Some(DnsUpstreamSource::Static) => {
-                lines.push("no-resolv".into());
-                lines.extend(dns.upstream_servers.iter().map(|a| format!("server={a}")));
+                lines.push(DnsmasqOption::NoResolv);
+                for a in &dns.upstream_servers {
+                    lines.extend(address(a, "dns.upstreamServers", out).map(server));
+                }
             }
-            Some(DnsUpstreamSource::None) => lines.push("no-resolv".into()),
+            Some(DnsUpstreamSource::None) => lines.push(DnsmasqOption::NoResolv),
             // The DNS servers of the upstream's DHCPv4 lease (a runtime value, ADR 0008). Until
             // it has some, the system's resolvers: withdrawing the server would stop DHCP on
             // the LAN for want of a WAN lease.
@@ -267,8 +288,8 @@ pub(super) fn render_ipv4_server(
                          (yet); the system's resolvers are used"
                     )),
                     Some(servers) => {
-                        lines.push("no-resolv".into());
-                        lines.extend(servers.iter().map(|a| format!("server={a}")));
+                        lines.push(DnsmasqOption::NoResolv);
+                        lines.extend(servers.iter().copied().map(server));
                     }
                 }
             }
@@ -276,10 +297,10 @@ pub(super) fn render_ipv4_server(
             Some(DnsUpstreamSource::System) | None => {}
         }
         if let Some(n) = dns.cache_size {
-            lines.push(format!("cache-size={n}"));
+            lines.push(DnsmasqOption::CacheSize(n));
         }
     }
-    let section = DnsmasqSectionSpec { section: format!("dhcpv4-server/{}", res.name), lines };
+    let section = DnsmasqSectionSpec::from_options(format!("dhcpv4-server/{}", res.name), lines);
     out.ensure(ArtifactSpec::DnsmasqSection(section), deps);
 }
 
@@ -295,8 +316,8 @@ pub(super) fn render_ipv6_server(
         return unmanaged(out);
     }
     let (mut lines, deps) = listen_on(ctx, &s.listen_interfaces, out);
-    lines.push("enable-ra".into());
-    let section = DnsmasqSectionSpec { section: format!("dhcpv6-server/{}", res.name), lines };
+    lines.push(DnsmasqOption::EnableRa);
+    let section = DnsmasqSectionSpec::from_options(format!("dhcpv6-server/{}", res.name), lines);
     out.ensure(ArtifactSpec::DnsmasqSection(section), deps);
 }
 
@@ -316,53 +337,63 @@ pub(super) fn render_ipv4_scope(
     }
     let name = format!("dhcpv4-range/{}", res.name);
     let tag = &res.name;
-    let mut range = format!("dhcp-range=set:{tag},{},{}", s.range_start, s.range_end);
-    match s.lease_time.as_deref() {
-        None => {}
-        Some(t) => match lease_seconds(t) {
-            Some(secs) => range.push_str(&format!(",{secs}")),
-            None => out.warn(format!("leaseTime {t:?} is not a duration; dnsmasq's 1h applies")),
-        },
-    }
-    let mut lines = vec![range];
+    let start = address(&s.range_start, "rangeStart", out);
+    let end = address(&s.range_end, "rangeEnd", out);
+    let (Some(start), Some(end)) = (start, end) else { return };
+    let lease = lease_time(s.lease_time.as_deref(), "1h", out);
+    let mut lines = vec![DnsmasqOption::DhcpRange { tag: tag.clone(), start, end, lease }];
+    let option =
+        |option, addresses| DnsmasqOption::DhcpOption { tag: tag.clone(), option, addresses };
     match (s.router_source, s.router.as_deref()) {
         (Some(RouterSource::Static), Some(r)) => {
-            lines.push(format!("dhcp-option=tag:{tag},option:router,{r}"));
+            if let Some(r) = address(r, "router", out) {
+                lines.push(option(Dhcp4OptionName::Router, vec![r]));
+            }
         }
         // An empty option: the leases carry no default gateway.
-        (Some(RouterSource::None), _) => lines.push(format!("dhcp-option=tag:{tag},option:router")),
+        (Some(RouterSource::None), _) => lines.push(option(Dhcp4OptionName::Router, Vec::new())),
         // dnsmasq's default: the address of the interface the request came in on.
         _ => {}
     }
     match s.dns_source {
-        Some(Ipv4DnsSource::Static) => lines
-            .push(format!("dhcp-option=tag:{tag},option:dns-server,{}", s.dns_servers.join(","))),
-        Some(Ipv4DnsSource::None) => lines.push(format!("dhcp-option=tag:{tag},option:dns-server")),
+        Some(Ipv4DnsSource::Static) => {
+            let servers: Vec<_> =
+                s.dns_servers.iter().filter_map(|a| address(a, "dnsServers", out)).collect();
+            if !servers.is_empty() {
+                lines.push(option(Dhcp4OptionName::DnsServer, servers));
+            }
+        }
+        Some(Ipv4DnsSource::None) => lines.push(option(Dhcp4OptionName::DnsServer, Vec::new())),
         // The DNS servers of the uplink's lease (a runtime value, ADR 0008); until it has
         // some, dnsmasq's default: the pool is not withdrawn for want of a WAN lease.
         Some(Ipv4DnsSource::Dhcp4) => {
             let iface = s.dns_interface.as_deref().unwrap_or_default();
-            let servers: Vec<String> = ctx
+            let servers: Vec<_> = ctx
                 .dhcp_client(iface, false)
-                .map(|c| ctx.runtime.lease_dns(&c).iter().map(ToString::to_string).collect())
-                .unwrap_or_default();
+                .map(|c| ctx.runtime.lease_dns(&c))
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|a| match a {
+                    IpAddr::V4(a) => Some(*a),
+                    IpAddr::V6(_) => None,
+                })
+                .collect();
             if servers.is_empty() {
                 out.warn(format!(
                     "dnsSource dhcp4: the DHCPv4 lease on {iface:?} has no DNS servers (yet); \
                      the leases name dnsmasq itself"
                 ));
             } else {
-                lines
-                    .push(format!("dhcp-option=tag:{tag},option:dns-server,{}", servers.join(",")));
+                lines.push(option(Dhcp4OptionName::DnsServer, servers));
             }
         }
         // dnsmasq's default: itself (the interface's address), when its DNS is on.
         Some(Ipv4DnsSource::SelfAddress) | None => {}
     }
     if s.authoritative {
-        lines.push("dhcp-authoritative".into());
+        lines.push(DnsmasqOption::DhcpAuthoritative);
     }
-    let section = DnsmasqSectionSpec { section: name, lines };
+    let section = DnsmasqSectionSpec::from_options(name, lines);
     out.ensure(ArtifactSpec::DnsmasqSection(section), deps);
 }
 
@@ -385,18 +416,22 @@ pub(super) fn render_ipv6_scope(
     deps.push(dep(&link.key, format!("serves {}", link.ifname)));
     let tag = &res.name;
     let mode = match s.mode {
-        Some(Ipv6ScopeMode::RaOnly) => "ra-only",
-        Some(Ipv6ScopeMode::Stateless) | None => "ra-stateless",
+        Some(Ipv6ScopeMode::RaOnly) => Ipv6RangeMode::RaOnly,
+        Some(Ipv6ScopeMode::Stateless) | None => Ipv6RangeMode::RaStateless,
     };
-    let mut range = format!("dhcp-range=set:{tag},::,constructor:{},{mode}", link.ifname);
-    match s.lease_time.as_deref() {
-        None => {}
-        Some(t) => match lease_seconds(t) {
-            Some(secs) => range.push_str(&format!(",{secs}")),
-            None => out.warn(format!("leaseTime {t:?} is not a duration; dnsmasq's 1d applies")),
-        },
-    }
-    let mut lines = vec![range];
+    let lease = lease_time(s.lease_time.as_deref(), "1d", out);
+    let mut lines = vec![DnsmasqOption::DhcpRange6 {
+        tag: tag.clone(),
+        start: Ipv6Addr::UNSPECIFIED,
+        constructor: link.ifname.clone(),
+        mode,
+        lease,
+    }];
+    let dns_server = |addresses| DnsmasqOption::DhcpOption6 {
+        tag: tag.clone(),
+        option: Dhcp6OptionName::DnsServer,
+        addresses,
+    };
     // The RA parameters of the link are one line; a PathMTUPolicy advertising an MTU there
     // writes it (with the router lifetime this scope asks for), otherwise the scope does.
     if ra_mtu(ctx, &link.ifname).is_none()
@@ -406,12 +441,13 @@ pub(super) fn render_ipv6_scope(
     }
     match s.dns_source {
         Some(Ipv6DnsSource::Static) => {
-            let servers: Vec<String> = s.dns_servers.iter().map(|a| format!("[{a}]")).collect();
-            lines.push(format!("dhcp-option=tag:{tag},option6:dns-server,{}", servers.join(",")));
+            let servers: Vec<_> =
+                s.dns_servers.iter().filter_map(|a| address(a, "dnsServers", out)).collect();
+            if !servers.is_empty() {
+                lines.push(dns_server(servers));
+            }
         }
-        Some(Ipv6DnsSource::None) => {
-            lines.push(format!("dhcp-option=tag:{tag},option6:dns-server"))
-        }
+        Some(Ipv6DnsSource::None) => lines.push(dns_server(Vec::new())),
         // The address the policy selects; without a policy, or while it selects none,
         // dnsmasq's default: its own address on the link (RDNSS and the DHCPv6 option).
         Some(Ipv6DnsSource::SelfAddress) | None => {
@@ -422,8 +458,7 @@ pub(super) fn render_ipv6_scope(
                         let key = ArtifactKey::new(ArtifactKind::AddressSelection, name.clone());
                         deps.push(dep(&key, format!("announces the address {name} selects")));
                         match super::self_address_policy::select(ctx, policy).0.address {
-                            Some(IpAddr::V6(a)) => lines
-                                .push(format!("dhcp-option=tag:{tag},option6:dns-server,[{a}]")),
+                            Some(IpAddr::V6(a)) => lines.push(dns_server(vec![a])),
                             Some(IpAddr::V4(_)) => out.warn(format!(
                                 "selfAddressPolicy {name} selects IPv4 addresses: dnsmasq \
                                  announces its own address on the link"
@@ -438,7 +473,7 @@ pub(super) fn render_ipv6_scope(
             }
         }
     }
-    let section = DnsmasqSectionSpec { section: format!("dhcpv6-range/{}", res.name), lines };
+    let section = DnsmasqSectionSpec::from_options(format!("dhcpv6-range/{}", res.name), lines);
     out.ensure(ArtifactSpec::DnsmasqSection(section), deps);
 }
 
@@ -446,7 +481,7 @@ pub(super) fn render_ipv6_scope(
 /// `mtu:` value: a number (`mtu.value` with `source: static`) or the `fromInterface` link,
 /// whose MTU dnsmasq reads. The RAs that carry it are those of `ipv6RA.scope` when it names
 /// an interface resource, else those of every `toInterfaces` link.
-pub(super) fn ra_mtu(ctx: &RenderCtx<'_>, ifname: &str) -> Option<String> {
+pub(super) fn ra_mtu(ctx: &RenderCtx<'_>, ifname: &str) -> Option<RaMtu> {
     ctx.resources().find_map(|r| {
         let ResourceSpec::PathMtuPolicy(p) = &r.spec else { return None };
         if !p.ipv6_ra.as_ref().is_some_and(|ra| ra.enabled) {
@@ -465,17 +500,21 @@ pub(super) fn ra_mtu(ctx: &RenderCtx<'_>, ifname: &str) -> Option<String> {
         let fixed =
             p.mtu.as_ref().filter(|m| m.source == Some(MtuSource::Static)).and_then(|m| m.value);
         match fixed {
-            Some(v) => Some(v.to_string()),
-            None => ctx.interface(&p.from_interface).map(|l| l.ifname),
+            Some(v) => Some(RaMtu::Value(v)),
+            None => ctx.interface(&p.from_interface).map(|l| RaMtu::Interface(l.ifname)),
         }
     })
 }
 
-/// dnsmasq's `ra-param` line for `ifname` (dnsmasq(8): `ra-param=IF,[mtu:M,]INTERVAL,LIFETIME`,
-/// interval 0 being dnsmasq's default), or `None` when dnsmasq's defaults already fit. The
-/// router lifetime is 0 (no default route through the router, RFC 4861 section 4.2) unless a
-/// scope on the link sets `defaultRoute`.
-pub(super) fn ra_param(ctx: &RenderCtx<'_>, ifname: &str, mtu: Option<&str>) -> Option<String> {
+/// dnsmasq's `ra-param` option for `ifname`, with the `mtu` the RAs carry and dnsmasq's default
+/// interval, or `None` when dnsmasq's defaults already fit. The router lifetime is 0 (no
+/// default route through the router, RFC 4861 section 4.2) unless a scope on the link sets
+/// `defaultRoute`.
+pub(super) fn ra_param(
+    ctx: &RenderCtx<'_>,
+    ifname: &str,
+    mtu: Option<RaMtu>,
+) -> Option<DnsmasqOption> {
     let default_route = ctx.resources().any(|r| match &r.spec {
         ResourceSpec::Ipv6DhcpScope(sc) => {
             sc.default_route
@@ -483,12 +522,15 @@ pub(super) fn ra_param(ctx: &RenderCtx<'_>, ifname: &str, mtu: Option<&str>) -> 
         }
         _ => false,
     });
-    let mtu = mtu.map(|m| format!("mtu:{m},")).unwrap_or_default();
-    match (mtu.is_empty(), default_route) {
-        (true, true) => None,
-        (_, true) => Some(format!("ra-param={ifname},{mtu}0")),
-        (_, false) => Some(format!("ra-param={ifname},{mtu}0,0")),
+    if mtu.is_none() && default_route {
+        return None;
     }
+    Some(DnsmasqOption::RaParam {
+        interface: ifname.to_string(),
+        mtu,
+        interval: None,
+        router_lifetime: (!default_route).then_some(Duration::ZERO),
+    })
 }
 
 fn server<S: Serialize>(
@@ -510,20 +552,20 @@ fn server<S: Serialize>(
     out.ensure_opaque(ArtifactKind::DnsmasqConfig, format!("{section}/{}", res.name), s, deps);
 }
 
-/// A server section's `interface=` lines for `listen`, and its dependencies: the dnsmasq unit
+/// A server section's `interface=` options for `listen`, and its dependencies: the dnsmasq unit
 /// and each link.
 fn listen_on(
     ctx: &RenderCtx<'_>,
     listen: &[String],
     out: &mut Out,
-) -> (Vec<String>, Vec<IntentDep>) {
+) -> (Vec<DnsmasqOption>, Vec<IntentDep>) {
     let unit = ensure_dnsmasq_unit(ctx, out);
     let mut deps = vec![dep(&unit, "dnsmasq runs the server")];
     let mut lines = Vec::new();
     for i in listen {
         match ctx.interface(i) {
             Some(l) => {
-                lines.push(format!("interface={}", l.ifname));
+                lines.push(DnsmasqOption::Interface(l.ifname.clone()));
                 deps.push(dep(&l.key, format!("listens on {}", l.ifname)));
             }
             None => out.unresolved("listenInterfaces", i),

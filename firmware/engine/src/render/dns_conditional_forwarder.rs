@@ -4,13 +4,16 @@
 //! `upstreamInterface`'s DHCP client received, which networkd reports (a runtime value, ADR
 //! 0008): the section waits for them, follows them, and is withdrawn while there are none.
 
+use std::net::IpAddr;
+
 use routerd_host::ArtifactSpec;
 use routerd_host::artifact::DnsmasqSectionSpec;
+use routerd_host::dnsmasq::DnsmasqOption;
 use routerd_model::Resource;
 use routerd_model::spec::dhcp::{DnsConditionalForwarderSpec, ForwarderUpstreamSource};
 
 use super::ctx::dep;
-use super::dhcp::ensure_dnsmasq_unit;
+use super::dhcp::{address, ensure_dnsmasq_unit};
 use super::{Out, RenderCtx};
 use crate::intent::{Carried, IntentDep};
 
@@ -31,8 +34,10 @@ pub(super) fn render(
         Some(ForwarderUpstreamSource::Dhcp6) => Some(true),
         Some(ForwarderUpstreamSource::Static) | None => None,
     };
-    let servers: Vec<String> = match from_lease {
-        None => s.upstream_servers.clone(),
+    let servers: Vec<IpAddr> = match from_lease {
+        None => {
+            s.upstream_servers.iter().filter_map(|a| address(a, "upstreamServers", out)).collect()
+        }
         Some(v6) => {
             let iface = s.upstream_interface.as_deref().unwrap_or_default();
             let Some(client) = ctx.dhcp_client(iface, v6) else {
@@ -48,14 +53,16 @@ pub(super) fn render(
                 carries: Some(Carried::DnsServers),
                 ..dep(&client, format!("resolvers: the DNS servers {client} received"))
             });
-            ctx.runtime.lease_dns(&client).iter().map(ToString::to_string).collect()
+            ctx.runtime.lease_dns(&client).to_vec()
         }
     };
     let unit = ensure_dnsmasq_unit(ctx, out);
     deps.push(dep(&unit, "dnsmasq forwards the domain"));
     let domain = s.domain.trim_matches('.');
-    let lines = servers.iter().map(|a| format!("server=/{domain}/{a}")).collect();
-    let section = DnsmasqSectionSpec { section: name, lines };
+    let lines = servers
+        .into_iter()
+        .map(|address| DnsmasqOption::Server { domain: Some(domain.to_string()), address });
+    let section = DnsmasqSectionSpec::from_options(name, lines);
     out.ensure(ArtifactSpec::DnsmasqSection(section), deps);
 }
 

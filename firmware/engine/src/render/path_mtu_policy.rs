@@ -89,13 +89,11 @@ pub(super) fn render(ctx: &RenderCtx<'_>, res: &Resource, s: &PathMtuPolicySpec,
         }
         for link in links {
             let Some(mtu) = super::dhcp::ra_mtu(ctx, &link.ifname) else { continue };
-            let Some(param) = super::dhcp::ra_param(ctx, &link.ifname, Some(&mtu)) else {
+            let Some(param) = super::dhcp::ra_param(ctx, &link.ifname, Some(mtu)) else {
                 continue;
             };
-            let section = DnsmasqSectionSpec {
-                section: format!("ra-mtu/{}", link.ifname),
-                lines: vec![param],
-            };
+            let section =
+                DnsmasqSectionSpec::from_options(format!("ra-mtu/{}", link.ifname), [param]);
             let unit = super::dhcp::ensure_dnsmasq_unit(ctx, out);
             out.ensure(
                 ArtifactSpec::DnsmasqSection(section),

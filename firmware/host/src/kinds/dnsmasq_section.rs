@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{ArtifactType, Diffs, observed_as_self};
 use crate::artifact::{ArtifactKey, ArtifactKind};
+use crate::dnsmasq::DnsmasqOption;
 
 /// `dnsmasq.config`: one section of routerd's dnsmasq configuration file, named
 /// `section/name` (`dhcpv4-range/lan-pool`). Every section of that file is routerd's.
@@ -14,8 +15,20 @@ pub struct DnsmasqSectionSpec {
     /// The section name, the artifact's name.
     pub section: String,
     /// Option lines in dnsmasq's configuration-file form (dnsmasq(8): long options without the
-    /// leading `--`, `dhcp-range=…`), in order.
+    /// leading `--`, `dhcp-range=…`), in order. Text, as the file holds them: desired sections
+    /// are made from [`DnsmasqOption`]s ([`DnsmasqSectionSpec::from_options`]), observed ones
+    /// are read back.
     pub lines: Vec<String>,
+}
+
+impl DnsmasqSectionSpec {
+    /// The section `section` made of `options`, in order, each written as its line.
+    pub fn from_options(
+        section: impl Into<String>,
+        options: impl IntoIterator<Item = DnsmasqOption>,
+    ) -> Self {
+        Self { section: section.into(), lines: options.into_iter().map(|o| o.line()).collect() }
+    }
 }
 
 impl ArtifactType for DnsmasqSectionSpec {
