@@ -2,20 +2,20 @@
 //! its FQDN): an external item the supervisor's scheduler produces, and a runtime value the
 //! tunnel is rendered from (ADR 0008).
 //!
-//! The scheduler looks the name up through the tunnel's resolvers (`aftrDNSServers`, else the
-//! system's) and writes the AAAA records into the session's [`AftrStore`]; the [`backend`] lists
-//! them as `routerd.aftrAddress/<tunnel>`. The tunnel depends on that item having addresses, so
-//! it waits for the first answer, and its remote end follows a changed answer at the next
-//! resync. A failed lookup keeps the previous answer: a resolver that is briefly unreachable
-//! must not take the router's IPv4 service down.
+//! The scheduler looks the name up ([`lookup`]) through the tunnel's resolvers
+//! (`aftrDNSServers`, else the system's) and writes the AAAA records into the session's
+//! [`AftrStore`]; the [`backend`] lists them as `routerd.aftrAddress/<tunnel>`. The tunnel
+//! depends on that item having addresses, so it waits for the first answer, and its remote end
+//! follows a changed answer at the next resync. A failed lookup keeps the previous answer: a
+//! resolver that is briefly unreachable must not take the router's IPv4 service down.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv6Addr;
 use std::sync::RwLock;
 use std::time::Duration;
 
-use routerd_host::artifact::AftrAddressSpec;
-use routerd_host::{Artifact, ArtifactKind, ArtifactSpec};
+pub use routerd_host::artifact::AftrAddressSpec;
+use routerd_host::{Artifact, ArtifactKind, ArtifactSpec, Netns};
 use routerd_model::spec::net::AftrAddressSelection;
 use routerd_model::{Config, ResourceSpec};
 
@@ -72,6 +72,48 @@ pub fn pick(
         }
         _ => addresses.get(n).copied(),
     }
+}
+
+/// Looks up `plan`'s AFTR from inside `netns` (AAAA records, through the plan's resolvers):
+/// what to record for the tunnel, given what `store` holds for it now, and whether the name was
+/// answered with records (the scheduler asks again sooner when not). A failed lookup keeps the
+/// previous records; an answer without records replaces them.
+pub async fn lookup(netns: &Netns, plan: &AftrPlan, store: &AftrStore) -> (AftrAddressSpec, bool) {
+    let looked_up = crate::state::resolve_aaaa(netns, &plan.fqdn, &plan.resolvers).await;
+    answer_of(plan, looked_up, store.get(&plan.ifname))
+}
+
+/// What to record for `plan` after a lookup that gave `looked_up` (the AAAA records and who
+/// answered, or the error), `previous` being what is recorded now; and whether the name was
+/// answered with records. A failed lookup keeps the previous records.
+fn answer_of(
+    plan: &AftrPlan,
+    looked_up: Result<(Vec<Ipv6Addr>, String), String>,
+    previous: Option<AftrAddressSpec>,
+) -> (AftrAddressSpec, bool) {
+    let (addresses, detail, answered) = match looked_up {
+        Ok((addresses, by)) => {
+            let detail = match addresses.len() {
+                0 => format!("{by} has no AAAA record for {}", plan.fqdn),
+                n => format!("{n} AAAA record(s) from {by}"),
+            };
+            let answered = !addresses.is_empty();
+            (addresses, detail, answered)
+        }
+        Err(e) => {
+            let kept = previous.map(|p| p.addresses).unwrap_or_default();
+            let detail =
+                if kept.is_empty() { e } else { format!("{e}; the previous answer is kept") };
+            (kept, detail, false)
+        }
+    };
+    let spec = AftrAddressSpec {
+        ifname: plan.ifname.clone(),
+        fqdn: plan.fqdn.clone(),
+        addresses,
+        detail: Some(detail),
+    };
+    (spec, answered)
 }
 
 /// The latest answer per tunnel, shared by the scheduler (writer) and the session's inventory
@@ -161,6 +203,30 @@ mod tests {
                 resolvers: Resolvers::Static(vec!["[2001:db8::53]:53".parse().expect("addr")]),
             }]
         );
+    }
+
+    #[test]
+    fn a_failed_lookup_keeps_the_previous_answer_and_an_empty_one_replaces_it() {
+        let plan = AftrPlan {
+            ifname: "ds-lite0".into(),
+            fqdn: "aftr.example.test".into(),
+            resolvers: Resolvers::System,
+        };
+        let aftr: Ipv6Addr = "2001:db8::1".parse().expect("address");
+        let (first, answered) =
+            answer_of(&plan, Ok((vec![aftr], "[2001:db8::53]:53".into())), None);
+        assert!(answered);
+        assert_eq!(first.addresses, [aftr]);
+        assert_eq!(first.detail.as_deref(), Some("1 AAAA record(s) from [2001:db8::53]:53"));
+
+        let (kept, answered) = answer_of(&plan, Err("timed out".into()), Some(first.clone()));
+        assert!(!answered, "asked again soon");
+        assert_eq!(kept.addresses, [aftr]);
+        assert!(kept.detail.is_some_and(|d| d.contains("previous answer is kept")));
+
+        let (empty, answered) = answer_of(&plan, Ok((Vec::new(), "x".into())), Some(first));
+        assert!(!answered);
+        assert!(empty.addresses.is_empty(), "an answer without records withdraws the tunnel");
     }
 
     #[test]

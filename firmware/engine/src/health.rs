@@ -1,7 +1,8 @@
 //! HealthCheck verdicts as external items of the dependency graph.
 //!
-//! The supervisor's scheduler probes each `HealthCheck` and writes its verdict into the
-//! session's [`HealthStore`]; the [`backend`] lists those verdicts as
+//! The supervisor's scheduler probes each `HealthCheck` through a [`Prober`] (the probing
+//! itself, in [`probe`]) on the check's interval and writes its verdict into the session's
+//! [`HealthStore`]; the [`backend`] lists those verdicts as
 //! `routerd.healthCheck/<name>` artifacts when the engine takes its inventory. An intent that
 //! depends on a check with [`IntentDep::healthy`](crate::intent::IntentDep::healthy) is created
 //! while the check is healthy and withdrawn (deleted) when it turns unhealthy, by the graph's
@@ -13,7 +14,7 @@ use std::net::IpAddr;
 use std::sync::RwLock;
 use std::time::Duration;
 
-use routerd_host::artifact::HealthStatusSpec;
+pub use routerd_host::artifact::HealthStatusSpec;
 use routerd_host::{Artifact, ArtifactKind, ArtifactSpec, Target};
 
 use routerd_model::spec::net::AftrAddressSelection;
@@ -25,6 +26,9 @@ use routerd_model::{Config, ResourceSpec, parse_duration};
 
 use crate::render::RenderCtx;
 use crate::scheduled::ScheduledBackend;
+
+pub mod probe;
+pub use probe::Prober;
 
 /// Time between two probes when `interval` is absent.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(5);

@@ -9,11 +9,14 @@
 //! current-state graph; see `docs/adr/0002-ownership-rules.md`.
 
 pub mod aftr;
+pub mod counters;
 pub mod drawing;
 mod error;
 #[cfg(test)]
 mod fixtures;
+pub mod gateway;
 pub mod health;
+pub mod host_events;
 pub mod intent;
 pub mod item;
 mod listing;
@@ -36,3 +39,11 @@ pub use result::{
     ConditionStatus, ConditionType, OperationResult, OrphanCleanup, Phase, ResultDocument,
 };
 pub use session::{ConfigInput, Session, SessionOptions, config_warnings};
+
+// Host vocabulary the engine's API hands out: the namespace its probes and monitors run in,
+// the session's bus ([`Session::bus`]) and log sinks ([`Session::log_sinks`]), the drift of a
+// Result document. The binaries take them from here and never depend on `routerd-host`.
+pub use routerd_host::artifact::LogSeverity;
+pub use routerd_host::bus::SystemBus;
+pub use routerd_host::logsink::{LogEvent, LogSinks};
+pub use routerd_host::{AttributeDiff, Netns};

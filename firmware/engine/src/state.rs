@@ -1,8 +1,9 @@
 //! `StatePolicy` variables as external items of the dependency graph, and the `when.state`
 //! gates that read them.
 //!
-//! The supervisor's scheduler evaluates each `StatePolicy` (its `values` in order, the first
-//! whose `when` holds sets the variable) and writes the outcome into the session's
+//! The supervisor's scheduler evaluates each `StatePolicy` through an [`Evaluator`] (the
+//! conditions read from the host, in [`evaluate`]; its `values` in order, the first whose
+//! `when` holds sets the variable) and writes the outcome into the session's
 //! [`StateStore`]; the [`backend`] lists it as a `routerd.stateVariable/<variable>`
 //! artifact when the engine takes its inventory. A resource with `when.state` depends on each
 //! variable it names with a predicate ([`holds`]): its artifacts are created while every
@@ -26,6 +27,9 @@ use routerd_model::{Config, ResourceSpec, parse_duration};
 
 use crate::render::RenderCtx;
 use crate::scheduled::ScheduledBackend;
+
+pub mod evaluate;
+pub use evaluate::{Evaluator, resolve_aaaa};
 
 /// Time between two evaluations of every variable (`StatePolicy` has no interval field).
 pub const EVALUATION_INTERVAL: Duration = Duration::from_secs(5);

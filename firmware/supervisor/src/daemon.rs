@@ -18,9 +18,9 @@
 //! The nftables notifications (`NFNLGRP_NFTABLES`) of a transaction that touched a `routerd_*`
 //! table trigger a reconcile, so a table deleted or edited by hand is put back within the
 //! debounce and one reconcile. Transactions the daemon committed itself are skipped
-//! ([`routerd_host::nftables::NftChange::is_own`]). No feedback loop either way: a reconcile
-//! that finds the tables as desired sends no batch, so causes no notification; where the
-//! daemon cannot recognise its own commits (a PID namespace of its own) its apply costs one
+//! ([`routerd_engine::host_events::is_foreign_edit`]). No feedback loop either way: a
+//! reconcile that finds the tables as desired sends no batch, so causes no notification; where
+//! the daemon cannot recognise its own commits (a PID namespace of its own) its apply costs one
 //! more, no-op, reconcile.
 //!
 //! A burst of notifications (a reconcile of its own changes, an operator's `ip` commands) is
@@ -39,11 +39,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context;
+use routerd_engine::Netns;
+use routerd_engine::host_events::{NetlinkMonitor, NftMonitor, is_foreign_edit};
 use routerd_engine::plan::Desired;
 use routerd_engine::{ConfigInput, ResultDocument, Session, SessionOptions};
-use routerd_host::netlink::NetlinkMonitor;
-use routerd_host::nftables::NftMonitor;
-use routerd_host::{Netns, ROUTERD_NFT_TABLE_PREFIX};
 use routerd_ledger::{Channel, GenerationRecord, PendingConfirm};
 use routerd_model::status::{ConfirmStatus, DaemonState, DaemonStatus, TimedOutConfirm, Triggers};
 use tokio::signal::unix::{SignalKind, signal};
@@ -229,7 +228,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
     tokio::spawn(async move {
         let Some(mut nft_monitor) = nft_monitor else { return };
         while let Some(change) = nft_monitor.next().await {
-            if change.is_own() || !change.touches(ROUTERD_NFT_TABLE_PREFIX) {
+            if !is_foreign_edit(&change) {
                 continue;
             }
             tracing::debug!(

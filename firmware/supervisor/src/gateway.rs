@@ -6,26 +6,26 @@
 //! issue 34 §6 read them through [`GatewayStore`].
 //!
 //! ```text
-//! interval ─▶ NetlinkBackend: default routes ─▶ per gateway: Pinger (echo) + Neighbours
-//!                                                  └─▶ GatewayStore (Arc, Mutex) ─▶ doctor, web
+//! interval ─▶ GatewayProber: default routes ─▶ per gateway: echo + neighbour cache state
+//!                                                 └─▶ GatewayStore (Arc, Mutex) ─▶ doctor, web
 //! ```
 //!
 //! A link whose HealthCheck is paused by its `when` (a metered standby uplink) is not probed
 //! either, as long as the check is paused ([`GatewayStore::follow`]).
 //!
 //! It never changes the host and never asks for a reconcile: a dead gateway is reported, not
-//! repaired. It reaches the host only through `routerd-host` (no `ping` or `ip` processes).
+//! repaired. It reaches the host only through the engine's
+//! [`GatewayProber`](routerd_engine::gateway::GatewayProber) (no `ping` or `ip` processes).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use routerd_engine::Netns;
+use routerd_engine::gateway::GatewayProber;
 use routerd_engine::health::probe_plans;
 use routerd_engine::state::{StateStore, now_ms};
-use routerd_host::netlink::NetlinkBackend;
-use routerd_host::probe::{Neighbours, Pinger, ProbeError};
-use routerd_host::{ArtifactKind, ArtifactSpec, Backend, Netns};
 use routerd_model::Config;
 use routerd_model::spec::StateMatchSpec;
 use serde::Serialize;
@@ -218,92 +218,37 @@ async fn run(netns: Netns, store: Arc<GatewayStore>) {
     // Lost echoes wait out their timeout; all gateways are probed at once, so a round takes at
     // most this long.
     let timeout = interval.min(Duration::from_secs(1));
-    let mut pingers: BTreeMap<(bool, String), Pinger> = BTreeMap::new();
-    let mut routes: Option<NetlinkBackend> = None;
-    let mut neighbours: Option<Neighbours> = None;
+    let mut prober = GatewayProber::new(netns);
     let mut ticks = tokio::time::interval(interval);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticks.tick().await;
-        let gateways = match default_gateways(&netns, &mut routes).await {
+        let gateways = match prober.default_gateways().await {
             Ok(mut g) => {
                 g.retain(|(ifname, _)| !store.quiet(ifname));
                 g
             }
             Err(e) => {
                 tracing::debug!("gateway monitor: listing default routes: {e}");
-                routes = None;
                 continue;
             }
         };
         let now_ms = routerd_engine::state::now_ms();
         store.present(&gateways, now_ms);
-        if neighbours.is_none() {
-            neighbours = Neighbours::open(&netns).ok();
+        let probed = prober.probe(&gateways, timeout).await;
+        for e in &probed.socket_errors {
+            tracing::debug!("gateway monitor: {e}");
         }
-        for (ifname, gateway) in &gateways {
-            let key = (gateway.is_ipv6(), ifname.clone());
-            if !pingers.contains_key(&key) {
-                match Pinger::open(&netns, gateway.is_ipv6(), Some(ifname)) {
-                    Ok(p) => {
-                        pingers.insert(key.clone(), p);
-                    }
-                    Err(e) => tracing::debug!("gateway monitor: probe socket on {ifname}: {e}"),
-                }
-            }
-        }
-        let echoes = gateways.iter().map(|(ifname, gateway)| {
-            let pinger = pingers.get(&(gateway.is_ipv6(), ifname.clone()));
-            async move {
-                match pinger {
-                    Some(p) => p.ping(*gateway, timeout).await,
-                    None => Err(ProbeError::Failed("no probe socket".into())),
-                }
-            }
-        });
-        let outcomes = futures::future::join_all(echoes).await;
-        for ((ifname, gateway), outcome) in gateways.iter().zip(outcomes) {
-            let neighbour = match &neighbours {
-                Some(n) => n.state(ifname, *gateway).await.ok().flatten(),
-                None => None,
-            };
-            if matches!(outcome, Err(ProbeError::Failed(_))) {
-                // The link may have gone: open the socket again next round.
-                pingers.remove(&(gateway.is_ipv6(), ifname.clone()));
-            }
+        for ((ifname, gateway), probe) in gateways.iter().zip(probed.probes) {
             let round = Round {
                 at_unix_ms: now_ms,
-                rtt_ms: outcome.as_ref().ok().map(|rtt| rtt.as_secs_f64() * 1000.0),
-                neighbour: neighbour.map(|n| n.as_str().to_string()),
-                error: outcome.err().map(|e| e.to_string()),
+                rtt_ms: probe.rtt.as_ref().ok().map(|rtt| rtt.as_secs_f64() * 1000.0),
+                neighbour: probe.neighbour,
+                error: probe.rtt.err(),
             };
             store.record(&(ifname.clone(), *gateway), round);
         }
     }
-}
-
-/// The `(link, gateway)` of every default route with a gateway in the main table (254).
-async fn default_gateways(
-    netns: &Netns,
-    routes: &mut Option<NetlinkBackend>,
-) -> Result<BTreeSet<(String, IpAddr)>, String> {
-    if routes.is_none() {
-        *routes = Some(NetlinkBackend::new(netns).map_err(|e| e.to_string())?);
-    }
-    let Some(backend) = routes.as_ref() else { return Err("no netlink socket".into()) };
-    let mut found = BTreeSet::new();
-    for kind in [ArtifactKind::Ipv4Route, ArtifactKind::Ipv6Route] {
-        let listed = backend.observe(kind, &[]).await.map_err(|e| e.to_string())?;
-        found.extend(listed.iter().filter_map(|a| match &a.spec {
-            ArtifactSpec::Route(r)
-                if r.table == routerd_host::MAIN_ROUTE_TABLE && r.destination.prefix_len() == 0 =>
-            {
-                Some((r.oif.clone()?, r.gateway?))
-            }
-            _ => None,
-        }));
-    }
-    Ok(found)
 }
 
 #[cfg(test)]

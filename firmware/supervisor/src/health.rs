@@ -1,5 +1,6 @@
 //! The HealthCheck scheduler: one task per `HealthCheck`, probing on the check's interval from
-//! inside the target namespace, keeping the verdict in the session's
+//! inside the target namespace (the probes are the engine's
+//! [`Prober`](routerd_engine::health::Prober)), keeping the verdict in the session's
 //! [`HealthStore`](routerd_engine::health::HealthStore) and asking the loop for a reconcile
 //! when a verdict changes. The reconcile then creates or withdraws what depends on the check
 //! being healthy (DESIGN.md, Supervisor: "health result").
@@ -10,17 +11,12 @@
 //! it for thresholds × interval.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
+use routerd_engine::Netns;
 use routerd_engine::aftr::AftrStore;
-use routerd_engine::health::{HealthStore, ProbeKind, ProbePlan, ProbeTarget, probe_plans};
+use routerd_engine::health::{HealthStatusSpec, HealthStore, ProbePlan, Prober, probe_plans};
 use routerd_engine::state::{StateStore, now_ms};
-use routerd_host::artifact::HealthStatusSpec;
-use routerd_host::netlink::NetlinkBackend;
-use routerd_host::probe::{self, Pinger, ProbeError};
-use routerd_host::{ArtifactKind, ArtifactSpec, Backend, Netns};
 use routerd_model::Config;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
@@ -118,8 +114,7 @@ impl Probe {
     }
 
     async fn run(self) {
-        let mut pinger = None;
-        let mut routes = None;
+        let mut prober = Prober::new(self.netns.clone());
         let mut tally = Tally::default();
         let mut next = tokio::time::Instant::now();
         loop {
@@ -135,7 +130,7 @@ impl Probe {
                 next = tokio::time::Instant::now();
                 continue;
             }
-            let (target, outcome) = self.once(&mut pinger, &mut routes).await;
+            let (target, outcome) = prober.once(&self.plan, &self.aftr).await;
             let healthy = tally.record(outcome.is_ok(), &self.plan);
             let detail = match &outcome {
                 Ok(rtt) => format!("reply in {:.1} ms", rtt.as_secs_f64() * 1000.0),
@@ -163,117 +158,6 @@ impl Probe {
                 next = now;
             }
             tokio::time::sleep_until(next).await;
-        }
-    }
-
-    /// One probe: the target it went to (if resolved) and its round-trip time or why it
-    /// failed.
-    async fn once(
-        &self,
-        pinger: &mut Option<Pinger>,
-        routes: &mut Option<NetlinkBackend>,
-    ) -> (Option<IpAddr>, Result<Duration, String>) {
-        let target = match self.target(routes).await {
-            Ok(t) => t,
-            Err(e) => return (None, Err(e)),
-        };
-        let port = match self.plan.kind {
-            ProbeKind::Ping => None,
-            ProbeKind::Tcp { port } | ProbeKind::Dns { port } => Some(port),
-        };
-        let started = Instant::now();
-        if let Some(port) = port {
-            let peer = SocketAddr::new(target, port);
-            let (ifname, timeout) = (self.plan.ifname.as_deref(), self.plan.timeout);
-            let outcome = match self.plan.kind {
-                ProbeKind::Dns { .. } => probe::dns_query(&self.netns, ifname, peer, timeout).await,
-                _ => probe::tcp_connect(&self.netns, ifname, peer, timeout).await,
-            };
-            return (Some(target), self.paced(started, outcome).await);
-        }
-        // Opened on first use and again after a failure: the link may not exist yet.
-        if pinger.is_none() {
-            match Pinger::open(&self.netns, self.plan.ipv6, self.plan.ifname.as_deref()) {
-                Ok(p) => *pinger = Some(p),
-                Err(e) => return (Some(target), Err(format!("opening the probe socket: {e}"))),
-            }
-        }
-        let Some(p) = pinger.as_ref() else { return (Some(target), Err("no socket".into())) };
-        let outcome = p.ping(target, self.plan.timeout).await;
-        if matches!(outcome, Err(ProbeError::Failed(_))) {
-            // The socket may be bound to a link that went away: open it again next time.
-            *pinger = None;
-        }
-        (Some(target), self.paced(started, outcome).await)
-    }
-
-    /// A probe's outcome as the tally records it. A failure other than a timeout (a refused
-    /// connection, no route) returns at once; waiting out the rest of the timeout keeps the
-    /// probe rate what the interval says.
-    async fn paced(
-        &self,
-        started: Instant,
-        outcome: Result<Duration, ProbeError>,
-    ) -> Result<Duration, String> {
-        match outcome {
-            Ok(rtt) => Ok(rtt),
-            Err(e) => {
-                if let ProbeError::Failed(_) = e {
-                    let spent = started.elapsed();
-                    tokio::time::sleep(self.plan.timeout.saturating_sub(spent)).await;
-                }
-                Err(e.to_string())
-            }
-        }
-    }
-
-    /// Resolves the probe's target for this round.
-    async fn target(&self, routes: &mut Option<NetlinkBackend>) -> Result<IpAddr, String> {
-        match &self.plan.target {
-            ProbeTarget::Address(a) => Ok(*a),
-            ProbeTarget::Unsupported(why) => Err(why.clone()),
-            ProbeTarget::Aftr { tunnel, ordinal, selection } => {
-                let answer = self.aftr.get(tunnel).map(|a| a.addresses).unwrap_or_default();
-                routerd_engine::aftr::pick(&answer, *ordinal, *selection)
-                    .map(IpAddr::V6)
-                    .ok_or_else(|| format!("no AFTR resolved for {tunnel} yet"))
-            }
-            ProbeTarget::Host(name) => {
-                let found = tokio::net::lookup_host((name.as_str(), 0))
-                    .await
-                    .map_err(|e| format!("resolving {name}: {e}"))?;
-                found
-                    .map(|s| s.ip())
-                    .find(|ip| ip.is_ipv6() == self.plan.ipv6)
-                    .ok_or_else(|| format!("{name} has no address of the check's family"))
-            }
-            ProbeTarget::DefaultGateway => {
-                let Some(ifname) = self.plan.ifname.as_deref() else {
-                    return Err("no interface to take the default gateway of".into());
-                };
-                if routes.is_none() {
-                    *routes = Some(NetlinkBackend::new(&self.netns).map_err(|e| e.to_string())?);
-                }
-                let Some(backend) = routes.as_ref() else { return Err("no netlink".into()) };
-                let kind =
-                    if self.plan.ipv6 { ArtifactKind::Ipv6Route } else { ArtifactKind::Ipv4Route };
-                let listed = backend.observe(kind, &[]).await.map_err(|e| e.to_string())?;
-                listed
-                    .iter()
-                    .filter_map(|a| match &a.spec {
-                        ArtifactSpec::Route(r)
-                            if r.table == routerd_host::MAIN_ROUTE_TABLE
-                                && r.destination.prefix_len() == 0
-                                && r.oif.as_deref() == Some(ifname) =>
-                        {
-                            r.gateway.map(|g| (r.metric, g))
-                        }
-                        _ => None,
-                    })
-                    .min()
-                    .map(|(_, g)| g)
-                    .ok_or_else(|| format!("no default route with a gateway through {ifname}"))
-            }
         }
     }
 }
@@ -307,6 +191,10 @@ impl Tally {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
+    use routerd_engine::health::{ProbeKind, ProbeTarget};
+
     use super::*;
 
     fn plan(healthy_threshold: u32, unhealthy_threshold: u32) -> ProbePlan {
@@ -338,39 +226,6 @@ mod tests {
 
         let mut down = Tally::default();
         assert!(!down.record(false, &p), "first failure: unhealthy at once");
-    }
-
-    #[tokio::test]
-    async fn a_dslite_remote_check_probes_the_aftr_the_tunnel_uses_once_resolved() {
-        let aftr = Arc::new(AftrStore::default());
-        let (loop_tx, _rx) = mpsc::channel(1);
-        let probe = Probe {
-            plan: ProbePlan {
-                target: ProbeTarget::Aftr {
-                    tunnel: "ds0".into(),
-                    ordinal: Some(2),
-                    selection: Some(routerd_model::spec::net::AftrAddressSelection::OrdinalModulo),
-                },
-                ipv6: true,
-                ..plan(1, 1)
-            },
-            netns: Netns::current(),
-            store: Arc::new(HealthStore::default()),
-            state: Arc::new(StateStore::default()),
-            aftr: Arc::clone(&aftr),
-            loop_tx,
-        };
-        let err = probe.target(&mut None).await.expect_err("nothing resolved yet");
-        assert!(err.contains("no AFTR resolved for ds0"), "{err}");
-        aftr.set(routerd_host::artifact::AftrAddressSpec {
-            ifname: "ds0".into(),
-            fqdn: "aftr.example.test".into(),
-            addresses: vec!["2001:db8::1".parse().expect("ip"), "2001:db8::2".parse().expect("ip")],
-            detail: None,
-        });
-        // The second record, as the tunnel's aftrAddressOrdinal picks it.
-        let target = probe.target(&mut None).await.expect("resolved");
-        assert_eq!(target, "2001:db8::2".parse::<IpAddr>().expect("ip"));
     }
 
     #[tokio::test]

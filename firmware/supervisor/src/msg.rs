@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use routerd_engine::ResultDocument;
-use routerd_host::netlink::Change;
+use routerd_engine::host_events::Change;
 use routerd_ledger::{Channel, GenerationRecord};
 use routerd_model::ConfigErrors;
 use routerd_model::status::DoctorCheck;

@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use routerd_host::Netns;
-use routerd_host::netlink::{LinkCounters, NetlinkBackend};
+use routerd_engine::Netns;
+use routerd_engine::counters::{CounterReader, LinkCounters};
 
 /// How far back the charts reach.
 pub const WINDOW: Duration = Duration::from_secs(3600);
@@ -139,15 +139,12 @@ pub fn spawn_sampler(netns: Netns, series: SharedSeries) -> tokio::task::JoinHan
     tokio::spawn(async move {
         let mut ticks = tokio::time::interval(interval);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut backend = None;
+        let mut reader = CounterReader::new(netns);
         let mut failing = false;
         loop {
             ticks.tick().await;
-            if backend.is_none() {
-                backend = NetlinkBackend::new(&netns).ok();
-            }
-            let Some(nl) = &backend else { continue };
-            match nl.link_counters().await {
+            let Some(read) = reader.read().await else { continue };
+            match read {
                 Ok(counters) => {
                     failing = false;
                     let now = routerd_engine::state::now_ms();
@@ -161,7 +158,6 @@ pub fn spawn_sampler(netns: Netns, series: SharedSeries) -> tokio::task::JoinHan
                         tracing::warn!("reading interface counters for the charts: {e}");
                     }
                     failing = true;
-                    backend = None;
                 }
             }
         }

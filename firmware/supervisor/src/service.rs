@@ -14,8 +14,7 @@ use std::io::IsTerminal;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime};
 
-use routerd_host::artifact::LogSeverity;
-use routerd_host::logsink::{LogEvent, LogSinks};
+use routerd_engine::{LogEvent, LogSeverity, LogSinks};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::layer::Context;

@@ -109,7 +109,7 @@ pub fn stale_sentence(base: u64, current: u64) -> String {
 }
 
 /// An attribute difference as the UI shows it.
-fn change(d: &routerd_host::AttributeDiff) -> AttributeChange {
+fn change(d: &routerd_engine::AttributeDiff) -> AttributeChange {
     AttributeChange {
         attribute: d.attribute.clone(),
         before: d.observed.to_string(),
@@ -681,7 +681,7 @@ fn artifact_rows(doc: &routerd_engine::ResultDocument) -> Vec<ArtifactRow> {
 }
 
 /// `differs: mtu, adminUp` for drifted attributes.
-fn differing(drift: &[routerd_host::AttributeDiff]) -> String {
+fn differing(drift: &[routerd_engine::AttributeDiff]) -> String {
     if drift.is_empty() {
         return String::new();
     }
