@@ -1,13 +1,13 @@
 //! Config snippets the engine's unit tests share.
 
-/// The Router document resource list items are placed in, under `spec.resources`.
-pub(crate) const ROUTER_HEADER: &str = "apiVersion: routerd.net/v1alpha1\nkind: Router\nmetadata:\n  name: test\nspec:\n  resources:\n";
+use routerd_test_kit::router::RouterDoc;
 
-/// The config of a Router holding `resources` (list items indented for `spec.resources`).
+/// The config of Router `test` holding `resources` (list items indented for `spec.resources`).
 ///
 /// Panics when it does not parse: a test's own config is wrong.
 pub(crate) fn router(resources: &str) -> routerd_model::Config {
-    routerd_model::parse_config(&format!("{ROUTER_HEADER}{resources}"), "router.yaml")
+    let text = RouterDoc::new("test").raw(resources).to_string();
+    routerd_model::parse_config(&text, "router.yaml")
         .unwrap_or_else(|e| panic!("test config does not parse: {e:?}"))
 }
 

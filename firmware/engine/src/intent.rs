@@ -69,6 +69,21 @@ pub struct IntentDep {
     pub carries: Option<Carried>,
 }
 
+impl IntentDep {
+    /// A plain dependency on `key`: the artifact is created after it and deleted before it;
+    /// `description` says why, for pending reports (`zone needs server ns1`).
+    pub fn on(key: &ArtifactKey, description: impl Into<String>) -> Self {
+        Self {
+            key: key.clone(),
+            description: description.into(),
+            recreate_when_modified: false,
+            healthy: false,
+            state: None,
+            carries: None,
+        }
+    }
+}
+
 /// The runtime value an artifact takes from its dependency ([`IntentDep::carries`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -143,31 +158,8 @@ impl Intent {
 }
 
 /// Kinds this build can list on the host. Only these enter the ledger (seed 000: "only
-/// inventory-backed ensure artifacts are remembered").
+/// inventory-backed ensure artifacts are remembered"); the kind table says which
+/// ([`ArtifactKind::is_remembered`]).
 pub fn is_inventory_backed(kind: ArtifactKind) -> bool {
-    use ArtifactKind as K;
-    matches!(
-        kind,
-        K::Link
-            | K::Ipip6Tunnel
-            | K::Ipv4Address
-            | K::Ipv6Address
-            | K::Ipv4Route
-            | K::Ipv6Route
-            | K::Ipv4RouteTable
-            | K::Ipv4FwmarkRule
-            | K::Sysctl
-            | K::NftTable
-            | K::SystemdService
-            | K::DnsmasqConfig
-            | K::Dhcp4Client
-            | K::Dhcp6Client
-            | K::Dhcp6PrefixDelegation
-            | K::Dhcp6DelegatedAddress
-            | K::Hostname
-            | K::TimesyncdConfig
-            | K::File
-            | K::PppSecret
-            | K::LogSink
-    )
+    kind.is_remembered()
 }

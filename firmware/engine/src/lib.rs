@@ -24,6 +24,7 @@ mod listing;
 pub mod plan;
 pub mod policy;
 pub mod reason;
+pub mod registry;
 pub mod render;
 pub mod report;
 pub mod result;

@@ -1,33 +1,19 @@
 //! Ownership policy: which observed artifacts are inside a routerd namespace, which of those may
 //! be deleted, and what the operator is told about the rest. Seed 000 "Orphans" and "Cleanup
-//! Policy"; the choices it leaves open are in `docs/adr/0002-ownership-rules.md`. Pure.
+//! Policy"; the choices it leaves open are in `docs/adr/0002-ownership-rules.md`. Each kind
+//! states its rule in its module (`routerd_host::kinds::<kind>::ORPHANS`, named in the kind
+//! table) and its namespace (`ArtifactType::in_routerd_namespace`); this module applies them
+//! with the ledger's proof. Pure.
 
-use routerd_host::{
-    Artifact, ArtifactKind, ArtifactSpec, ROUTERD_FWMARK_RANGE, ROUTERD_NFT_TABLE_PREFIX,
-    ROUTERD_ROUTE_PROTOCOL,
-};
+use routerd_host::Artifact;
+use routerd_host::kinds::orphans::{Kept, NO_CLEANUP, OrphanRule, UNRECORDED};
 
 /// Whether an observed artifact is inside one of routerd's namespaces or ranges (the weaker
 /// orphan signal): fwmark `0x100-0x1ff`, nft tables `routerd_*`, routes and route tables with
 /// routerd's protocol number, units `routerd-*.service`, sections of routerd's dnsmasq file,
 /// DHCP client bindings in routerd's `.network` files, blocks of routerd's timesyncd drop-in.
 pub fn in_routerd_namespace(artifact: &Artifact) -> bool {
-    match &artifact.spec {
-        ArtifactSpec::FwmarkRule(r) => r.within(&ROUTERD_FWMARK_RANGE),
-        ArtifactSpec::NftTableObserved(t) => t.name.starts_with(ROUTERD_NFT_TABLE_PREFIX),
-        ArtifactSpec::NftTable(t) => t.name.starts_with(ROUTERD_NFT_TABLE_PREFIX),
-        ArtifactSpec::Route(r) => r.protocol == ROUTERD_ROUTE_PROTOCOL,
-        ArtifactSpec::RouteTable(_) => true,
-        // The whole file is routerd's; a section in it was written by routerd.
-        ArtifactSpec::DnsmasqSection(_) => true,
-        // Likewise a block of a `10-routerd-*.network` file or of routerd's timesyncd drop-in.
-        ArtifactSpec::DhcpClient(_) | ArtifactSpec::Timesyncd(_) => true,
-        _ => {
-            artifact.key.kind == ArtifactKind::SystemdService
-                && artifact.key.name.starts_with("routerd-")
-                && artifact.key.name.ends_with(".service")
-        }
-    }
+    artifact.spec.in_routerd_namespace()
 }
 
 /// Verdict on an orphan: delete it, or report it and leave it.
@@ -47,89 +33,46 @@ pub enum Cleanup {
     },
 }
 
-/// Decides what happens to an artifact that no current resource emits. `ledger_owned`: the
-/// ledger holds an `owned` entry for it. `foreign_inside`: the host holds artifacts inside this
-/// one that the ledger does not record (routes in a route table): such a container stays.
+impl From<Kept> for Cleanup {
+    fn from(k: Kept) -> Self {
+        Cleanup::Keep { reason: k.reason, remediation: k.remediation }
+    }
+}
+
+/// Decides what happens to an artifact that no current resource emits, by its kind's rule
+/// ([`routerd_host::ArtifactKind::orphans`]). `ledger_owned`: the ledger holds an `owned`
+/// entry for it. `foreign_inside`: the host holds artifacts inside this one that the ledger
+/// does not record (routes in a route table): such a container stays. Nothing is deleted
+/// without the ledger's record except what only this process can own (log sinks).
 pub fn cleanup(artifact: &Artifact, ledger_owned: bool, foreign_inside: bool) -> Cleanup {
-    use ArtifactKind as K;
-    let ns = in_routerd_namespace(artifact);
-    match artifact.key.kind {
-        // Seed 000 lets the range alone prove a rule ours; this firmware has kept a ledger
-        // since its first boot, so it needs the ledger here too (ADR 0002).
-        K::Ipv4FwmarkRule if ledger_owned => {
-            Cleanup::Delete { reason: "fwmark rule recorded in the ledger" }
+    // What the rule leaves undecided.
+    let default = if ledger_owned { NO_CLEANUP } else { UNRECORDED };
+    match artifact.key.kind.orphans() {
+        OrphanRule::Never(kept) => kept.into(),
+        OrphanRule::Always(deleted) => Cleanup::Delete { reason: deleted },
+        OrphanRule::Recorded { deleted, .. } if ledger_owned => Cleanup::Delete { reason: deleted },
+        OrphanRule::Recorded { unrecorded, .. } => unrecorded.unwrap_or(UNRECORDED).into(),
+        OrphanRule::RecordedInNamespace { deleted, unrecorded } => {
+            match (in_routerd_namespace(artifact), ledger_owned) {
+                (true, true) => Cleanup::Delete { reason: deleted },
+                (true, false) => unrecorded.unwrap_or(UNRECORDED).into(),
+                (false, _) => default.into(),
+            }
         }
-        K::Ipv4FwmarkRule => Cleanup::Keep {
-            reason: "fwmark rule in routerd's range 0x100-0x1ff, not recorded in the ledger",
-            remediation: "delete it by hand (ip rule del fwmark MARK) if it is stale, or declare it in the config and run adopt --apply",
-        },
-        K::NftTable if ns && ledger_owned => {
-            Cleanup::Delete { reason: "routerd_* table recorded in the ledger" }
+        OrphanRule::RecordedAndEmpty { holds_foreign, .. } if ledger_owned && foreign_inside => {
+            holds_foreign.into()
         }
-        K::NftTable if ns => Cleanup::Keep {
-            reason: "routerd_* table not recorded in the ledger",
-            remediation: "delete it by hand if it is stale, or declare it in the config and run adopt --apply",
-        },
-        K::Ipv4RouteTable if ledger_owned && foreign_inside => Cleanup::Keep {
-            reason: "route table recorded in the ledger, but it holds routes the ledger does not record",
-            remediation: "the table stays for those routes; delete them by hand if they are stale",
-        },
-        K::Ipv4RouteTable if ledger_owned => Cleanup::Delete {
-            reason: "route table recorded in the ledger; its routes go one by one, as the ledger records them",
-        },
-        K::Ipv4Route | K::Ipv6Route if ns && ledger_owned => {
-            Cleanup::Delete { reason: "routerd-protocol route recorded in the ledger" }
+        OrphanRule::RecordedAndEmpty { deleted, .. } if ledger_owned => {
+            Cleanup::Delete { reason: deleted }
         }
-        K::SystemdService | K::Ipip6Tunnel if ledger_owned => {
-            Cleanup::Delete { reason: "recorded in the ledger" }
-        }
-        K::DnsmasqConfig if ns && ledger_owned => {
-            Cleanup::Delete { reason: "section of routerd's dnsmasq file recorded in the ledger" }
-        }
-        K::Dhcp4Client | K::Dhcp6Client | K::Dhcp6PrefixDelegation | K::Dhcp6DelegatedAddress
-            if ns && ledger_owned =>
-        {
-            Cleanup::Delete { reason: "binding in routerd's .network file recorded in the ledger" }
-        }
-        K::TimesyncdConfig if ns && ledger_owned => Cleanup::Delete {
-            reason: "block of routerd's timesyncd drop-in recorded in the ledger",
-        },
-        // A sink lives in the routerd process: nothing outside it can own one.
-        K::LogSink => Cleanup::Delete { reason: "log sink of this routerd process" },
-        K::Link => Cleanup::Keep {
-            reason: "links are never deleted as orphans",
-            remediation: "remove the link by hand if it is no longer needed",
-        },
-        K::Ipv4Address | K::Ipv6Address => Cleanup::Keep {
-            reason: "addresses are never deleted as orphans (management access may depend on them)",
-            remediation: "remove the address by hand once nothing reaches the router through it",
-        },
-        K::Sysctl | K::Hostname => Cleanup::Keep {
-            reason: "global host state is reconciled, never deleted",
-            remediation: "set the value you want with a Sysctl or Hostname resource",
-        },
-        // A block routerd wrote; the operator's lines in the file stay, and so does the file.
-        K::File | K::PppSecret if ledger_owned => {
-            Cleanup::Delete { reason: "block routerd wrote in the file, recorded in the ledger" }
-        }
-        K::File | K::PppSecret => Cleanup::Keep {
-            reason: "routerd deletes only blocks the ledger records, never whole files",
-            remediation: "remove the block by hand if it is stale, or declare it and run adopt --apply",
-        },
-        _ if ledger_owned => Cleanup::Keep {
-            reason: "recorded in the ledger, but this kind has no cleanup in this build",
-            remediation: "remove it by hand",
-        },
-        _ => Cleanup::Keep {
-            reason: "inside a routerd namespace but not recorded in the ledger",
-            remediation: "delete it by hand if it is stale, or declare it in the config and run adopt --apply",
-        },
+        OrphanRule::RecordedAndEmpty { .. } | OrphanRule::Default => default.into(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use routerd_host::ArtifactSpec;
     use routerd_host::artifact::{
         AddressSpec, EncapLimit, FwmarkRuleSpec, Ip6TunnelMode, Ip6TunnelSpec, LinkKind, LinkSpec,
         VlanProtocol,
@@ -143,6 +86,17 @@ mod tests {
             comment: None,
             chains: vec![],
         }))
+    }
+
+    #[test]
+    fn a_kind_without_cleanup_is_kept_whatever_the_ledger_says() {
+        let ppp = Artifact::new(ArtifactSpec::PppLink(routerd_host::artifact::PppLinkSpec {
+            ifname: "ppp0".into(),
+            admin_up: None,
+            mtu: None,
+        }));
+        assert_eq!(cleanup(&ppp, true, false), NO_CLEANUP.into());
+        assert_eq!(cleanup(&ppp, false, false), UNRECORDED.into());
     }
 
     #[test]

@@ -49,6 +49,7 @@ use crate::intent::Intent;
 use crate::item::{BackendRegistry, HostItem, artifact_key, graph_key};
 use crate::listing::{Listing, observe_kinds};
 use crate::plan::{Desired, EnginePlan, PlanInput};
+use crate::registry::{BackendContext, Registry};
 use crate::render::render_with;
 use crate::report::{ReportInput, build};
 use crate::result::{ArtifactRef, OperationRecord, ResultDocument};
@@ -143,10 +144,18 @@ struct Snapshot {
 }
 
 impl Session {
-    /// Opens the backends inside the namespace and the ledger.
+    /// Opens the built-in backends inside the namespace and the ledger.
     ///
     /// Errors: [`EngineError::Host`] (namespace missing, sockets), [`EngineError::Ledger`].
     pub async fn open(opts: SessionOptions) -> Result<Self, EngineError> {
+        Self::open_with(opts, &Registry::new()).await
+    }
+
+    /// [`Session::open`] with the backends of the controller crates in `registry` after the
+    /// built-in ones (ADR 0010).
+    ///
+    /// Errors: as [`Session::open`], and a registered backend that could not be built.
+    pub async fn open_with(opts: SessionOptions, registry: &Registry) -> Result<Self, EngineError> {
         let netns = match &opts.netns {
             Some(name) => Netns::named(name)?,
             None => Netns::current(),
@@ -156,7 +165,7 @@ impl Session {
         let bus = Arc::new(SystemBus::new(opts.system_bus.clone()));
         let systemd = Arc::new(Systemd::new(Arc::clone(&bus)));
         let log_sinks = Arc::new(LogSinks::default());
-        let backends: Vec<Arc<dyn Backend>> = vec![
+        let mut backends: Vec<Arc<dyn Backend>> = vec![
             Arc::new(NetlinkBackend::new(&netns)?),
             Arc::new(NftBackend::new(&netns)?),
             Arc::new(SysctlBackend::new(&netns)),
@@ -168,6 +177,8 @@ impl Session {
             Arc::new(HostnamedBackend::new(Arc::clone(&bus))),
             Arc::new(LogSinkBackend::new(&netns, Arc::clone(&log_sinks))),
         ];
+        let cx = BackendContext { target: &target, netns: &netns, bus: &bus };
+        backends.extend(registry.backends(&cx)?);
         let ledger = if opts.read_only {
             Ledger::open_read_only(&opts.ledger_path)?
         } else {

@@ -127,6 +127,15 @@ impl Resource {
         T::from_spec(&self.spec)
     }
 
+    /// The typed spec if this resource is of the controller-crate kind whose spec is `T`
+    /// ([`crate::external`]).
+    pub fn external_spec<T: crate::external::ExternalKindSpec>(&self) -> Option<&T> {
+        match &self.spec {
+            ResourceSpec::External(s) => s.get::<T>(),
+            _ => None,
+        }
+    }
+
     /// The kernel interface name this resource names explicitly, if any: `Interface.ifname`,
     /// `PPPoEInterface.ifname`, `VLANInterface.ifname`, `DSLiteTunnel.tunnelName`.
     ///

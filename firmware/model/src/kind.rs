@@ -11,6 +11,7 @@ use std::str::FromStr;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::external::{ExternalKind, ExternalSpec};
 use crate::spec::dhcp::*;
 use crate::spec::firewall::*;
 use crate::spec::net::*;
@@ -65,32 +66,45 @@ macro_rules! kinds {
             ($d m:path) => { $d m! { $($variant => $spec),* } };
         }
 
-        /// A resource kind, as written in a resource's `kind` field.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+        /// A resource kind, as written in a resource's `kind` field: a built-in kind, or one a
+        /// controller crate registered ([`crate::external`], ADR 0010). Serialised as its name.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum ResourceKind {
             $(
                 #[doc = concat!("`", $name, "` (`", stringify!($api), "`), spec [`", stringify!($spec), "`].")]
-                #[serde(rename = $name)]
                 $variant,
             )*
+            /// A kind a controller crate registered ([`crate::external::register`]).
+            External(&'static ExternalKind),
         }
 
         impl ResourceKind {
-            /// Every kind, in declaration order.
+            /// Every built-in kind, in declaration order.
             pub const ALL: [ResourceKind; $count] = [$(ResourceKind::$variant,)*];
 
             /// The kind as written in YAML, e.g. `IPv4StaticAddress`.
             pub const fn as_str(self) -> &'static str {
-                match self { $(ResourceKind::$variant => $name,)* }
+                match self {
+                    $(ResourceKind::$variant => $name,)*
+                    ResourceKind::External(k) => k.kind(),
+                }
             }
 
             /// The only apiVersion this kind may be written with.
             pub const fn api_version(self) -> &'static str {
-                match self { $(ResourceKind::$variant => $api,)* }
+                match self {
+                    $(ResourceKind::$variant => $api,)*
+                    ResourceKind::External(k) => k.api_version(),
+                }
             }
 
-            /// Parses the YAML kind name; exact, case-sensitive match.
+            /// Parses the YAML kind name, built-in or registered; exact, case-sensitive match.
             pub fn parse(name: &str) -> Option<Self> {
+                Self::builtin(name).or_else(|| crate::external::lookup(name).map(Self::External))
+            }
+
+            /// The built-in kind named `name`.
+            pub fn builtin(name: &str) -> Option<Self> {
                 match name { $($name => Some(ResourceKind::$variant),)* _ => None }
             }
         }
@@ -109,6 +123,8 @@ macro_rules! kinds {
                 #[doc = concat!("Spec of a `", $name, "`.")]
                 $variant(stored!($spec $($boxed)?)),
             )*
+            /// Spec of a kind a controller crate registered.
+            External(ExternalSpec),
         }
 
         impl ResourceSpec {
@@ -118,12 +134,16 @@ macro_rules! kinds {
                     $(ResourceSpec::$variant(s) => {
                         std::borrow::Borrow::<$spec>::borrow(s) as &dyn crate::validate::Validate
                     })*
+                    ResourceSpec::External(s) => s,
                 }
             }
 
             /// The kind of this spec.
             pub const fn kind(&self) -> ResourceKind {
-                match self { $(ResourceSpec::$variant(_) => ResourceKind::$variant,)* }
+                match self {
+                    $(ResourceSpec::$variant(_) => ResourceKind::$variant,)*
+                    ResourceSpec::External(s) => ResourceKind::External(s.kind()),
+                }
             }
 
             /// Deserializes the spec of a `kind` resource from JSON (the `spec` object only).
@@ -137,6 +157,9 @@ macro_rules! kinds {
                     $(ResourceKind::$variant => {
                         <stored!($spec $($boxed)?)>::deserialize(value).map(Self::$variant)
                     })*
+                    ResourceKind::External(k) => {
+                        k.parse(value.clone()).map(Self::External).map_err(|e| e.into_inner())
+                    }
                 }
             }
         }
@@ -151,6 +174,7 @@ macro_rules! kinds {
                 $(ResourceKind::$variant => {
                     serde_path_to_error::deserialize(value).map(ResourceSpec::$variant)
                 })*
+                ResourceKind::External(k) => k.parse(value).map(ResourceSpec::External),
             }
         }
 
@@ -218,6 +242,12 @@ impl ResourceKind {
             self,
             Self::Interface | Self::PppoeInterface | Self::VlanInterface | Self::DsLiteTunnel
         )
+    }
+}
+
+impl Serialize for ResourceKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
     }
 }
 

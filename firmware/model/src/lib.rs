@@ -21,6 +21,7 @@ mod config;
 mod diag;
 pub mod duration;
 mod error;
+pub mod external;
 mod kind;
 mod parse;
 pub mod spec;

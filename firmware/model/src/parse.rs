@@ -310,8 +310,12 @@ fn raw_id(value: &Value) -> Option<String> {
 }
 
 fn unknown_kind_message(kind: &str) -> String {
-    match ResourceKind::ALL.iter().find(|k| k.as_str().eq_ignore_ascii_case(kind)) {
-        Some(k) => format!("unknown kind {kind:?} (did you mean {:?}?)", k.as_str()),
+    let builtin = ResourceKind::ALL.iter().find(|k| k.as_str().eq_ignore_ascii_case(kind));
+    let similar = builtin
+        .map(|k| k.as_str())
+        .or_else(|| crate::external::lookup_ignore_case(kind).map(|k| k.kind()));
+    match similar {
+        Some(k) => format!("unknown kind {kind:?} (did you mean {k:?}?)"),
         None => format!("unknown kind {kind:?}"),
     }
 }

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use crate::Rauc;
 use futures::StreamExt;
-use routerd_test_bus::PrivateBus;
+use routerd_test_kit::bus::PrivateBus;
 use tempfile::TempDir;
 use zbus::fdo::DBusProxy;
 use zbus::names::BusName;

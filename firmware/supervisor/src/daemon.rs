@@ -42,6 +42,7 @@ use anyhow::Context;
 use routerd_engine::Netns;
 use routerd_engine::host_events::{NetlinkMonitor, NftMonitor, is_foreign_edit};
 use routerd_engine::plan::Desired;
+use routerd_engine::registry::Registry;
 use routerd_engine::{ConfigInput, ResultDocument, Session, SessionOptions};
 use routerd_ledger::{Channel, GenerationRecord, PendingConfirm};
 use routerd_model::status::{ConfirmStatus, DaemonState, DaemonStatus, TimedOutConfirm, Triggers};
@@ -111,6 +112,8 @@ impl Applied {
 /// The loop's state.
 struct Daemon {
     session: Session,
+    /// The controller crates' kinds, backends and doctor checks.
+    registry: Registry,
     applied: Applied,
     config_path: PathBuf,
     status: DaemonStatus,
@@ -162,14 +165,18 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
         Some(name) => Netns::named(name)?,
         None => Netns::current(),
     };
-    let session = Session::open(SessionOptions {
-        netns: opts.netns.clone(),
-        ledger_path: opts.ledger.clone(),
-        read_only: false,
-        root: opts.host_root.clone(),
-        system_bus: opts.systemd_bus.clone(),
-        exit_after_command: false,
-    })
+    let registry = crate::controllers::registry()?;
+    let session = Session::open_with(
+        SessionOptions {
+            netns: opts.netns.clone(),
+            ledger_path: opts.ledger.clone(),
+            read_only: false,
+            root: opts.host_root.clone(),
+            system_bus: opts.systemd_bus.clone(),
+            exit_after_command: false,
+        },
+        &registry,
+    )
     .await?;
     crate::service::forward_logs(session.log_sinks());
     // A confirm pending from before a restart: its generation is what runs until the deadline.
@@ -287,6 +294,7 @@ pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
 
     let mut daemon = Daemon {
         session,
+        registry,
         applied,
         config_path: opts.config.clone(),
         status,
@@ -457,6 +465,7 @@ impl Daemon {
                     resync: self.resync,
                     last_finished: self.last.as_ref().map(|(_, at)| *at),
                     unbound_since: &self.unbound_since,
+                    registry: &self.registry,
                 };
                 let _ = reply.send(crate::doctor::run(&input));
             }

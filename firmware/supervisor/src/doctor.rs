@@ -31,6 +31,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
+use routerd_engine::registry::Registry;
 use routerd_engine::{ConditionStatus, ConditionType, OperationResult, ResultDocument};
 use routerd_ledger::{EntryState, Ledger};
 use routerd_model::status::{CheckStatus, DaemonStatus, DoctorCheck};
@@ -58,6 +59,8 @@ pub struct DoctorInput<'a> {
     /// Since when each DHCP client binding has been without its lease ([`track_unbound`]),
     /// by resource ID.
     pub unbound_since: &'a BTreeMap<String, SystemTime>,
+    /// The controller crates, whose doctor checks run after the built-in ones.
+    pub registry: &'a Registry,
 }
 
 /// How old an observation of the host the doctor may read: the web page's live table runs the
@@ -136,6 +139,7 @@ pub fn run(input: &DoctorInput<'_>) -> Vec<DoctorCheck> {
     gateways(input.gateways, &mut out);
     disk(input, &mut out);
     runtime(&mut out);
+    input.registry.run_doctor(input.config, current(input), &mut out);
     out
 }
 

@@ -10,6 +10,7 @@ mod aftr;
 mod auth;
 mod config_task;
 pub mod control;
+pub mod controllers;
 pub mod daemon;
 mod doctor;
 mod gateway;

@@ -57,32 +57,21 @@ pub fn risks(current: &Config, next: &Config, client: IpAddr) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use routerd_test_kit::router::{NET, RouterDoc};
+
     use super::*;
 
-    fn config(address: &str, mtu: &str) -> Config {
-        let yaml = format!(
-            "apiVersion: routerd.net/v1alpha1
-kind: Router
-metadata:
-  name: t
-spec:
-  resources:
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: Interface
-      metadata:
-        name: lan
-      spec:
-        ifname: lan0
-        managed: true{mtu}
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv4StaticAddress
-      metadata:
-        name: lan-v4
-      spec:
-        interface: lan
-        address: {address}
-"
-        );
+    /// Interface `lan` on lan0 (its spec ending in `extra` lines) with `address` on it.
+    fn config(address: &str, extra: &str) -> Config {
+        let yaml = RouterDoc::new("t")
+            .resource(NET, "Interface", "lan", &format!("ifname: lan0\nmanaged: true{extra}"))
+            .resource(
+                NET,
+                "IPv4StaticAddress",
+                "lan-v4",
+                &format!("interface: lan\naddress: {address}"),
+            )
+            .to_string();
         routerd_model::parse_config(&yaml, "t.yaml").expect("valid")
     }
 
@@ -94,7 +83,7 @@ spec:
         let moved = risks(&now, &config("192.168.60.1/24", ""), client);
         assert_eq!(moved.len(), 1, "{moved:?}");
         assert!(moved[0].contains("192.168.50.1/24 on lan0"), "{moved:?}");
-        let link = risks(&now, &config("192.168.50.1/24", "\n        adminUp: true"), client);
+        let link = risks(&now, &config("192.168.50.1/24", "\nadminUp: true"), client);
         assert!(link.iter().any(|r| r.contains("interface lan (lan0)")), "{link:?}");
         let elsewhere: IpAddr = "10.1.1.1".parse().expect("ip");
         assert!(risks(&now, &config("192.168.60.1/24", ""), elsewhere).is_empty());

@@ -296,6 +296,7 @@ enum Mode {
 
 async fn engine_command(args: EngineArgs, mode: Mode) -> anyhow::Result<u8> {
     let started = std::time::Instant::now();
+    let registry = routerd::controllers::registry()?;
     let config = match ConfigInput::load(&args.target.config) {
         Ok(c) => c,
         Err(errors) => {
@@ -314,7 +315,7 @@ async fn engine_command(args: EngineArgs, mode: Mode) -> anyhow::Result<u8> {
         exit_after_command: true,
     };
     let opened = std::time::Instant::now();
-    let mut session = Session::open(opts).await?;
+    let mut session = Session::open_with(opts, &registry).await?;
     let open_time = opened.elapsed();
     if matches!(args.output, Output::Dot) {
         if !matches!(mode, Mode::Plan | Mode::DryRun) {

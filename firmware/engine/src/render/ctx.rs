@@ -22,7 +22,9 @@ use super::Rendered;
 ///
 /// Lookups go through maps built once in [`RenderCtx::new`]: a config has thousands of
 /// resources and most renderers resolve an interface, so a scan per lookup is quadratic.
-pub(crate) struct RenderCtx<'a> {
+/// A controller crate's render ([`crate::registry::KindRender`]) reads the config, the target
+/// and the runtime values.
+pub struct RenderCtx<'a> {
     config: &'a Config,
     /// Where units and configuration files live.
     pub target: &'a Target,
@@ -114,6 +116,11 @@ impl<'a> RenderCtx<'a> {
     }
 
     /// The declared static IPv4 addresses of interface resource `iface`.
+    /// The whole config being rendered.
+    pub fn config(&self) -> &'a Config {
+        self.config
+    }
+
     pub(crate) fn declared_addresses(&self, iface: &str) -> &[IpNet] {
         self.addresses.get(iface).map(Vec::as_slice).unwrap_or_default()
     }
@@ -238,7 +245,7 @@ impl<'a> RenderCtx<'a> {
 }
 
 /// Collects one resource's intents and warnings.
-pub(crate) struct Out {
+pub struct Out {
     owner: Arc<str>,
     intents: Vec<Intent>,
     warnings: Vec<String>,
@@ -250,16 +257,12 @@ impl Out {
     }
 
     /// The owner resource ID.
-    pub(crate) fn owner(&self) -> &str {
+    pub fn owner(&self) -> &str {
         &self.owner
     }
 
     /// Declares an artifact routerd manages; returns its key for dependents.
-    pub(crate) fn ensure(
-        &mut self,
-        spec: ArtifactSpec,
-        dependencies: Vec<IntentDep>,
-    ) -> ArtifactKey {
+    pub fn ensure(&mut self, spec: ArtifactSpec, dependencies: Vec<IntentDep>) -> ArtifactKey {
         self.push(spec, Action::Ensure, dependencies)
     }
 
@@ -278,7 +281,7 @@ impl Out {
     }
 
     /// Declares an artifact routerd relies on but never changes.
-    pub(crate) fn observe(&mut self, spec: ArtifactSpec) -> ArtifactKey {
+    pub fn observe(&mut self, spec: ArtifactSpec) -> ArtifactKey {
         self.push(spec, Action::Observe, Vec::new())
     }
 
@@ -312,7 +315,7 @@ impl Out {
     }
 
     /// Records a warning shown with the resource.
-    pub(crate) fn warn(&mut self, message: impl Into<String>) {
+    pub fn warn(&mut self, message: impl Into<String>) {
         self.warnings.push(message.into());
     }
 
@@ -355,16 +358,9 @@ impl Out {
     }
 }
 
-/// A dependency on `key`.
+/// A dependency on `key` ([`IntentDep::on`]).
 pub(crate) fn dep(key: &ArtifactKey, description: impl Into<String>) -> IntentDep {
-    IntentDep {
-        key: key.clone(),
-        description: description.into(),
-        recreate_when_modified: false,
-        healthy: false,
-        state: None,
-        carries: None,
-    }
+    IntentDep::on(key, description)
 }
 
 /// A dependency on the verdict of HealthCheck `check`: met only while it is healthy.

@@ -7,6 +7,7 @@
 //! All problems are collected and reported together, so one run shows every stale section.
 
 use routerd_model::{ResourceKind, parse_config};
+use routerd_test_kit::router::{self, RouterDoc};
 
 use super::render;
 
@@ -38,15 +39,7 @@ fn first_yaml_block(section: &[&str]) -> Option<String> {
 /// `block` (a YAML list of resources) as a Router document, the list indented under
 /// `spec.resources`.
 fn router_document(block: &str) -> String {
-    let mut text = crate::fixtures::ROUTER_HEADER.to_string();
-    for line in block.lines() {
-        if !line.trim().is_empty() {
-            text.push_str("    ");
-            text.push_str(line);
-        }
-        text.push('\n');
-    }
-    text
+    RouterDoc::new("test").raw(&router::indent(block, 4)).to_string()
 }
 
 /// Whether `text` contains `token` not as part of a longer name: `linux.ipv4.route` is not

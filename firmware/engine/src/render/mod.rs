@@ -57,7 +57,7 @@ use routerd_model::{Config, Resource, ResourceSpec};
 use crate::intent::Intent;
 use crate::runtime::{RuntimeReads, RuntimeValues};
 
-pub(crate) use ctx::{Out, RenderCtx};
+pub use ctx::{Out, RenderCtx};
 pub(crate) use deferred::when_of;
 pub use self_address_policy::SelectedAddress;
 
@@ -116,12 +116,14 @@ pub(crate) trait Render {
 
 macro_rules! render_dispatch {
     ($($variant:ident => $spec:ident),*) => {
-        /// The [`Render`] of `spec`'s type.
-        fn render_of(spec: &ResourceSpec) -> &dyn Render {
+        /// The [`Render`] of `spec`'s type; `None` for a controller crate's kind, whose render
+        /// is in the [`crate::registry`].
+        fn render_of(spec: &ResourceSpec) -> Option<&dyn Render> {
             match spec {
-                $(ResourceSpec::$variant(s) => {
+                $(ResourceSpec::$variant(s) => Some(
                     std::borrow::Borrow::<routerd_model::spec::all::$spec>::borrow(s) as &dyn Render
-                })*
+                ),)*
+                ResourceSpec::External(_) => None,
             }
         }
     };
@@ -133,13 +135,25 @@ routerd_model::with_resource_kinds!(render_dispatch);
 fn runtime_reads(ctx: &RenderCtx<'_>) -> RuntimeReads {
     let mut reads = RuntimeReads::default();
     for res in ctx.resources() {
-        render_of(&res.spec).reads(ctx, &mut reads);
+        if let Some(render) = render_of(&res.spec) {
+            render.reads(ctx, &mut reads);
+        }
     }
     reads
 }
 
 fn render_resource(ctx: &RenderCtx<'_>, res: &Resource, out: &mut Out) {
-    render_of(&res.spec).render(ctx, res, out);
+    match (render_of(&res.spec), &res.spec) {
+        (Some(render), _) => render.render(ctx, res, out),
+        (None, ResourceSpec::External(spec)) => match crate::registry::render_of(spec.kind()) {
+            Some(render) => render.render(ctx, res, out),
+            None => out.warn(format!(
+                "kind {} has no render in this build; nothing is rendered for it",
+                res.kind
+            )),
+        },
+        (None, _) => {}
+    }
     if let Some(when) = deferred::when_of(&res.spec) {
         deferred::gate_on_state(when, out);
     }

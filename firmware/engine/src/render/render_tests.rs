@@ -403,12 +403,8 @@ fn an_unmanaged_dhcp_server_and_its_scopes_declare_nothing_and_say_so() {
 
 #[test]
 fn a_health_checked_candidate_gets_a_gated_preferred_route_and_a_standby_route() {
-    let yaml = "apiVersion: routerd.net/v1alpha1
-kind: Router
-metadata: {name: t}
-spec:
-  resources:
-    - {apiVersion: net.routerd.net/v1alpha1, kind: Interface, metadata: {name: wan}, spec: {ifname: wan0, managed: true}}
+    let config = router(
+        "    - {apiVersion: net.routerd.net/v1alpha1, kind: Interface, metadata: {name: wan}, spec: {ifname: wan0, managed: true}}
     - {apiVersion: net.routerd.net/v1alpha1, kind: Interface, metadata: {name: lte}, spec: {ifname: wwan0, managed: true}}
     - {apiVersion: net.routerd.net/v1alpha1, kind: HealthCheck, metadata: {name: wan-gw}, spec: {interface: wan}}
     - apiVersion: net.routerd.net/v1alpha1
@@ -418,8 +414,8 @@ spec:
         candidates:
           - {interface: wan, gatewaySource: static, gateway: 198.51.100.1, priority: 10, healthCheck: wan-gw}
           - {interface: lte, priority: 20}
-";
-    let config = parse_config(yaml, "t.yaml").expect("parses");
+",
+    );
     let rendered = render(&config);
     let route = |metric: u32| {
         let name = format!("254:0.0.0.0/0:{metric}");

@@ -1,7 +1,6 @@
 //! Adopted artifacts over time, on the real kernel: ownership the ledger records is not
 //! forgotten while the artifact is away (issue 34 §4).
 
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -9,36 +8,12 @@ use routerd_engine::plan::Desired;
 use routerd_engine::result::{ConditionType, OperationResult, Reason};
 use routerd_engine::{ConfigInput, Phase, ResultDocument, Session};
 use routerd_ledger::{Attributes, EntryState, Ledger, LedgerChange, LedgerEntry, Origin};
+use routerd_test_kit::netns::Netns;
 
-use crate::support::{LAB, Lab, condition, deletes, ops, resource, run, wait_for};
+use crate::support::{LAB, Lab, condition, deletes, ops, resource, wait_for};
 
 /// How long a link move takes to show in the namespace's link list, at most.
 const MOVE_DEADLINE: Duration = Duration::from_secs(10);
-
-/// A namespace of the test's own beside the lab's, removed on drop (also when the test fails).
-struct ExtraNetns(String);
-
-impl ExtraNetns {
-    fn new(name: String) -> Self {
-        run("ip", &["netns", "add", &name]);
-        Self(name)
-    }
-}
-
-impl Drop for ExtraNetns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
-    }
-}
-
-/// Whether namespace `ns` has a link named `ifname`.
-fn has_link(ns: &str, ifname: &str) -> bool {
-    Command::new("ip")
-        .args(["-n", ns, "link", "show", "dev", ifname])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
 
 /// The adoption candidates of `doc` as `kind/name`.
 fn candidates(doc: &ResultDocument) -> Vec<String> {
@@ -107,7 +82,8 @@ impl Daemonlike {
 #[tokio::test]
 async fn an_adopted_link_moved_out_of_the_namespace_and_back_stays_owned() {
     let lab = Lab::new();
-    let other = ExtraNetns::new(format!("{}-x", lab.router));
+    // A namespace of the test's own beside the lab's.
+    let other = Netns::new("rde-x");
     // The LAN existed before routerd ran (its address made by hand); the first reconcile brings
     // the host to the config and `adopt --apply` records the link and the address.
     lab.ip(&["addr", "add", "192.168.50.1/24", "dev", "lan0"]);
@@ -131,9 +107,9 @@ async fn an_adopted_link_moved_out_of_the_namespace_and_back_stays_owned() {
 
     // The link leaves: moved into another namespace. Meanwhile a table routerd created is
     // deleted by hand, as before: a missing created artifact is created again.
-    lab.ip(&["link", "set", "lan0", "netns", &other.0]);
+    lab.ip(&["link", "set", "lan0", "netns", other.name()]);
     wait_for("lan0 leaves the router namespace", MOVE_DEADLINE, || {
-        (!has_link(&lab.router, "lan0") && has_link(&other.0, "lan0")).then_some(())
+        (!lab.router.has_link("lan0") && other.has_link("lan0")).then_some(())
     });
     lab.nft(&["delete", "table", "inet", "routerd_filter_home"]);
     let plan = daemon.plan().await;
@@ -160,16 +136,16 @@ async fn an_adopted_link_moved_out_of_the_namespace_and_back_stays_owned() {
         condition(address, ConditionType::Blocked).map(|c| c.1),
         Some(Reason::DependencyPending)
     );
-    assert!(!has_link(&lab.router, "lan0"), "routerd made a link it cannot own");
+    assert!(!lab.router.has_link("lan0"), "routerd made a link it cannot own");
     assert_eq!(daemon.ledger_keys(), ledger_before, "no ledger entry dropped while lan0 is away");
     daemon.assert_owned(LAN_LINK, Origin::Adopted, "while lan0 is away");
     daemon.assert_owned(LAN_ADDRESS, Origin::Adopted, "while lan0 is away");
     daemon.assert_owned(FILTER_TABLE, Origin::Created, "after its re-create");
 
     // It comes back, down and without its address (the kernel drops both on a move).
-    run("ip", &["-n", &other.0, "link", "set", "lan0", "netns", &lab.router]);
+    other.ip(&["link", "set", "lan0", "netns", lab.router.name()]);
     wait_for("lan0 returns to the router namespace", MOVE_DEADLINE, || {
-        has_link(&lab.router, "lan0").then_some(())
+        lab.router.has_link("lan0").then_some(())
     });
     let back = daemon.reconcile().await;
     assert!(ops(&back, OperationResult::Failed).is_empty(), "{:#?}", back.operations);
@@ -216,11 +192,9 @@ fn lab_with_vlan() -> String {
 async fn an_owned_link_whose_create_again_fails_keeps_its_ledger_entry() {
     let lab = Lab::new();
     let config = lab_with_vlan();
-    let vlan_ok = Command::new("ip")
-        .args(["-n", &lab.router, "link", "add", "link", "lan0", "name", "lan0.20"])
-        .args(["type", "vlan", "id", "20"])
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let vlan_ok = lab
+        .router
+        .ip_ok(&["link", "add", "link", "lan0", "name", "lan0.20", "type", "vlan", "id", "20"]);
     if vlan_ok {
         // Adopted, then renamed by hand for a while: routerd's create of lan0.20 fails, VLAN
         // 20 being in use on lan0 under the other name.

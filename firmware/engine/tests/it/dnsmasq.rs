@@ -5,7 +5,7 @@
 //! the client namespace use it.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use routerd_engine::Phase;
@@ -62,15 +62,14 @@ fn udhcpc(lab: &Lab, events: &Path) -> Daemon {
     )
     .expect("script");
     run("chmod", &["0755", &script.display().to_string()]);
-    let child = Command::new("ip")
-        .args(["netns", "exec", &lab.client, "busybox", "udhcpc", "-f", "-i", "eth0", "-t", "20"])
-        .args(["-T", "1", "-s"])
-        .arg(&script)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("busybox udhcpc");
-    Daemon(child)
+    Daemon::spawn(
+        lab.client
+            .command("busybox")
+            .args(["udhcpc", "-f", "-i", "eth0", "-t", "20", "-T", "1", "-s"])
+            .arg(&script)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    )
 }
 
 /// The last event line of `events` that starts with one of `kinds`.
@@ -82,16 +81,16 @@ fn last_event(events: &Path, kinds: &[&str]) -> Option<String> {
 /// A resolver for `example.test` in the upstream namespace: a second dnsmasq that knows one
 /// name and nothing else.
 fn upstream_resolver(lab: &Lab) -> Daemon {
-    let child = Command::new("ip")
-        .args(["netns", "exec", &lab.upstream, "dnsmasq", "--keep-in-foreground", "--no-resolv"])
-        .args(["--no-hosts", "--conf-file=/dev/null", "--listen-address=198.51.100.1"])
-        .args(["--bind-interfaces", "--address=/www.example.test/203.0.113.7"])
-        .args(["--pid-file=", "--user=root"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("dnsmasq as upstream resolver");
-    Daemon(child)
+    Daemon::spawn(
+        lab.upstream
+            .command("dnsmasq")
+            .args(["--keep-in-foreground", "--no-resolv"])
+            .args(["--no-hosts", "--conf-file=/dev/null", "--listen-address=198.51.100.1"])
+            .args(["--bind-interfaces", "--address=/www.example.test/203.0.113.7"])
+            .args(["--pid-file=", "--user=root"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    )
 }
 
 fn unit_file(lab: &Lab) -> PathBuf {
@@ -119,7 +118,10 @@ async fn dnsmasq_serves_leases_and_forwards_a_domain_and_scope_changes_reach_the
     }
     // The unit was written, enabled and started, and dnsmasq runs inside the router namespace.
     let unit = std::fs::read_to_string(unit_file(&lab)).expect("unit file");
-    assert!(unit.contains(&format!("NetworkNamespacePath=/run/netns/{}", lab.router)), "{unit}");
+    assert!(
+        unit.contains(&format!("NetworkNamespacePath={}", lab.router.path().display())),
+        "{unit}"
+    );
     assert!(systemd.is_enabled(UNIT));
     assert_eq!(systemd.active_state(UNIT), "active");
     let ledger = lab.ledger_keys();
@@ -143,9 +145,10 @@ async fn dnsmasq_serves_leases_and_forwards_a_domain_and_scope_changes_reach_the
     assert!(bound.contains("lease=600"), "{bound}");
 
     // The router answers for example.test with what the upstream resolver says.
-    let answer = Command::new("ip")
-        .args(["netns", "exec", &lab.client, "busybox", "nslookup", "www.example.test"])
-        .arg("192.168.50.1")
+    let answer = lab
+        .client
+        .command("busybox")
+        .args(["nslookup", "www.example.test", "192.168.50.1"])
         .output()
         .expect("busybox nslookup");
     let text = String::from_utf8_lossy(&answer.stdout);
@@ -172,7 +175,7 @@ async fn dnsmasq_serves_leases_and_forwards_a_domain_and_scope_changes_reach_the
     assert!(lines.contains("dhcp-option=tag:lan-pool,option:dns-server,192.0.2.53,192.0.2.54"));
     let before = std::fs::read_to_string(&events).expect("events").lines().count();
     // SIGUSR1: udhcpc renews now (a unicast DHCPREQUEST to the server that gave the lease).
-    run("kill", &["-USR1", &client.0.id().to_string()]);
+    client.signal("USR1");
     let renewed = wait_for("a renewal with the new resolvers", Duration::from_secs(30), || {
         let text = std::fs::read_to_string(&events).ok()?;
         text.lines().skip(before).find(|l| l.starts_with("renew")).map(str::to_owned)
@@ -284,10 +287,8 @@ fn ipv6_config(scope_extra: &str) -> String {
 /// One router advertisement solicited from the client's eth0 by `rdisc6` (ndisc6), as it
 /// prints it; `None` until an RA with a prefix arrives.
 fn router_advertisement(lab: &Lab) -> Option<String> {
-    let out = Command::new("ip")
-        .args(["netns", "exec", &lab.client, "rdisc6", "-1", "-r", "1", "-w", "1000", "eth0"])
-        .output()
-        .ok()?;
+    let out =
+        lab.client.command("rdisc6").args(["-1", "-r", "1", "-w", "1000", "eth0"]).output().ok()?;
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     text.contains("Prefix").then_some(text)
 }
@@ -305,7 +306,7 @@ async fn dnsmasq_advertises_the_delegated_prefix_the_path_mtu_and_the_dns_server
     let (lab, systemd) = lab_with_systemd().await;
     // The delegated address, as IPv6DelegatedAddress puts it once a prefix is delegated; dnsmasq
     // builds its RA from whatever global prefix the link holds.
-    run("ip", &["-n", &lab.router, "addr", "add", "2001:db8:1::1/64", "dev", "lan0"]);
+    lab.router.ip(&["addr", "add", "2001:db8:1::1/64", "dev", "lan0"]);
 
     let doc = lab.reconcile(&ipv6_config("")).await;
     let done = ops(&doc, OperationResult::Done);
@@ -378,8 +379,8 @@ fn self_address_config() -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_lan_hears_the_dns_server_a_self_address_policy_selects_and_follows_it() {
     let (lab, systemd) = lab_with_systemd().await;
-    run("ip", &["-n", &lab.router, "addr", "add", "2001:db8:1::1/64", "dev", "lan0"]);
-    run("ip", &["-n", &lab.router, "addr", "add", "fd00:53::53/64", "dev", "lan0"]);
+    lab.router.ip(&["addr", "add", "2001:db8:1::1/64", "dev", "lan0"]);
+    lab.router.ip(&["addr", "add", "fd00:53::53/64", "dev", "lan0"]);
 
     // The lab runs no systemd-networkd: the delegation's binding fails, which this test does
     // not need (the addresses on lan0 are put there by hand).
@@ -401,7 +402,7 @@ async fn the_lan_hears_the_dns_server_a_self_address_policy_selects_and_follows_
 
     // The ::53 address goes: the next candidate, ::35 in the prefix of the ::1 address, is
     // announced after the next reconcile, which rewrites the scope and reloads dnsmasq.
-    run("ip", &["-n", &lab.router, "addr", "del", "fd00:53::53/64", "dev", "lan0"]);
+    lab.router.ip(&["addr", "del", "fd00:53::53/64", "dev", "lan0"]);
     let doc = lab.reconcile(&self_address_config()).await;
     assert_eq!(
         ops(&doc, OperationResult::Done),

@@ -12,7 +12,7 @@ use routerd_engine::state::{Evaluation, now_ms};
 use routerd_engine::{ConfigInput, Phase, ResultDocument, Session};
 use routerd_host::artifact::HealthStatusSpec;
 
-use crate::support::{Lab, condition, ops, resource, run};
+use crate::support::{Lab, condition, ops, resource};
 
 /// Two uplinks with health-checked failover, as shipped.
 const CONFIG: &str = include_str!("../../../../examples/two-uplinks.yaml");
@@ -46,14 +46,11 @@ fn defaults(lab: &Lab) -> Vec<String> {
     out.into_iter().map(|(_, s)| s).collect()
 }
 
-/// A second uplink, `wan1` in the router, cabled to the upstream namespace through the veth
-/// pair `a`-`b` (names unique to the test).
-fn second_uplink(lab: &Lab, a: &str, b: &str) {
-    run("ip", &["link", "add", a, "type", "veth", "peer", "name", b]);
-    run("ip", &["link", "set", a, "netns", &lab.router]);
-    run("ip", &["link", "set", b, "netns", &lab.upstream]);
-    lab.ip(&["link", "set", a, "name", "wan1"]);
-    run("ip", &["-n", &lab.upstream, "link", "set", b, "up"]);
+/// A second uplink, `wan1` in the router (down), cabled to `up1` in the upstream namespace
+/// (up).
+fn second_uplink(lab: &Lab) {
+    lab.router.veth_to("wan1", &lab.upstream, "up1");
+    lab.upstream.ip(&["link", "set", "up1", "up"]);
 }
 
 /// The mark the policy's nft table sets (`0x00000101`), if any.
@@ -68,7 +65,7 @@ fn mark_set(lab: &Lab) -> Option<String> {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_failing_check_withdraws_its_preferred_route_and_recovery_restores_it() {
     let lab = Lab::new();
-    second_uplink(&lab, "hcwa", "hcwb");
+    second_uplink(&lab);
     let mut session = lab.session(false).await;
 
     // No verdict yet (nothing has probed): only the standby routes, in priority order, and
@@ -170,7 +167,7 @@ fn table_config() -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn marked_traffic_fails_over_to_the_next_candidates_table_and_back() {
     let lab = Lab::new();
-    second_uplink(&lab, "hctA", "hctB");
+    second_uplink(&lab);
     let mut session = lab.session(false).await;
     let input = ConfigInput::parse(&table_config(), "router.yaml").expect("config parses");
     let via = |lab: &Lab, mark: &str| lab.ip(&["route", "get", "192.0.2.9", "mark", mark]);
@@ -208,7 +205,7 @@ async fn marked_traffic_fails_over_to_the_next_candidates_table_and_back() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_candidate_gated_off_by_its_when_hands_the_marked_traffic_to_the_next_one() {
     let lab = Lab::new();
-    second_uplink(&lab, "hcsA", "hcsB");
+    second_uplink(&lab);
     let mut session = lab.session(false).await;
     let config = table_config().replace(
         "            healthCheck: wan-gw\n",
@@ -263,7 +260,7 @@ async fn a_candidate_gated_off_by_its_when_hands_the_marked_traffic_to_the_next_
 #[tokio::test(flavor = "multi_thread")]
 async fn a_route_set_candidate_hashes_the_marked_traffic_over_its_targets() {
     let lab = Lab::new();
-    second_uplink(&lab, "hcrA", "hcrB");
+    second_uplink(&lab);
     let mut session = lab.session(false).await;
     let config = table_config().replace(
         "        candidates:\n",

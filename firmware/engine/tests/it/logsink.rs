@@ -54,7 +54,7 @@ async fn datagram(socket: &tokio::net::UdpSocket) -> String {
 #[tokio::test]
 async fn log_sinks_forward_events_to_syslog_receivers_and_a_plugin_and_go_with_their_resources() {
     let lab = Lab::new();
-    let upstream = Netns::named(&lab.upstream).expect("upstream namespace");
+    let upstream = Netns::named(lab.upstream.name()).expect("upstream namespace");
     // The receivers listen on the upstream side of the WAN cable: only a socket opened in the
     // router's namespace reaches 198.51.100.1.
     let (udp, tcp) = upstream
@@ -223,5 +223,5 @@ async fn a_sink_that_cannot_be_opened_fails_with_the_reason_and_the_rest_apply()
         assert_ne!(res.map(|r| r.phase), Some(Phase::Healthy), "{name}: {res:?}");
     }
     // The kernel side of the lab still applied.
-    assert!(lab.exec_ok(&lab.client, &["ping", "-c", "1", "-W", "3", "198.51.100.1"]));
+    assert!(lab.client.exec_ok(&["ping", "-c", "1", "-W", "3", "198.51.100.1"]));
 }

@@ -5,7 +5,7 @@
 //! routes and policy rules alone.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use routerd_engine::Phase;
@@ -40,25 +40,31 @@ fn network_dir(lab: &Lab) -> PathBuf {
 }
 
 fn start_networkd(lab: &Lab, systemd: &FakeSystemd) -> Networkd {
-    Networkd::start(&lab.router, &network_dir(lab), &networkd_conf(), systemd.address(), lab.dir())
+    Networkd::start(
+        lab.router.name(),
+        &network_dir(lab),
+        &networkd_conf(),
+        systemd.address(),
+        lab.dir(),
+    )
 }
 
 /// The ISP: a DHCP server on the upstream side of the WAN cable, handing out
 /// 198.51.100.50-60 with the upstream as gateway and DNS server.
 fn isp_dhcp_server(lab: &Lab) -> Daemon {
     let dir = lab.dir().display().to_string();
-    let child = Command::new("ip")
-        .args(["netns", "exec", &lab.upstream, "dnsmasq", "--keep-in-foreground", "--port=0"])
-        .args(["--conf-file=/dev/null", "--interface=up0", "--bind-interfaces"])
-        .args(["--dhcp-range=198.51.100.50,198.51.100.60,2m"])
-        .args(["--dhcp-option=option:router,198.51.100.1", "--user=root", "--pid-file="])
-        .args(["--dhcp-option=option:dns-server,198.51.100.1"])
-        .arg(format!("--dhcp-leasefile={dir}/isp.leases"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("dnsmasq as the ISP's DHCP server");
-    Daemon(child)
+    Daemon::spawn(
+        lab.upstream
+            .command("dnsmasq")
+            .args(["--keep-in-foreground", "--port=0"])
+            .args(["--conf-file=/dev/null", "--interface=up0", "--bind-interfaces"])
+            .args(["--dhcp-range=198.51.100.50,198.51.100.60,2m"])
+            .args(["--dhcp-option=option:router,198.51.100.1", "--user=root", "--pid-file="])
+            .args(["--dhcp-option=option:dns-server,198.51.100.1"])
+            .arg(format!("--dhcp-leasefile={dir}/isp.leases"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    )
 }
 
 /// The router's IPv4 addresses on wan0 that a DHCP lease gave (`dynamic`), as `a.b.c.d/len`.
@@ -145,16 +151,16 @@ async fn networkd_takes_a_lease_on_the_wan_and_leaves_routerds_state_alone() {
 /// The ISP's resolver at its DHCP server's address: a second dnsmasq that knows one name in
 /// `isp.example` and nothing else.
 fn isp_resolver(lab: &Lab) -> Daemon {
-    let child = Command::new("ip")
-        .args(["netns", "exec", &lab.upstream, "dnsmasq", "--keep-in-foreground", "--no-resolv"])
-        .args(["--no-hosts", "--conf-file=/dev/null", "--listen-address=198.51.100.1"])
-        .args(["--bind-interfaces", "--address=/portal.isp.example/203.0.113.80"])
-        .args(["--pid-file=", "--user=root", "--dhcp-leasefile=/dev/null"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("dnsmasq as the ISP's resolver");
-    Daemon(child)
+    Daemon::spawn(
+        lab.upstream
+            .command("dnsmasq")
+            .args(["--keep-in-foreground", "--no-resolv"])
+            .args(["--no-hosts", "--conf-file=/dev/null", "--listen-address=198.51.100.1"])
+            .args(["--bind-interfaces", "--address=/portal.isp.example/203.0.113.80"])
+            .args(["--pid-file=", "--user=root", "--dhcp-leasefile=/dev/null"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    )
 }
 
 /// The lease's router and DNS servers are runtime values (ADR 0008) read from networkd: a
@@ -237,9 +243,10 @@ async fn the_leases_router_and_dns_server_reach_a_default_route_a_forwarder_and_
         assert_eq!(r.phase, Phase::Healthy, "{}: {:#?}", r.id, r.conditions);
     }
     // The router's dnsmasq answers for the ISP's domain with what the ISP's resolver says.
-    let answer = Command::new("ip")
-        .args(["netns", "exec", &lab.router, "busybox", "nslookup", "portal.isp.example"])
-        .arg("127.0.0.1")
+    let answer = lab
+        .router
+        .command("busybox")
+        .args(["nslookup", "portal.isp.example", "127.0.0.1"])
         .output()
         .expect("busybox nslookup");
     let text = String::from_utf8_lossy(&answer.stdout);

@@ -6,7 +6,7 @@ use routerd_engine::result::{
 use routerd_engine::{OrphanCleanup, Phase, ResultDocument};
 use routerd_ledger::{EntryState, Ledger, LedgerChange, LedgerEntry, Origin};
 
-use crate::support::{LAB, Lab, condition, deletes, lab_with_routes, ops, resource, run, without};
+use crate::support::{LAB, Lab, condition, deletes, lab_with_routes, ops, resource, without};
 
 #[tokio::test]
 async fn apply_from_empty_creates_everything_and_the_second_apply_is_a_no_op() {
@@ -29,7 +29,7 @@ async fn apply_from_empty_creates_everything_and_the_second_apply_is_a_no_op() {
     assert!(lab.ip(&["-j", "addr", "show", "dev", "lan0"]).contains("192.168.50.1"));
     assert!(lab.ip(&["rule", "show"]).contains("fwmark 0x100 lookup 100"));
     assert!(lab.nft(&["list", "tables"]).contains("table ip routerd_snat_lan_masquerade"));
-    assert!(lab.exec_ok(&lab.client, &["ping", "-c", "1", "-W", "3", "198.51.100.1"]));
+    assert!(lab.client.exec_ok(&["ping", "-c", "1", "-W", "3", "198.51.100.1"]));
     // The ledger records what was created, not the links and sysctls that existed before.
     let ledger = lab.ledger_keys();
     assert!(ledger.contains(&"nft.table/inet/routerd_filter_home".to_string()));
@@ -382,7 +382,7 @@ async fn matching_pre_existing_artifacts_are_adoption_candidates_and_adopt_recor
         .expect("nat table rendered");
     let file = lab.dir().join("nat.nft");
     std::fs::write(&file, format!("{nat}\n")).expect("write");
-    run("ip", &["netns", "exec", &lab.router, "nft", "-f", &file.to_string_lossy()]);
+    lab.nft(&["-f", &file.to_string_lossy()]);
 
     let doc = lab.adopt(LAB, false).await;
     let adoptable: Vec<String> = doc
@@ -565,7 +565,7 @@ async fn a_self_address_policy_selects_from_the_links_addresses_and_falls_back_i
         selected.message
     );
     // An address added by hand on the link is read from the kernel at the next run.
-    run("ip", &["-n", &lab.router, "addr", "add", "192.168.60.9/24", "dev", "lan0"]);
+    lab.ip(&["addr", "add", "192.168.60.9/24", "dev", "lan0"]);
     let doc = lab.plan(&policy("0.0.0.9"), false).await;
     let (_, selected) = selection(&doc);
     assert!(
@@ -617,8 +617,8 @@ async fn a_persistent_sysctl_is_a_block_of_routerds_sysctl_d_file_and_goes_with_
     // The file loads as sysctl.d(5) says: `sysctl -p` in the router's namespace (both keys are
     // per namespace, so the machine's values are not touched) sets what it lists.
     let path_arg = path.to_string_lossy().into_owned();
-    run("ip", &["netns", "exec", &lab.router, "sysctl", "-q", "-p", &path_arg]);
-    let read = |key: &str| run("ip", &["netns", "exec", &lab.router, "sysctl", "-n", key]);
+    lab.router.exec(&["sysctl", "-q", "-p", &path_arg]);
+    let read = |key: &str| lab.router.exec(&["sysctl", "-n", key]);
     assert_eq!(read("net.ipv4.conf.all.rp_filter").trim(), "2");
     assert_eq!(
         read("net.ipv4.ip_local_port_range").split_whitespace().collect::<Vec<_>>(),
@@ -747,10 +747,9 @@ fn lab_with_created_links() -> String {
 /// Whether iproute2 can make a link of `args` in the router namespace (removed again): the
 /// test's own, independent answer to "does this kernel have 8021q / ip6_tunnel".
 fn kernel_creates(lab: &Lab, args: &[&str]) -> bool {
-    let mut full = vec!["-n", lab.router.as_str(), "link", "add"];
+    let mut full = vec!["link", "add"];
     full.extend_from_slice(args);
-    let ok =
-        std::process::Command::new("ip").args(&full).output().is_ok_and(|o| o.status.success());
+    let ok = lab.router.ip_ok(&full);
     if ok {
         lab.ip(&["link", "del", "probe0"]);
     }
@@ -770,7 +769,7 @@ async fn links_the_kernel_cannot_make_fail_alone_with_a_typed_reason_and_the_res
     let doc = lab.reconcile(&config).await;
     let links = lab.ip(&["-j", "link", "show"]);
     // Independent of the kernel: the lab's own config applied, NAT works.
-    assert!(lab.exec_ok(&lab.client, &["ping", "-c", "1", "-W", "3", "198.51.100.1"]));
+    assert!(lab.client.exec_ok(&["ping", "-c", "1", "-W", "3", "198.51.100.1"]));
     let phase = |suffix: &str| {
         doc.resources.iter().find(|r| r.id.ends_with(suffix)).expect("resource").phase
     };
@@ -846,10 +845,7 @@ async fn links_the_kernel_cannot_make_fail_alone_with_a_typed_reason_and_the_res
 fn get_from_client(lab: &Lab, url: &str) -> Option<String> {
     let script = "import sys, urllib.request\n\
                   print(urllib.request.urlopen(sys.argv[1], timeout=2).read().decode())";
-    let out = std::process::Command::new("ip")
-        .args(["netns", "exec", &lab.client, "python3", "-c", script, url])
-        .output()
-        .ok()?;
+    let out = lab.client.command("python3").args(["-c", script, url]).output().ok()?;
     out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
@@ -860,13 +856,11 @@ async fn a_hairpin_service_is_reached_from_the_lan_at_the_routers_wan_address() 
     let www = lab.dir().join("www");
     std::fs::create_dir_all(&www).expect("www");
     std::fs::write(www.join("index.html"), "hello through the loopback\n").expect("page");
-    let _server = crate::support::Daemon(
-        std::process::Command::new("ip")
-            .args(["netns", "exec", &lab.client, "busybox", "httpd", "-f"])
-            .args(["-p", "192.168.50.10:80", "-h"])
-            .arg(&www)
-            .spawn()
-            .expect("busybox httpd"),
+    let _server = crate::support::Daemon::spawn(
+        lab.client
+            .command("busybox")
+            .args(["httpd", "-f", "-p", "192.168.50.10:80", "-h"])
+            .arg(&www),
     );
     crate::support::wait_for("the web server", std::time::Duration::from_secs(10), || {
         get_from_client(&lab, "http://192.168.50.10/")
@@ -906,7 +900,7 @@ async fn allow_local_source_nat_routes_what_the_router_sends_by_the_policy_too()
     let lab = Lab::new();
     // 203.0.113.1 is on the LAN client; the router's main table sends it to the WAN, where
     // nobody has it. Only the policy's table routes it to the LAN.
-    run("ip", &["-n", &lab.client, "addr", "add", "203.0.113.1/32", "dev", "lo"]);
+    lab.client.ip(&["addr", "add", "203.0.113.1/32", "dev", "lo"]);
     let with = |local: bool| {
         format!(
             "{LAB}
@@ -924,12 +918,7 @@ async fn allow_local_source_nat_routes_what_the_router_sends_by_the_policy_too()
 "
         )
     };
-    let ping = |lab: &Lab| {
-        std::process::Command::new("ip")
-            .args(["netns", "exec", &lab.router, "ping", "-c", "1", "-W", "1", "203.0.113.1"])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
+    let ping = |lab: &Lab| lab.router.exec_ok(&["ping", "-c", "1", "-W", "1", "203.0.113.1"]);
     let doc = lab.reconcile(&with(false)).await;
     assert!(ops(&doc, OperationResult::Failed).is_empty(), "{:#?}", doc.operations);
     assert!(!ping(&lab), "without allowLocalSourceNAT the router's own ping goes to the WAN");

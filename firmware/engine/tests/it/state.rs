@@ -10,24 +10,14 @@ use std::time::SystemTime;
 use routerd_engine::result::{ConditionStatus, ConditionType, OperationResult, Reason};
 use routerd_engine::state::{Evaluation, now_ms};
 use routerd_engine::{ConfigInput, Phase, ResultDocument, Session};
+use routerd_test_kit::router::{NET, RouterDoc};
 
 use crate::support::{Lab, condition, ops, resource};
 
-const CONFIG: &str = r#"
-apiVersion: routerd.net/v1alpha1
-kind: Router
-metadata:
-  name: state-lab
-spec:
-  resources:
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: Interface
-      metadata: {name: wan}
-      spec: {ifname: wan0, managed: true, adminUp: true}
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: StatePolicy
-      metadata: {name: uplink}
-      spec:
+/// Uplink `wan` and its variable `uplink` (`native` with a global IPv6 address, else
+/// `legacy`), with a NAT table gated on each value (`legacy` only after 30 s).
+fn config() -> String {
+    let uplink = "
         variable: uplink
         interface: wan
         values:
@@ -35,26 +25,32 @@ spec:
             when: {ipv6Address: {global: true}}
           - value: legacy
             when: {}
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv4SourceNAT
-      metadata: {name: native-nat}
-      spec:
-        outboundInterface: wan
-        sourceCIDRs: [192.168.10.0/24]
-        translation: {type: interfaceAddress}
-        when: {state: {uplink: {equals: native}}}
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv4SourceNAT
-      metadata: {name: legacy-nat}
-      spec:
-        outboundInterface: wan
-        sourceCIDRs: [192.168.20.0/24]
-        translation: {type: interfaceAddress}
-        when: {state: {uplink: {equals: legacy, for: 30s}}}
-"#;
+    ";
+    let nat = |source: &str, gate: &str| {
+        format!(
+            "
+            outboundInterface: wan
+            sourceCIDRs: [{source}]
+            translation: {{type: interfaceAddress}}
+            when: {{state: {{uplink: {gate}}}}}
+            "
+        )
+    };
+    RouterDoc::new("state-lab")
+        .resource(NET, "Interface", "wan", "{ifname: wan0, managed: true, adminUp: true}")
+        .resource(NET, "StatePolicy", "uplink", uplink)
+        .resource(NET, "IPv4SourceNAT", "native-nat", &nat("192.168.10.0/24", "{equals: native}"))
+        .resource(
+            NET,
+            "IPv4SourceNAT",
+            "legacy-nat",
+            &nat("192.168.20.0/24", "{equals: legacy, for: 30s}"),
+        )
+        .to_string()
+}
 
 async fn reconcile(session: &mut Session) -> ResultDocument {
-    let input = ConfigInput::parse(CONFIG, "router.yaml").expect("config parses");
+    let input = ConfigInput::parse(&config(), "router.yaml").expect("config parses");
     session.reconcile(&input, SystemTime::now()).await.expect("reconcile runs")
 }
 

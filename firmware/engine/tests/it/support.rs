@@ -1,33 +1,34 @@
 //! The lab of `examples/lab-router.yaml` as a test fixture: a router namespace with `wan0` and
 //! `lan0`, an upstream and a client namespace, unique names per test process, removed on drop
-//! (also when the test panics). Set-up and independent read-back use `ip` and `nft`; the code
-//! under test never does.
+//! (also when the test panics): the kit's [`Netns`]. Set-up and independent read-back use `ip`
+//! and `nft`; the code under test never does.
 
 use std::path::PathBuf;
-use std::process::{Child, Command};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::SystemTime;
-use std::time::{Duration, Instant};
 
 use routerd_engine::result::{
     ConditionStatus, ConditionType, OperationResult, Reason, ResourceResult,
 };
 use routerd_engine::{ConfigInput, ResultDocument, Session, SessionOptions};
 use routerd_host::testing::FakeSystemd;
+pub use routerd_test_kit::command::run;
+pub use routerd_test_kit::daemon::{Daemon, wait_for};
+use routerd_test_kit::netns::Netns;
+use routerd_test_kit::router;
 
 /// The lab config, as shipped.
 pub const LAB: &str = include_str!("../../../../examples/lab-router.yaml");
 
-static COUNTER: AtomicU32 = AtomicU32::new(0);
-
 /// Three namespaces cabled like the lab, plus a private ledger path.
 pub struct Lab {
-    /// Router namespace name.
-    pub router: String,
-    /// Upstream namespace name.
-    pub upstream: String,
-    /// LAN client namespace name.
-    pub client: String,
+    /// Router namespace (`rde-r-…`): `wan0` to the upstream's `up0`, `lan0` to the client's
+    /// `eth0`, both down and without addresses.
+    pub router: Netns,
+    /// Upstream namespace (`rde-u-…`): `up0`, 198.51.100.1/24, up.
+    pub upstream: Netns,
+    /// LAN client namespace (`rde-c-…`): `eth0`, 192.168.50.10/24, up, default route via
+    /// 192.168.50.1.
+    pub client: Netns,
     /// Ledger file (inside `dir`).
     pub ledger: PathBuf,
     /// Bus of the service manager sessions talk to (a [`FakeSystemd`]'s), when a test has one.
@@ -40,60 +41,33 @@ pub struct Lab {
 impl Lab {
     /// Builds the lab. Panics with "needs root" when not root.
     pub fn new() -> Self {
-        assert!(nix_is_root(), "needs root: these tests create network namespaces");
-        let n = COUNTER.fetch_add(1, Ordering::SeqCst);
-        let id = format!("{}{n}", std::process::id());
         let dir = tempfile::tempdir().expect("tempdir");
         let lab = Self {
-            router: format!("rde-{id}-r"),
-            upstream: format!("rde-{id}-u"),
-            client: format!("rde-{id}-c"),
+            router: Netns::new("rde-r"),
+            upstream: Netns::new("rde-u"),
+            client: Netns::new("rde-c"),
             ledger: dir.path().join("routerd.redb"),
             system_bus: None,
             dir,
         };
-        for ns in [&lab.router, &lab.upstream, &lab.client] {
-            run("ip", &["netns", "add", ns]);
-            run("ip", &["-n", ns, "link", "set", "lo", "up"]);
-        }
-        lab.cable(&format!("w{id}"), "wan0", &lab.upstream.clone(), "up0");
-        lab.cable(&format!("l{id}"), "lan0", &lab.client.clone(), "eth0");
-        run("ip", &["-n", &lab.upstream, "addr", "add", "198.51.100.1/24", "dev", "up0"]);
-        run("ip", &["-n", &lab.upstream, "link", "set", "up0", "up"]);
-        run("ip", &["-n", &lab.client, "addr", "add", "192.168.50.10/24", "dev", "eth0"]);
-        run("ip", &["-n", &lab.client, "link", "set", "eth0", "up"]);
-        run("ip", &["-n", &lab.client, "route", "add", "default", "via", "192.168.50.1"]);
+        lab.router.veth_to("wan0", &lab.upstream, "up0");
+        lab.router.veth_to("lan0", &lab.client, "eth0");
+        lab.upstream.ip(&["addr", "add", "198.51.100.1/24", "dev", "up0"]);
+        lab.upstream.ip(&["link", "set", "up0", "up"]);
+        lab.client.ip(&["addr", "add", "192.168.50.10/24", "dev", "eth0"]);
+        lab.client.ip(&["link", "set", "eth0", "up"]);
+        lab.client.ip(&["route", "add", "default", "via", "192.168.50.1"]);
         lab
-    }
-
-    fn cable(&self, tmp: &str, router_end: &str, peer_ns: &str, peer_end: &str) {
-        let (a, b) = (format!("{tmp}a"), format!("{tmp}b"));
-        run("ip", &["link", "add", &a, "type", "veth", "peer", "name", &b]);
-        run("ip", &["link", "set", &a, "netns", &self.router]);
-        run("ip", &["link", "set", &b, "netns", peer_ns]);
-        run("ip", &["-n", &self.router, "link", "set", &a, "name", router_end]);
-        run("ip", &["-n", peer_ns, "link", "set", &b, "name", peer_end]);
     }
 
     /// `ip -n ROUTER ARGS...`, stdout.
     pub fn ip(&self, args: &[&str]) -> String {
-        let mut full = vec!["-n", self.router.as_str()];
-        full.extend_from_slice(args);
-        run("ip", &full)
+        self.router.ip(args)
     }
 
     /// `nft ARGS...` inside the router namespace, stdout.
     pub fn nft(&self, args: &[&str]) -> String {
-        let mut full = vec!["netns", "exec", self.router.as_str(), "nft"];
-        full.extend_from_slice(args);
-        run("ip", &full)
-    }
-
-    /// A command inside namespace `ns`; returns whether it exited 0.
-    pub fn exec_ok(&self, ns: &str, cmd: &[&str]) -> bool {
-        let mut full = vec!["netns", "exec", ns];
-        full.extend_from_slice(cmd);
-        Command::new("ip").args(&full).output().map(|o| o.status.success()).unwrap_or(false)
+        self.router.nft(args)
     }
 
     /// Everything the engine could touch in the router namespace, as text: links, addresses,
@@ -110,8 +84,7 @@ impl Lab {
         }
         s.push_str(&self.nft(&["list", "ruleset"]));
         for key in ["net/ipv4/ip_forward", "net/ipv4/conf/wan0/rp_filter"] {
-            let out =
-                run("ip", &["netns", "exec", &self.router, "cat", &format!("/proc/sys/{key}")]);
+            let out = self.router.exec(&["cat", &format!("/proc/sys/{key}")]);
             s.push_str(&format!("{key}={out}"));
         }
         s
@@ -120,7 +93,7 @@ impl Lab {
     /// Opens an engine session on the router namespace.
     pub async fn session(&self, read_only: bool) -> Session {
         Session::open(SessionOptions {
-            netns: Some(self.router.clone()),
+            netns: Some(self.router.name().to_string()),
             ledger_path: self.ledger.clone(),
             read_only,
             root: Some(self.root()),
@@ -192,38 +165,6 @@ impl Lab {
     }
 }
 
-impl Drop for Lab {
-    fn drop(&mut self) {
-        for ns in [&self.router, &self.upstream, &self.client] {
-            let _ = Command::new("ip").args(["netns", "del", ns]).status();
-        }
-    }
-}
-
-/// Runs a set-up command; panics with its stderr when it fails.
-pub fn run(cmd: &str, args: &[&str]) -> String {
-    let out = Command::new(cmd).args(args).output().unwrap_or_else(|e| panic!("{cmd}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd} {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn nix_is_root() -> bool {
-    // SAFETY-free check: /proc/self/status Uid line.
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .map(|l| l.split_whitespace().nth(1) == Some("0"))
-        })
-        .unwrap_or(false)
-}
-
 /// The resource whose ID ends in `/<id>` (`HealthCheck/wan-gw`); panics when there is none.
 pub fn resource<'a>(doc: &'a ResultDocument, id: &str) -> &'a ResourceResult {
     doc.resources
@@ -263,52 +204,19 @@ pub fn without(yaml: &str, kind: &str, name: &str) -> String {
 /// The lab config with `n` static routes `bulk<i>` on the LAN (`10.100.0.0/24` onwards, via
 /// 192.168.50.2), in `table` or the main one.
 pub fn lab_with_routes(n: usize, table: Option<u32>) -> String {
-    let mut yaml = LAB.trim_end().to_string();
-    let table = table.map_or(String::new(), |t| format!("\n        table: {t}"));
+    let table = table.map_or(String::new(), |t| format!("\ntable: {t}"));
+    let mut yaml = format!("{}\n", LAB.trim_end());
     for i in 0..n {
-        yaml.push_str(&format!(
-            "
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv4StaticRoute
-      metadata:
-        name: bulk{i}
-      spec:
-        interface: lan
-        destination: 10.{}.{}.0/24
-        via: 192.168.50.2{table}",
-            100 + i / 256,
-            i % 256,
-        ));
+        let destination = format!("10.{}.{}.0/24", 100 + i / 256, i % 256);
+        let spec = format!("interface: lan\ndestination: {destination}\nvia: 192.168.50.2{table}");
+        yaml.push_str(&router::item(router::NET, "IPv4StaticRoute", &format!("bulk{i}"), &spec));
     }
-    yaml.push('\n');
     yaml
 }
 
 /// The deletes of a Result document, in order.
 pub fn deletes(doc: &ResultDocument, result: OperationResult) -> Vec<String> {
     ops(doc, result).into_iter().filter(|o| o.starts_with("delete ")).collect()
-}
-
-/// Waits (deadline) until `f` gives `Some`.
-pub fn wait_for<T>(what: &str, deadline: Duration, mut f: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(start.elapsed() < deadline, "{what}: not within {deadline:?}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// A process killed on drop (the client's udhcpc, the upstream resolver).
-pub struct Daemon(pub Child);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// The lab, with the systemd stand-in serving the sessions' unit directory on a private bus.

@@ -4,6 +4,7 @@
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 
+use super::orphans::{Kept, OrphanRule};
 use super::{ArtifactType, Diffs, observed_as_self};
 use crate::artifact::{ArtifactKey, ArtifactKind};
 
@@ -45,3 +46,9 @@ impl ArtifactType for AddressSpec {
         self != o
     }
 }
+
+/// Orphans (ADR 0002): addresses are never deleted as orphans: management access may depend on them.
+pub const ORPHANS: OrphanRule = OrphanRule::Never(Kept {
+    reason: "addresses are never deleted as orphans (management access may depend on them)",
+    remediation: "remove the address by hand once nothing reaches the router through it",
+});

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::orphans::OrphanRule;
 use super::{ArtifactType, Diffs, observed_as_self};
 use crate::artifact::{ArtifactKey, ArtifactKind};
 
@@ -120,4 +121,15 @@ impl ArtifactType for DhcpClientSpec {
         diffs.compare("settings", &self.settings, &o.settings);
         diffs.compare("effective", &self.effective, &o.effective);
     }
+
+    fn in_routerd_namespace(&self) -> bool {
+        // A block of a `10-routerd-*.network` file.
+        true
+    }
 }
+
+/// Orphans (ADR 0002): a binding in routerd's `.network` files, deleted when the ledger records it.
+pub const ORPHANS: OrphanRule = OrphanRule::RecordedInNamespace {
+    deleted: "binding in routerd's .network file recorded in the ledger",
+    unrecorded: None,
+};

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::orphans::OrphanRule;
 use super::{ArtifactType, Diffs, observed_as_self};
 use crate::artifact::{ArtifactKey, ArtifactKind};
 use crate::dnsmasq::DnsmasqOption;
@@ -43,4 +44,15 @@ impl ArtifactType for DnsmasqSectionSpec {
     fn drift(&self, o: &Self, diffs: &mut Diffs) {
         diffs.compare("lines", &self.lines, &o.lines);
     }
+
+    fn in_routerd_namespace(&self) -> bool {
+        // The whole file is routerd's; a section in it was written by routerd.
+        true
+    }
 }
+
+/// Orphans (ADR 0002): a section of routerd's own file, deleted when the ledger records it.
+pub const ORPHANS: OrphanRule = OrphanRule::RecordedInNamespace {
+    deleted: "section of routerd's dnsmasq file recorded in the ledger",
+    unrecorded: None,
+};

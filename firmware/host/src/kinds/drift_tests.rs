@@ -101,8 +101,69 @@ fn every_kind_serialises_as_its_string_and_parses_back() {
         assert_eq!(json, format!("\"{}\"", kind.as_str()));
         assert_eq!(super::ArtifactKind::parse(kind.as_str()), Some(kind));
         assert!(super::ApplyWith::kinds(kind.apply_with()).any(|k| k == kind));
+        // Every family reads back from its name (the built-in list is complete).
+        let family = kind.apply_with();
+        let json = serde_json::to_string(&family).expect("serialises");
+        assert_eq!(serde_json::from_str::<super::ApplyWith>(&json).expect("parses"), family);
     }
     assert_eq!(super::ArtifactKind::parse("linux.vlan"), None);
+    assert!(serde_json::from_str::<super::ArtifactKind>("\"linux.vlan\"").is_err());
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct Banner {
+    text: String,
+    lines: u32,
+}
+
+impl super::external::ExternalArtifactType for Banner {
+    fn drift(&self, observed: &Self, diffs: &mut super::Diffs) {
+        diffs.compare("text", &self.text, &observed.text);
+    }
+
+    fn needs_recreate(&self, observed: &Self) -> bool {
+        self.lines != observed.lines
+    }
+}
+
+static BANNER: super::external::ExternalArtifactKind =
+    super::external::ExternalArtifactKind::of::<Banner>("test.banner", "test-banner");
+
+#[test]
+fn a_registered_kind_reads_back_and_drifts_by_its_own_rules() {
+    use super::external::{ExternalArtifactSpec, RegisterError, register};
+    assert_eq!(super::ArtifactKind::parse("test.banner"), None, "not registered yet");
+    register(&BANNER).expect("free");
+    register(&BANNER).expect("the same descriptor again is a no-op");
+    let kind = super::ArtifactKind::parse("test.banner").expect("registered");
+    assert_eq!(kind.apply_with().as_str(), "test-banner");
+    assert!(kind.is_remembered());
+
+    let spec = |text: &str, lines| {
+        let attrs = Banner { text: text.into(), lines };
+        ArtifactSpec::External(ExternalArtifactSpec::new(&BANNER, "motd", &attrs).expect("json"))
+    };
+    let json = serde_json::to_value(spec("hi", 1)).expect("serialises");
+    assert_eq!(
+        json,
+        serde_json::json!({"type": "external", "kind": "test.banner", "name": "motd",
+            "attributes": {"text": "hi", "lines": 1}})
+    );
+    assert_eq!(serde_json::from_value::<ArtifactSpec>(json).expect("reads"), spec("hi", 1));
+    assert_eq!(spec("hi", 1).key().to_string(), "test.banner/motd");
+
+    let diffs = drift(&spec("new", 1), &spec("old", 1));
+    assert_eq!(diffs.len(), 1);
+    assert_eq!(diffs[0].attribute, "text");
+    assert!(spec("hi", 2).needs_recreate(&spec("hi", 1)));
+    assert!(!spec("new", 1).needs_recreate(&spec("old", 1)));
+
+    static CLASH: super::external::ExternalArtifactKind =
+        super::external::ExternalArtifactKind::of::<Banner>("linux.sysctl", "test-banner");
+    assert_eq!(register(&CLASH), Err(RegisterError::BuiltIn("linux.sysctl")));
+    static FAMILY: super::external::ExternalArtifactKind =
+        super::external::ExternalArtifactKind::of::<Banner>("test.other", "rtnetlink");
+    assert_eq!(register(&FAMILY), Err(RegisterError::BuiltInFamily("rtnetlink")));
 }
 
 #[test]

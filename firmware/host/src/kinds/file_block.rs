@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::orphans::{Kept, OrphanRule};
 use super::{ArtifactType, Diffs, observed_as_self};
 use crate::artifact::{ArtifactKey, ArtifactKind};
 
@@ -43,3 +44,12 @@ impl ArtifactType for FileBlockSpec {
         diffs.compare_mode(self.mode, o.mode);
     }
 }
+
+/// Orphans (ADR 0002): a block routerd wrote: deleted when the ledger records it; the operator's lines in the file stay, and so does the file.
+pub const ORPHANS: OrphanRule = OrphanRule::Recorded {
+    deleted: "block routerd wrote in the file, recorded in the ledger",
+    unrecorded: Some(Kept {
+        reason: "routerd deletes only blocks the ledger records, never whole files",
+        remediation: "remove the block by hand if it is stale, or declare it and run adopt --apply",
+    }),
+};

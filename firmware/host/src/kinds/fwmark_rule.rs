@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::orphans::{Kept, OrphanRule};
 use super::{ArtifactType, Diffs, observed_as_self};
 use crate::artifact::{ArtifactKey, ArtifactKind};
 
@@ -59,4 +60,19 @@ impl ArtifactType for FwmarkRuleSpec {
         diffs.compare("table", &self.table, &o.table);
         diffs.compare("priority", &self.priority, &o.priority);
     }
+
+    fn in_routerd_namespace(&self) -> bool {
+        self.within(&ROUTERD_FWMARK_RANGE)
+    }
 }
+
+/// Orphans (ADR 0002): deleted only when the ledger records it, whatever its range says.
+pub const ORPHANS: OrphanRule = OrphanRule::Recorded {
+    // Seed 000 lets the range alone prove a rule ours; this firmware has kept a ledger since
+    // its first boot, so it needs the ledger here too (ADR 0002).
+    deleted: "fwmark rule recorded in the ledger",
+    unrecorded: Some(Kept {
+        reason: "fwmark rule in routerd's range 0x100-0x1ff, not recorded in the ledger",
+        remediation: "delete it by hand (ip rule del fwmark MARK) if it is stale, or declare it in the config and run adopt --apply",
+    }),
+};

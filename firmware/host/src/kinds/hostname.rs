@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::orphans::OrphanRule;
 use super::{ArtifactType, Diffs, observed_as_self};
 use crate::artifact::{ArtifactKey, ArtifactKind};
 
@@ -30,3 +31,6 @@ impl ArtifactType for SystemHostnameSpec {
         diffs.compare("kernel", &self.kernel, &o.kernel);
     }
 }
+
+/// Orphans (ADR 0002): global host state is reconciled, never deleted.
+pub const ORPHANS: OrphanRule = OrphanRule::Never(super::sysctl::GLOBAL_STATE);

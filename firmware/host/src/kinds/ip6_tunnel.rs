@@ -6,6 +6,7 @@ use std::net::Ipv6Addr;
 
 use serde::{Deserialize, Serialize};
 
+use super::orphans::OrphanRule;
 use super::{ArtifactType, Diffs, observed_as_self};
 use crate::artifact::{ArtifactKey, ArtifactKind};
 
@@ -137,3 +138,7 @@ impl ArtifactType for Ip6TunnelSpec {
         diffs.compare_set("adminUp", &self.admin_up, &o.admin_up);
     }
 }
+
+/// Orphans (ADR 0002): deleted when the ledger records it (the kernel's fallback device never is).
+pub const ORPHANS: OrphanRule =
+    OrphanRule::Recorded { deleted: "recorded in the ledger", unrecorded: None };

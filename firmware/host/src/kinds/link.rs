@@ -5,6 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::orphans::{Kept, OrphanRule};
 use super::{ArtifactType, Diffs, observed_as_self};
 use crate::artifact::{ArtifactKey, ArtifactKind};
 
@@ -103,3 +104,9 @@ impl ArtifactType for LinkSpec {
         diffs.compare_set("kind", &self.kind, &o.kind);
     }
 }
+
+/// Orphans (ADR 0002): links are never deleted as orphans: routerd may have created a VLAN, but the operator's session may run over it.
+pub const ORPHANS: OrphanRule = OrphanRule::Never(Kept {
+    reason: "links are never deleted as orphans",
+    remediation: "remove the link by hand if it is no longer needed",
+});

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::orphans::OrphanRule;
 use super::{ArtifactType, Diffs, observed_as_self};
 use crate::artifact::{ArtifactKey, ArtifactKind};
 
@@ -141,3 +142,6 @@ impl ArtifactType for LogSinkSpec {
         diffs.compare("output", &self.output, &o.output);
     }
 }
+
+/// Orphans (ADR 0002): a sink lives in the routerd process: nothing outside it can own one.
+pub const ORPHANS: OrphanRule = OrphanRule::Always("log sink of this routerd process");

@@ -21,6 +21,7 @@ pub mod address;
 pub mod aftr_address;
 pub mod dhcp_client;
 pub mod dnsmasq_section;
+pub mod external;
 pub mod file_block;
 pub mod fwmark_rule;
 pub mod health_check;
@@ -30,6 +31,7 @@ pub mod link;
 pub mod log_sink;
 pub mod nft_table;
 pub mod opaque;
+pub mod orphans;
 pub mod ppp_link;
 pub mod ppp_secret;
 pub mod route;
@@ -43,6 +45,7 @@ use address::AddressSpec;
 use aftr_address::AftrAddressSpec;
 use dhcp_client::DhcpClientSpec;
 use dnsmasq_section::DnsmasqSectionSpec;
+use external::{ExternalArtifactKind, ExternalArtifactSpec};
 use file_block::FileBlockSpec;
 use fwmark_rule::FwmarkRuleSpec;
 use health_check::HealthStatusSpec;
@@ -51,6 +54,7 @@ use ip6_tunnel::Ip6TunnelSpec;
 use link::LinkSpec;
 use log_sink::LogSinkSpec;
 use opaque::OpaqueSpec;
+use orphans::OrphanRule;
 use ppp_link::PppLinkSpec;
 use ppp_secret::PppSecretSpec;
 use route::RouteSpec;
@@ -81,6 +85,13 @@ pub trait ArtifactType: Sized {
     /// Whether going from `observed` to `self` needs delete + create instead of modify.
     /// Default: never.
     fn needs_recreate(&self, _observed: &Self::Observed) -> bool {
+        false
+    }
+
+    /// Whether this object lies inside one of routerd's namespaces or ranges (the weaker
+    /// orphan signal of seed 000: fwmark `0x100-0x1ff`, `routerd_*` tables, routerd's route
+    /// protocol, its own files and units). Default: no.
+    fn in_routerd_namespace(&self) -> bool {
         false
     }
 }
@@ -158,111 +169,170 @@ impl Diffs {
     }
 }
 
+/// The kind table's last column: whether the ledger remembers the kind.
+macro_rules! memory {
+    (remembered) => {
+        true
+    };
+    (transient) => {
+        false
+    };
+}
+
 /// Generates [`ArtifactKind`] and [`ApplyWith::kinds`] from the kind table.
 macro_rules! artifact_kinds {
     (
         $count:literal;
-        $( $(#[doc = $doc:literal])* $variant:ident = $name:literal by $apply:ident; )*
+        $( $(#[doc = $doc:literal])* $variant:ident = $name:literal by $apply:ident, $memory:ident, $orphans:path; )*
     ) => {
         /// Stable artifact type. The serialised string is part of the ledger format and the
         /// Result document: never rename one, and never change what a string means (a new kind
         /// of host object gets a new string).
-        #[derive(
-            Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-        )]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum ArtifactKind {
             $(
                 $(#[doc = $doc])*
                 #[doc = concat!("\n\n`", $name, "`, applied with [`ApplyWith::", stringify!($apply), "`].")]
-                #[serde(rename = $name)]
                 $variant,
             )*
+            /// A kind a controller crate registered ([`external::register`], ADR 0010).
+            External(&'static ExternalArtifactKind),
         }
 
         impl ArtifactKind {
-            /// Every kind, in declaration order (also their order in sorted collections).
+            /// Every built-in kind, in declaration order (also their order in sorted
+            /// collections; registered kinds sort after them, by string).
             pub const ALL: [ArtifactKind; $count] = [$(Self::$variant,)*];
 
             /// The stable string (`linux.ipv4.fwmarkRule`).
             pub const fn as_str(self) -> &'static str {
-                match self { $(Self::$variant => $name,)* }
+                match self {
+                    $(Self::$variant => $name,)*
+                    Self::External(k) => k.as_str(),
+                }
             }
 
             /// The configurator family that creates, changes and deletes this kind, and lists
             /// it: one per kind.
             pub const fn apply_with(self) -> ApplyWith {
-                match self { $(Self::$variant => ApplyWith::$apply,)* }
+                match self {
+                    $(Self::$variant => ApplyWith::$apply,)*
+                    Self::External(k) => ApplyWith::External(k.apply_with()),
+                }
             }
 
-            /// Parses the stable string form.
+            /// Whether the engine remembers this kind's artifacts in the ledger: an inventory
+            /// lists it, so what routerd created can be found, proved its own and deleted
+            /// (seed 000: "only inventory-backed ensure artifacts are remembered"). A kind
+            /// marked `transient` in the table is a value of the engine's or one another
+            /// family brings up. Every registered kind is remembered.
+            pub const fn is_remembered(self) -> bool {
+                match self {
+                    $(Self::$variant => memory!($memory),)*
+                    Self::External(_) => true,
+                }
+            }
+
+            /// What becomes of an artifact of this kind that no resource declares any more
+            /// (ADR 0002): the rule in the kind's module.
+            pub const fn orphans(self) -> OrphanRule {
+                match self {
+                    $(Self::$variant => $orphans,)*
+                    Self::External(k) => k.orphans(),
+                }
+            }
+
+            /// Parses the stable string form of a built-in or registered kind.
             pub fn parse(s: &str) -> Option<ArtifactKind> {
+                Self::builtin(s).or_else(|| external::lookup(s).map(Self::External))
+            }
+
+            /// The built-in kind with the stable string `s`.
+            pub fn builtin(s: &str) -> Option<ArtifactKind> {
                 match s { $($name => Some(Self::$variant),)* _ => None }
             }
         }
     };
 }
 
-// The kind table. Order matters: it is the order of kinds in sorted plans and listings.
+// The kind table: string, configurator family, whether the ledger remembers the kind
+// (`remembered`) or not (`transient`), and its orphan rule. Order matters: it is the order of
+// kinds in sorted plans and listings.
 artifact_kinds! {
     28;
     /// A network link (`ip link`), named by ifname.
-    Link = "linux.link" by Rtnetlink;
+    Link = "linux.link" by Rtnetlink, remembered, link::ORPHANS;
     /// An IPv4 address on a link, named `ifname/addr/prefixlen`.
-    Ipv4Address = "linux.ipv4.address" by Rtnetlink;
+    Ipv4Address = "linux.ipv4.address" by Rtnetlink, remembered, address::ORPHANS;
     /// An IPv6 address on a link, named `ifname/addr/prefixlen`.
-    Ipv6Address = "linux.ipv6.address" by Rtnetlink;
+    Ipv6Address = "linux.ipv6.address" by Rtnetlink, remembered, address::ORPHANS;
     /// An IPv4 route, named `table:destination:metric`.
-    Ipv4Route = "linux.ipv4.route" by Rtnetlink;
+    Ipv4Route = "linux.ipv4.route" by Rtnetlink, remembered, route::ORPHANS;
     /// An IPv6 route, named `table:destination:metric`.
-    Ipv6Route = "linux.ipv6.route" by Rtnetlink;
+    Ipv6Route = "linux.ipv6.route" by Rtnetlink, remembered, route::ORPHANS;
     /// A numbered IPv4 routing table routerd fills, named by its number.
-    Ipv4RouteTable = "linux.ipv4.routeTable" by Rtnetlink;
+    Ipv4RouteTable = "linux.ipv4.routeTable" by Rtnetlink, remembered, route_table::ORPHANS;
     /// An IPv4 fwmark policy rule (`ip rule ... fwmark`), named by the mark in hex (`0x100`).
-    Ipv4FwmarkRule = "linux.ipv4.fwmarkRule" by Rtnetlink;
+    Ipv4FwmarkRule = "linux.ipv4.fwmarkRule" by Rtnetlink, remembered, fwmark_rule::ORPHANS;
     /// An IP-in-IPv6 (ip6tnl, ipip6 mode) tunnel link, named by ifname.
-    Ipip6Tunnel = "linux.ipip6.tunnel" by Rtnetlink;
+    Ipip6Tunnel = "linux.ipip6.tunnel" by Rtnetlink, remembered, ip6_tunnel::ORPHANS;
     /// A PPP link brought up by pppd, named by ifname.
-    PppLink = "linux.ppp.link" by Pppd;
+    PppLink = "linux.ppp.link" by Pppd, transient, OrphanRule::Default;
     /// A sysctl key under `/proc/sys`, named in dotted form (`net.ipv4.ip_forward`).
-    Sysctl = "linux.sysctl" by Procfs;
+    Sysctl = "linux.sysctl" by Procfs, remembered, sysctl::ORPHANS;
     /// The system hostname, named `system`.
-    Hostname = "linux.hostname" by Hostnamed;
+    Hostname = "linux.hostname" by Hostnamed, remembered, hostname::ORPHANS;
     /// An nftables table, named `family/name` (`inet/routerd_nat`).
-    NftTable = "nft.table" by Nftnl;
+    NftTable = "nft.table" by Nftnl, remembered, nft_table::ORPHANS;
     /// A systemd unit, named by unit name (`routerd-dnsmasq.service`).
-    SystemdService = "systemd.service" by Systemd;
+    SystemdService = "systemd.service" by Systemd, remembered, unit::ORPHANS;
     /// A block routerd writes in a file, named `path#block`
     /// (`/etc/sysctl.d/90-routerd.conf#net.ipv4.ip_forward`).
-    File = "file" by Files;
+    File = "file" by Files, remembered, file_block::ORPHANS;
     /// A PPP secret: a routerd block of one entry in a pppd secrets file, named `path#block`
     /// (`/etc/ppp/chap-secrets#wan`).
-    PppSecret = "ppp.secret" by Files;
+    PppSecret = "ppp.secret" by Files, remembered, ppp_secret::ORPHANS;
     /// A DHCPv4 client binding on a link, named by ifname.
-    Dhcp4Client = "dhcp.ipv4.client" by Networkd;
+    Dhcp4Client = "dhcp.ipv4.client" by Networkd, remembered, dhcp_client::ORPHANS;
     /// A DHCPv6 client binding on a link, named by ifname.
-    Dhcp6Client = "dhcp.ipv6.client" by Networkd;
+    Dhcp6Client = "dhcp.ipv6.client" by Networkd, remembered, dhcp_client::ORPHANS;
     /// A DHCPv6 prefix delegation binding (IA_PD) on the uplink, named by ifname.
-    Dhcp6PrefixDelegation = "dhcp.ipv6.prefixDelegation" by Networkd;
+    Dhcp6PrefixDelegation = "dhcp.ipv6.prefixDelegation" by Networkd, remembered, dhcp_client::ORPHANS;
     /// An address from a delegated prefix on a downstream link, named by ifname.
-    Dhcp6DelegatedAddress = "dhcp.ipv6.delegatedAddress" by Networkd;
+    Dhcp6DelegatedAddress = "dhcp.ipv6.delegatedAddress" by Networkd, remembered, dhcp_client::ORPHANS;
     /// A section of routerd's dnsmasq configuration, named `section/name`.
-    DnsmasqConfig = "dnsmasq.config" by Dnsmasq;
+    DnsmasqConfig = "dnsmasq.config" by Dnsmasq, remembered, dnsmasq_section::ORPHANS;
     /// A probe run by the supervisor's scheduler, named by resource name.
-    HealthCheck = "routerd.healthCheck" by Scheduler;
+    HealthCheck = "routerd.healthCheck" by Scheduler, transient, OrphanRule::Default;
     /// A block of routerd's systemd-timesyncd drop-in, named by its `NTPClient` resource.
-    TimesyncdConfig = "timesyncd.config" by Timesyncd;
+    TimesyncdConfig = "timesyncd.config" by Timesyncd, remembered, timesyncd::ORPHANS;
     /// The NTP servers systemd-timesyncd uses, named `system`; observed only.
-    TimesyncdServers = "timesyncd.servers" by Timesyncd;
+    TimesyncdServers = "timesyncd.servers" by Timesyncd, transient, OrphanRule::Default;
     /// A log forwarding sink, named by resource name.
-    LogSink = "routerd.logSink" by LogSinks;
+    LogSink = "routerd.logSink" by LogSinks, remembered, log_sink::ORPHANS;
     /// A source-address selection policy, named by resource name.
-    AddressSelection = "routerd.addressSelection" by Routerd;
+    AddressSelection = "routerd.addressSelection" by Routerd, transient, OrphanRule::Default;
     /// A firewall zone: an engine-internal grouping of interfaces compiled into nft tables.
-    FirewallZone = "routerd.firewallZone" by Routerd;
+    FirewallZone = "routerd.firewallZone" by Routerd, transient, OrphanRule::Default;
     /// A state variable evaluated by the supervisor (`StatePolicy`).
-    StateVariable = "routerd.stateVariable" by Scheduler;
+    StateVariable = "routerd.stateVariable" by Scheduler, transient, OrphanRule::Default;
     /// The AFTR addresses the supervisor resolved for a DS-Lite tunnel, named by its ifname.
-    AftrAddress = "routerd.aftrAddress" by Scheduler;
+    AftrAddress = "routerd.aftrAddress" by Scheduler, transient, OrphanRule::Default;
+}
+
+impl Serialize for ArtifactKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ArtifactKind {
+    /// A built-in kind's string, or a registered kind's.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let s = <Cow<'de, str>>::deserialize(deserializer)?;
+        Self::parse(&s)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown artifact kind {s:?}")))
+    }
 }
 
 impl fmt::Display for ArtifactKind {
@@ -273,49 +343,38 @@ impl fmt::Display for ArtifactKind {
 
 /// The configurator family that can create and correct an artifact kind, shown in plans as
 /// `applyWith`; each kind has exactly one ([`ArtifactKind::apply_with`]). Families without a
-/// configurator in this build make their intents `Blocked`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// configurator in this build make their intents `Blocked`. Serialised as its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ApplyWith {
     /// rtnetlink: links, addresses, routes, rules, tunnels.
-    #[serde(rename = "rtnetlink")]
     Rtnetlink,
     /// libnftnl batches: nftables tables.
-    #[serde(rename = "nftnl")]
     Nftnl,
     /// `/proc/sys` files of the target namespace.
-    #[serde(rename = "procfs")]
     Procfs,
     /// Engine-internal: no host state of its own (firewall zones, address selection).
-    #[serde(rename = "routerd")]
     Routerd,
     /// systemd-hostnamed over D-Bus.
-    #[serde(rename = "hostnamed")]
     Hostnamed,
     /// systemd over D-Bus (units).
-    #[serde(rename = "systemd")]
     Systemd,
     /// systemd-networkd (DHCP client bindings, prefix delegation).
-    #[serde(rename = "networkd")]
     Networkd,
     /// dnsmasq config and service.
-    #[serde(rename = "dnsmasq")]
     Dnsmasq,
     /// systemd-timesyncd drop-in.
-    #[serde(rename = "timesyncd")]
     Timesyncd,
     /// routerd's own log sinks: its events forwarded to syslog or a plugin
     /// ([`crate::logsink`]).
-    #[serde(rename = "routerd-log")]
     LogSinks,
     /// pppd via a routerd-pppoe unit.
-    #[serde(rename = "pppd")]
     Pppd,
     /// The supervisor's scheduler (health checks, state variables, AFTR lookups).
-    #[serde(rename = "routerd-scheduler")]
     Scheduler,
     /// Managed files.
-    #[serde(rename = "files")]
     Files,
+    /// A controller crate's family (its registered kinds' `applyWith`, ADR 0010).
+    External(&'static str),
 }
 
 impl ApplyWith {
@@ -335,12 +394,50 @@ impl ApplyWith {
             Self::Pppd => "pppd",
             Self::Scheduler => "routerd-scheduler",
             Self::Files => "files",
+            Self::External(name) => name,
         }
     }
 
-    /// The kinds this family serves, in [`ArtifactKind::ALL`] order.
+    /// The built-in family named `name`.
+    pub fn builtin(name: &str) -> Option<Self> {
+        const BUILTIN: [ApplyWith; 13] = [
+            ApplyWith::Rtnetlink,
+            ApplyWith::Nftnl,
+            ApplyWith::Procfs,
+            ApplyWith::Routerd,
+            ApplyWith::Hostnamed,
+            ApplyWith::Systemd,
+            ApplyWith::Networkd,
+            ApplyWith::Dnsmasq,
+            ApplyWith::Timesyncd,
+            ApplyWith::LogSinks,
+            ApplyWith::Pppd,
+            ApplyWith::Scheduler,
+            ApplyWith::Files,
+        ];
+        BUILTIN.into_iter().find(|f| f.as_str() == name)
+    }
+
+    /// The built-in kinds this family serves, in [`ArtifactKind::ALL`] order (none for a
+    /// controller crate's family: its backend lists its kinds).
     pub fn kinds(self) -> impl Iterator<Item = ArtifactKind> {
         ArtifactKind::ALL.into_iter().filter(move |k| k.apply_with() == self)
+    }
+}
+
+impl Serialize for ApplyWith {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ApplyWith {
+    /// A built-in family's name, or the family of a registered kind.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let s = <Cow<'de, str>>::deserialize(deserializer)?;
+        Self::builtin(&s)
+            .or_else(|| external::family(&s).map(Self::External))
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown applyWith {s:?}")))
     }
 }
 
@@ -394,6 +491,12 @@ macro_rules! artifact_specs {
                     $(Self::$variant(d) => <$spec as ArtifactType>::observed(observed)
                         .is_some_and(|o| d.needs_recreate(&o)),)*
                 }
+            }
+
+            /// Whether the object lies inside routerd's namespace
+            /// ([`ArtifactType::in_routerd_namespace`]).
+            pub fn in_routerd_namespace(&self) -> bool {
+                match self { $(Self::$variant(s) => ArtifactType::in_routerd_namespace(s),)* }
             }
 
             /// The `type` tag (`link`, `nftTableObserved`).
@@ -454,6 +557,9 @@ artifact_specs! {
     /// Any kind whose configurator is not in this build: attributes as rendered from the
     /// resource, compared as JSON.
     Opaque(OpaqueSpec) = "opaque";
+    /// A kind a controller crate registered: its attributes as JSON, compared by its
+    /// descriptor's rules.
+    External(ExternalArtifactSpec) = "external";
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 
+use super::orphans::{Kept, OrphanRule};
 use super::{ArtifactSpec, ArtifactType, Diffs};
 use crate::artifact::{ArtifactKey, ArtifactKind};
 use crate::nftables::ir::{NftTableSpec, NftTableState};
@@ -26,6 +27,10 @@ impl ArtifactType for NftTableSpec {
     /// should leave.
     fn drift(&self, o: &NftTableState, diffs: &mut Diffs) {
         self.expected_state().drift(o, diffs);
+    }
+
+    fn in_routerd_namespace(&self) -> bool {
+        self.name.starts_with(ROUTERD_NFT_TABLE_PREFIX)
     }
 }
 
@@ -58,4 +63,17 @@ impl ArtifactType for NftTableState {
             diffs.compare(&format!("chains.{}.rules", dc.name), &dc.rules, &oc.rules);
         }
     }
+
+    fn in_routerd_namespace(&self) -> bool {
+        self.name.starts_with(ROUTERD_NFT_TABLE_PREFIX)
+    }
 }
+
+/// Orphans (ADR 0002): deleted only when it is a `routerd_*` table the ledger records.
+pub const ORPHANS: OrphanRule = OrphanRule::RecordedInNamespace {
+    deleted: "routerd_* table recorded in the ledger",
+    unrecorded: Some(Kept {
+        reason: "routerd_* table not recorded in the ledger",
+        remediation: "delete it by hand if it is stale, or declare it in the config and run adopt --apply",
+    }),
+};

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::orphans::OrphanRule;
 use super::{ArtifactType, Diffs, observed_as_self};
 use crate::artifact::{ArtifactKey, ArtifactKind};
 use crate::secret::Secret;
@@ -59,3 +60,6 @@ impl ArtifactType for PppSecretSpec {
         diffs.compare_mode(self.mode, o.mode);
     }
 }
+
+/// Orphans (ADR 0002): as a file block.
+pub const ORPHANS: OrphanRule = super::file_block::ORPHANS;

@@ -6,6 +6,7 @@ use std::net::IpAddr;
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 
+use super::orphans::OrphanRule;
 use super::{ArtifactType, Diffs, observed_as_self};
 use crate::artifact::{ArtifactKey, ArtifactKind};
 
@@ -60,4 +61,14 @@ impl ArtifactType for RouteSpec {
         diffs.compare_set("oif", &self.oif, &o.oif);
         diffs.compare("protocol", &self.protocol, &o.protocol);
     }
+
+    fn in_routerd_namespace(&self) -> bool {
+        self.protocol == ROUTERD_ROUTE_PROTOCOL
+    }
 }
+
+/// Orphans (ADR 0002): deleted only when it carries routerd's protocol and the ledger records it.
+pub const ORPHANS: OrphanRule = OrphanRule::RecordedInNamespace {
+    deleted: "routerd-protocol route recorded in the ledger",
+    unrecorded: None,
+};

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::orphans::{Kept, OrphanRule};
 use super::{ArtifactType, Diffs, observed_as_self};
 use crate::artifact::{ArtifactKey, ArtifactKind};
 
@@ -33,4 +34,17 @@ impl ArtifactType for RouteTableSpec {
 
     /// A table has no attributes beside its number.
     fn drift(&self, _: &Self, _: &mut Diffs) {}
+
+    fn in_routerd_namespace(&self) -> bool {
+        true
+    }
 }
+
+/// Orphans (ADR 0002): deleted when the ledger records it and it holds no route the ledger does not.
+pub const ORPHANS: OrphanRule = OrphanRule::RecordedAndEmpty {
+    deleted: "route table recorded in the ledger; its routes go one by one, as the ledger records them",
+    holds_foreign: Kept {
+        reason: "route table recorded in the ledger, but it holds routes the ledger does not record",
+        remediation: "the table stays for those routes; delete them by hand if they are stale",
+    },
+};

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::orphans::{Kept, OrphanRule};
 use super::{ArtifactType, Diffs, observed_as_self};
 use crate::artifact::{ArtifactKey, ArtifactKind};
 
@@ -36,3 +37,12 @@ impl ArtifactType for SysctlSpec {
 fn fold_ws(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
+
+/// Why global host state (sysctls, the hostname) is never deleted as an orphan.
+pub const GLOBAL_STATE: Kept = Kept {
+    reason: "global host state is reconciled, never deleted",
+    remediation: "set the value you want with a Sysctl or Hostname resource",
+};
+
+/// Orphans (ADR 0002): global host state is reconciled, never deleted.
+pub const ORPHANS: OrphanRule = OrphanRule::Never(GLOBAL_STATE);

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::orphans::OrphanRule;
 use super::{ArtifactType, Diffs, observed_as_self};
 use crate::artifact::{ArtifactKey, ArtifactKind};
 
@@ -46,6 +47,11 @@ impl ArtifactType for TimesyncdSpec {
         diffs.compare("servers", &self.servers, &o.servers);
         diffs.compare("effective", &self.effective, &o.effective);
     }
+
+    fn in_routerd_namespace(&self) -> bool {
+        // A block of routerd's own drop-in.
+        true
+    }
 }
 
 impl ArtifactType for TimesyncServersSpec {
@@ -65,3 +71,9 @@ impl ArtifactType for TimesyncServersSpec {
         }
     }
 }
+
+/// Orphans (ADR 0002): a block of routerd's drop-in, deleted when the ledger records it.
+pub const ORPHANS: OrphanRule = OrphanRule::RecordedInNamespace {
+    deleted: "block of routerd's timesyncd drop-in recorded in the ledger",
+    unrecorded: None,
+};

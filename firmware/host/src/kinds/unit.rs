@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::orphans::OrphanRule;
 use super::{ArtifactType, Diffs, observed_as_self};
 use crate::artifact::{ArtifactKey, ArtifactKind};
 
@@ -34,4 +35,12 @@ impl ArtifactType for UnitSpec {
         diffs.compare("content", &self.content, &o.content);
         diffs.compare("active", &self.active, &o.active);
     }
+
+    fn in_routerd_namespace(&self) -> bool {
+        self.unit.starts_with("routerd-") && self.unit.ends_with(".service")
+    }
 }
+
+/// Orphans (ADR 0002): deleted when the ledger records it.
+pub const ORPHANS: OrphanRule =
+    OrphanRule::Recorded { deleted: "recorded in the ledger", unrecorded: None };

@@ -33,7 +33,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-pub use routerd_test_bus::PrivateBus;
+pub use routerd_test_kit::bus::PrivateBus;
 
 mod hostnamed;
 mod networkd;

@@ -47,10 +47,9 @@ fn tunnel(ifname: &str, underlying: &str) -> Artifact {
 
 /// Whether iproute2 can create a link of `type_args` in the namespace (removed again).
 fn kernel_creates(ns: &TestNetns, type_args: &[&str]) -> bool {
-    let mut args = vec!["-n", ns.name(), "link", "add"];
+    let mut args = vec!["link", "add"];
     args.extend_from_slice(type_args);
-    let ok =
-        std::process::Command::new("ip").args(&args).output().is_ok_and(|o| o.status.success());
+    let ok = ns.ip_ok(&args);
     if ok {
         ns.ip(&["link", "del", type_args[1]]);
     }

@@ -2,7 +2,6 @@
 //! back with the `nft` CLI (an independent reader) as well as with the backend's own inventory.
 
 use std::net::IpAddr;
-use std::process::Command;
 
 use routerd_host::nftables::NftBackend;
 use routerd_host::nftables::ir::{
@@ -18,24 +17,6 @@ use NftMatch as M;
 
 fn backend(ns: &TestNetns) -> NftBackend {
     NftBackend::new(&ns.netns()).expect("nftnl backend opens in the test namespace")
-}
-
-/// Runs `nft ARGS…` inside the namespace; panics with stderr on failure; returns stdout.
-fn nft(ns: &TestNetns, args: &[&str]) -> String {
-    let mut cmd = vec!["nft"];
-    cmd.extend_from_slice(args);
-    ns.exec(&cmd)
-}
-
-/// Whether `nft ARGS…` succeeds inside the namespace.
-fn nft_ok(ns: &TestNetns, args: &[&str]) -> bool {
-    Command::new("ip")
-        .args(["netns", "exec", ns.name(), "nft"])
-        .args(args)
-        .output()
-        .expect("run nft")
-        .status
-        .success()
 }
 
 fn rule(matches: Vec<NftMatch>, actions: Vec<NftAction>) -> NftRule {
@@ -228,7 +209,7 @@ fn state(a: &Artifact) -> &NftTableState {
 
 /// `nft list table` of our table must be exactly what the IR's Display prints.
 fn assert_listed_as_displayed(ns: &TestNetns, spec: &NftTableSpec) {
-    let listed = nft(ns, &["list", "table", spec.family.as_str(), &spec.name]);
+    let listed = ns.nft(&["list", "table", spec.family.as_str(), &spec.name]);
     assert_eq!(listed, format!("{spec}\n"), "nft list table vs NftTableSpec Display");
 }
 
@@ -242,11 +223,11 @@ async fn created_table_lists_back_as_the_ir_displays_it() {
     }
     // The text listing above includes the table comment; nft decodes rule comments from the
     // userdata TLV for its JSON too (nft 1.0.6 leaves table comments out of JSON).
-    let text = nft(&ns, &["list", "table", "inet", "routerd_test"]);
+    let text = ns.nft(&["list", "table", "inet", "routerd_test"]);
     assert!(
         text.contains("\tcomment \"routerd owner=routerd.net/v1alpha1/FirewallPolicy/test\"\n")
     );
-    let json = nft(&ns, &["-j", "list", "table", "inet", "routerd_test"]);
+    let json = ns.nft(&["-j", "list", "table", "inet", "routerd_test"]);
     let doc: serde_json::Value = serde_json::from_str(&json).expect("nft -j output");
     let items = doc["nftables"].as_array().expect("nftables array");
     let comments: Vec<&str> =
@@ -268,7 +249,7 @@ async fn hash_marking_table_lists_back_as_the_ir_displays_it() {
     let spec = hash_table(NftHook::Prerouting, matches);
     backend.create(&desired(&spec)).await.unwrap_or_else(|e| panic!("create: {e}"));
     assert_listed_as_displayed(&ns, &spec);
-    let listed = nft(&ns, &["list", "table", "ip", "routerd_hash"]);
+    let listed = ns.nft(&["list", "table", "ip", "routerd_hash"]);
     assert!(
         listed.contains(
             "\t\tip saddr 192.168.10.0/24 ip daddr 0.0.0.0/0 meta mark set jhash ip saddr . \
@@ -288,18 +269,18 @@ async fn hash_marks_keep_each_flow_on_one_target_and_use_every_target() {
     let spec = hash_table(NftHook::Output, vec![M::Ip4Daddr("127.0.0.0/8".parse().expect("p"))]);
     backend.create(&desired(&spec)).await.unwrap_or_else(|e| panic!("create: {e}"));
     // A foreign table after ours counts locally sent UDP datagrams by the mark they left with.
-    nft(&ns, &["add", "table", "ip", "count"]);
-    nft(&ns, &["add", "chain", "ip", "count", "out", "{ type filter hook output priority 0; }"]);
+    ns.nft(&["add", "table", "ip", "count"]);
+    ns.nft(&["add", "chain", "ip", "count", "out", "{ type filter hook output priority 0; }"]);
     for mark in ["0x300", "0x301", "0x7f000000", "0x7f000001"] {
         let rule = ["add", "rule", "ip", "count", "out", "meta", "l4proto", "udp"];
-        nft(&ns, &[&rule[..], &["meta", "mark", mark, "counter"]].concat());
+        ns.nft(&[&rule[..], &["meta", "mark", mark, "counter"]].concat());
     }
     let send = |daddrs: &str| {
         let script = format!("for d in {daddrs}; do echo x > /dev/udp/127.0.0.$d/9; done");
         ns.exec(&["bash", "-c", &script]);
     };
     let counts = || -> Vec<u64> {
-        let json = nft(&ns, &["-j", "list", "table", "ip", "count"]);
+        let json = ns.nft(&["-j", "list", "table", "ip", "count"]);
         let doc: serde_json::Value = serde_json::from_str(&json).expect("nft -j output");
         let items = doc["nftables"].as_array().expect("nftables array").clone();
         items
@@ -344,13 +325,13 @@ async fn rule_deleted_by_hand_is_drift_that_modify_repairs() {
     backend.create(&want).await.unwrap_or_else(|e| panic!("create: {e}"));
 
     // The second rule of `forward`, by its handle.
-    let listing = nft(&ns, &["-a", "list", "chain", "inet", "routerd_test", "forward"]);
+    let listing = ns.nft(&["-a", "list", "chain", "inet", "routerd_test", "forward"]);
     let handle = listing
         .lines()
         .filter_map(|l| l.split_once("# handle ").map(|(_, h)| h.trim().to_string()))
         .nth(2) // the chain line comes first; the table line has no handle
         .expect("rule handle in nft -a output");
-    nft(&ns, &["delete", "rule", "inet", "routerd_test", "forward", "handle", &handle]);
+    ns.nft(&["delete", "rule", "inet", "routerd_test", "forward", "handle", &handle]);
 
     let observed = observed_table(&backend, "inet/routerd_test").await.expect("table observed");
     let drift = want.spec.drift(&observed.spec);
@@ -380,7 +361,7 @@ async fn modify_replaces_changed_table_and_recreates_a_vanished_one() {
     backend.modify(&observed, &new).await.unwrap_or_else(|e| panic!("modify: {e}"));
     assert_listed_as_displayed(&ns, &spec);
 
-    nft(&ns, &["delete", "table", "inet", "routerd_test"]);
+    ns.nft(&["delete", "table", "inet", "routerd_test"]);
     backend.modify(&observed, &new).await.unwrap_or_else(|e| panic!("modify of absent: {e}"));
     let observed = observed_table(&backend, "inet/routerd_test").await.expect("table observed");
     assert_eq!(new.spec.drift(&observed.spec), vec![]);
@@ -389,14 +370,14 @@ async fn modify_replaces_changed_table_and_recreates_a_vanished_one() {
 #[tokio::test]
 async fn foreign_tables_are_listed_and_left_alone() {
     let ns = TestNetns::new();
-    nft(&ns, &["add", "table", "ip", "foreign"]);
-    nft(&ns, &["add", "chain", "ip", "foreign", "input", "{ type filter hook input priority 0; }"]);
-    nft(&ns, &["add", "rule", "ip", "foreign", "input", "tcp", "dport", "22", "accept"]);
-    nft(&ns, &["add", "rule", "ip", "foreign", "input", "accept", "comment", "\"by hand\""]);
-    nft(&ns, &["add", "table", "inet", "commented", "{ comment \"hello\"; }"]);
-    nft(&ns, &["add", "table", "bridge", "br"]);
-    nft(&ns, &["add", "table", "netdev", "nd"]);
-    let foreign_before = nft(&ns, &["list", "table", "ip", "foreign"]);
+    ns.nft(&["add", "table", "ip", "foreign"]);
+    ns.nft(&["add", "chain", "ip", "foreign", "input", "{ type filter hook input priority 0; }"]);
+    ns.nft(&["add", "rule", "ip", "foreign", "input", "tcp", "dport", "22", "accept"]);
+    ns.nft(&["add", "rule", "ip", "foreign", "input", "accept", "comment", "\"by hand\""]);
+    ns.nft(&["add", "table", "inet", "commented", "{ comment \"hello\"; }"]);
+    ns.nft(&["add", "table", "bridge", "br"]);
+    ns.nft(&["add", "table", "netdev", "nd"]);
+    let foreign_before = ns.nft(&["list", "table", "ip", "foreign"]);
 
     let backend = backend(&ns);
     let spec = test_table();
@@ -420,10 +401,10 @@ async fn foreign_tables_are_listed_and_left_alone() {
     backend.modify(&observed, &ours).await.unwrap_or_else(|e| panic!("modify: {e}"));
     backend.delete(&observed).await.unwrap_or_else(|e| panic!("delete: {e}"));
 
-    assert!(!nft_ok(&ns, &["list", "table", "inet", "routerd_test"]), "our table is gone");
-    assert_eq!(nft(&ns, &["list", "table", "ip", "foreign"]), foreign_before);
+    assert!(!ns.nft_ok(&["list", "table", "inet", "routerd_test"]), "our table is gone");
+    assert_eq!(ns.nft(&["list", "table", "ip", "foreign"]), foreign_before);
     for (family, name) in [("inet", "commented"), ("bridge", "br"), ("netdev", "nd")] {
-        assert!(nft_ok(&ns, &["list", "table", family, name]), "{family} {name} kept");
+        assert!(ns.nft_ok(&["list", "table", family, name]), "{family} {name} kept");
     }
     // Deleting what is already gone is not an error.
     backend.delete(&observed).await.unwrap_or_else(|e| panic!("second delete: {e}"));
@@ -452,7 +433,7 @@ async fn creating_an_existing_table_is_rejected_with_eexist() {
     assert_listed_as_displayed(&ns, &spec);
 
     // A table created by hand without our comment is refused the same way.
-    nft(&ns, &["add", "table", "ip", "routerd_test4"]);
+    ns.nft(&["add", "table", "ip", "routerd_test4"]);
     let err = backend.create(&desired(&ip_table())).await.expect_err("exists");
     assert!(matches!(err, HostError::Rejected { errno: Some(libc::EEXIST), .. }), "{err:?}");
 }
@@ -477,7 +458,7 @@ async fn a_rule_the_kernel_refuses_fails_the_whole_batch() {
         }
         other => panic!("expected Rejected, got {other:?}"),
     }
-    assert!(!nft_ok(&ns, &["list", "table", "inet", "routerd_test"]), "nothing was applied");
+    assert!(!ns.nft_ok(&["list", "table", "inet", "routerd_test"]), "nothing was applied");
     assert!(observe(&backend).await.is_empty());
 
     // The backend keeps its batch socket across calls: the refused batch's replies must not
@@ -495,8 +476,8 @@ async fn backend_is_bound_to_its_namespace() {
     let b = TestNetns::new();
     let backend_a = backend(&a);
     backend_a.create(&desired(&test_table())).await.unwrap_or_else(|e| panic!("create: {e}"));
-    assert!(nft_ok(&a, &["list", "table", "inet", "routerd_test"]));
-    assert!(!nft_ok(&b, &["list", "table", "inet", "routerd_test"]));
+    assert!(a.nft_ok(&["list", "table", "inet", "routerd_test"]));
+    assert!(!b.nft_ok(&["list", "table", "inet", "routerd_test"]));
     assert!(observe(&backend(&b)).await.is_empty());
     assert_eq!(backend_a.apply_with(), routerd_host::ApplyWith::Nftnl);
     assert_eq!(backend_a.kinds(), [ArtifactKind::NftTable]);

@@ -3,24 +3,15 @@
 //! fails, which is what lets a HealthCheck test one uplink while the default route uses
 //! another.
 
-use std::process::{Child, Command};
 use std::time::Duration;
+
+use routerd_test_kit::daemon::Daemon;
 
 use routerd_host::probe::{self, Pinger, ProbeError};
 
 use crate::support::TestNetns;
 
 const TIMEOUT: Duration = Duration::from_millis(500);
-
-/// dnsmasq in the peer namespace, killed on drop.
-struct Dnsmasq(Child);
-
-impl Drop for Dnsmasq {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// The prober's namespace with two links: `a0` to the peer (10.77.0.2, whose namespace is
 /// returned second) and `a1` to a third namespace on 10.77.1.0/24, where nobody has the peer's
@@ -29,18 +20,7 @@ fn pair() -> (TestNetns, TestNetns, TestNetns) {
     let (a, b, c) = (TestNetns::new(), TestNetns::new(), TestNetns::new());
     for (i, other) in [&b, &c].iter().enumerate() {
         let (here, there) = (format!("a{i}"), format!("p{i}"));
-        a.ip(&[
-            "link",
-            "add",
-            &here,
-            "type",
-            "veth",
-            "peer",
-            "name",
-            &there,
-            "netns",
-            other.name(),
-        ]);
+        a.veth_to(&here, other, &there);
         a.ip(&["addr", "add", &format!("10.77.{i}.1/24"), "dev", &here]);
         other.ip(&["addr", "add", &format!("10.77.{i}.2/24"), "dev", &there]);
         a.ip(&["link", "set", &here, "up"]);
@@ -109,14 +89,14 @@ async fn tcp_probes_need_an_accepting_listener() {
 async fn dns_probes_accept_an_answer_and_refuse_a_server_that_cannot_resolve() {
     let (a, b, _c) = pair();
     let dnsmasq = |port: &str, extra: &[&str]| {
-        let child = Command::new("ip")
-            .args(["netns", "exec", b.name(), "dnsmasq", "--no-daemon", "--conf-file=/dev/null"])
-            .args(["--no-resolv", "--no-hosts", "--bind-interfaces"])
-            .args(["--listen-address", "10.77.0.2", "--port", port])
-            .args(extra)
-            .spawn()
-            .expect("dnsmasq starts (apt install dnsmasq)");
-        Dnsmasq(child)
+        // dnsmasq in the peer namespace (apt install dnsmasq), killed on drop.
+        Daemon::spawn(
+            b.command("dnsmasq")
+                .args(["--no-daemon", "--conf-file=/dev/null"])
+                .args(["--no-resolv", "--no-hosts", "--bind-interfaces"])
+                .args(["--listen-address", "10.77.0.2", "--port", port])
+                .args(extra),
+        )
     };
     // Answers every name itself (NXDOMAIN): a working resolver for the probe.
     let _local = dnsmasq("5353", &["--local=/#/"]);

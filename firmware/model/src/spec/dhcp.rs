@@ -1,9 +1,19 @@
 //! Specs of the LAN services (`net.routerd.net/v1alpha1`): DHCPv4/DHCPv6 servers and scopes,
-//! the router's self-address policy, and DNS conditional forwarders. Plain data; no I/O.
+//! the router's self-address policy, and DNS conditional forwarders. Each spec type is followed
+//! by its own checks (`Validate`). No I/O.
 
 use serde::{Deserialize, Serialize};
 
+use super::AddressFamily::{Ipv4, Ipv6};
 use super::{AddressFamily, WhenSpec};
+use crate::kind::ResourceKind;
+use crate::validate::Validate;
+use crate::validate::check::{Check, Target};
+
+const DHCP4_SERVER: Target = Target::Kind(ResourceKind::Ipv4DhcpServer);
+const DHCP6_SERVER: Target = Target::Kind(ResourceKind::Ipv6DhcpServer);
+const DELEGATED_ADDRESS: Target = Target::Kind(ResourceKind::Ipv6DelegatedAddress);
+const SELF_ADDRESS_POLICY: Target = Target::Kind(ResourceKind::SelfAddressPolicy);
 
 /// `IPv4DHCPServer`: a DHCPv4 (and optionally DNS) server daemon.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -20,6 +30,27 @@ pub struct Ipv4DhcpServerSpec {
     pub listen_interfaces: Vec<String>,
     /// `dns`: the DNS forwarder built into the daemon.
     pub dns: Option<Ipv4DhcpServerDnsSpec>,
+}
+
+impl Validate for Ipv4DhcpServerSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.references("listenInterfaces", &self.listen_interfaces, Target::Interface);
+        let Some(dns) = &self.dns else { return };
+        let upstream = dns.upstream_interface.as_ref();
+        c.opt_reference("dns.upstreamInterface", upstream, Target::Interface);
+        c.ips("dns.upstreamServers", &dns.upstream_servers, None);
+        match dns.upstream_source {
+            Some(DnsUpstreamSource::Dhcp4) if dns.upstream_interface.is_none() => c.error(
+                "dns.upstreamSource",
+                "dns.upstreamInterface is required when dns.upstreamSource is dhcp4",
+            ),
+            Some(DnsUpstreamSource::Static) if dns.upstream_servers.is_empty() => c.error(
+                "dns.upstreamSource",
+                "dns.upstreamServers is required when dns.upstreamSource is static",
+            ),
+            _ => {}
+        }
+    }
 }
 
 /// `IPv4DHCPServer.server`.
@@ -100,6 +131,41 @@ pub struct Ipv4DhcpScopeSpec {
     pub when: Option<WhenSpec>,
 }
 
+impl Validate for Ipv4DhcpScopeSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.reference("server", &self.server, DHCP4_SERVER);
+        c.reference("interface", &self.interface, Target::Interface);
+        let start = crate::addr::parse_ipv4(&self.range_start);
+        let end = crate::addr::parse_ipv4(&self.range_end);
+        match (&start, &end) {
+            (Ok(start), Ok(end)) if end < start => {
+                c.error("rangeEnd", format!("rangeEnd {end} is before rangeStart {start}"));
+            }
+            _ => {}
+        }
+        if let Err(e) = start {
+            c.error("rangeStart", e.to_string());
+        }
+        if let Err(e) = end {
+            c.error("rangeEnd", e.to_string());
+        }
+        c.duration("leaseTime", self.lease_time.as_ref());
+        c.opt_ip("router", self.router.as_ref(), Some(Ipv4));
+        if self.router_source == Some(RouterSource::Static) && self.router.is_none() {
+            c.error("routerSource", "router is required when routerSource is static");
+        }
+        c.opt_reference("dnsInterface", self.dns_interface.as_ref(), Target::Interface);
+        c.ips("dnsServers", &self.dns_servers, Some(Ipv4));
+        if self.dns_source == Some(Ipv4DnsSource::Dhcp4) && self.dns_interface.is_none() {
+            c.error("dnsSource", "dnsInterface is required when dnsSource is dhcp4");
+        }
+        if self.dns_source == Some(Ipv4DnsSource::Static) && self.dns_servers.is_empty() {
+            c.error("dnsSource", "dnsServers is required when dnsSource is static");
+        }
+        c.when("when", self.when.as_ref());
+    }
+}
+
 /// `IPv4DHCPScope.routerSource`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -141,6 +207,12 @@ pub struct Ipv6DhcpServerSpec {
     pub listen_interfaces: Vec<String>,
 }
 
+impl Validate for Ipv6DhcpServerSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.references("listenInterfaces", &self.listen_interfaces, Target::Interface);
+    }
+}
+
 /// `IPv6DHCPServer.server`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -177,6 +249,21 @@ pub struct Ipv6DhcpScopeSpec {
     pub when: Option<WhenSpec>,
 }
 
+impl Validate for Ipv6DhcpScopeSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.reference("server", &self.server, DHCP6_SERVER);
+        c.reference("delegatedAddress", &self.delegated_address, DELEGATED_ADDRESS);
+        let policy = self.self_address_policy.as_ref();
+        c.opt_reference("selfAddressPolicy", policy, SELF_ADDRESS_POLICY);
+        c.duration("leaseTime", self.lease_time.as_ref());
+        c.ips("dnsServers", &self.dns_servers, Some(Ipv6));
+        if self.dns_source == Some(Ipv6DnsSource::Static) && self.dns_servers.is_empty() {
+            c.error("dnsSource", "dnsServers is required when dnsSource is static");
+        }
+        c.when("when", self.when.as_ref());
+    }
+}
+
 /// `IPv6DHCPScope.mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -208,6 +295,41 @@ pub struct SelfAddressPolicySpec {
     pub address_family: AddressFamily,
     /// `candidates` (required, non-empty): tried in order; the first available wins.
     pub candidates: Vec<SelfAddressCandidate>,
+}
+
+impl Validate for SelfAddressPolicySpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.non_empty("candidates", &self.candidates);
+        let family = Some(self.address_family);
+        for (i, cand) in self.candidates.iter().enumerate() {
+            let at = |field: &str| format!("candidates[{i}].{field}");
+            c.opt_reference(&at("interface"), cand.interface.as_ref(), Target::Interface);
+            c.opt_reference(
+                &at("delegatedAddress"),
+                cand.delegated_address.as_ref(),
+                DELEGATED_ADDRESS,
+            );
+            c.opt_ip(&at("address"), cand.address.as_ref(), family);
+            c.opt_ip(&at("addressSuffix"), cand.address_suffix.as_ref(), family);
+            c.opt_ip(&at("matchSuffix"), cand.match_suffix.as_ref(), family);
+            c.min(&at("ordinal"), cand.ordinal.map(u64::from), 1);
+            let (needed, ok) = match cand.source {
+                SelfAddressSource::InterfaceAddress => ("interface", cand.interface.is_some()),
+                SelfAddressSource::DelegatedAddress => {
+                    ("delegatedAddress", cand.delegated_address.is_some())
+                }
+                SelfAddressSource::Static => ("address", cand.address.is_some()),
+            };
+            if cand.source == SelfAddressSource::DelegatedAddress && self.address_family != Ipv6 {
+                c.error(&at("source"), "delegatedAddress candidates give IPv6 addresses only");
+            }
+            if !ok {
+                let source = serde_json::to_value(cand.source).ok();
+                let source = source.as_ref().and_then(|v| v.as_str()).unwrap_or_default();
+                c.error(&at("source"), format!("{needed} is required when source is {source}"));
+            }
+        }
+    }
 }
 
 /// One entry of `SelfAddressPolicy.candidates`.
@@ -255,6 +377,24 @@ pub struct DnsConditionalForwarderSpec {
     /// `upstreamServers`: resolver IP addresses (`upstreamSource: static`).
     #[serde(default)]
     pub upstream_servers: Vec<String>,
+}
+
+impl Validate for DnsConditionalForwarderSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.domain("domain", &self.domain);
+        c.opt_reference("upstreamInterface", self.upstream_interface.as_ref(), Target::Interface);
+        c.ips("upstreamServers", &self.upstream_servers, None);
+        let from_lease = matches!(
+            self.upstream_source,
+            Some(ForwarderUpstreamSource::Dhcp4 | ForwarderUpstreamSource::Dhcp6)
+        );
+        if from_lease && self.upstream_interface.is_none() {
+            c.error(
+                "upstreamInterface",
+                "upstreamInterface is required when upstreamSource is dhcp4 or dhcp6",
+            );
+        }
+    }
 }
 
 /// `DNSConditionalForwarder.upstreamSource`.

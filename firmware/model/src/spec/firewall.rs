@@ -1,9 +1,15 @@
 //! Specs of the firewall kinds (`firewall.routerd.net/v1alpha1`): `Zone`, `FirewallPolicy`,
-//! `ExposeService`. Plain data; no I/O.
+//! `ExposeService`. Each spec type is followed by its own checks (`Validate`). No I/O.
 
 use serde::{Deserialize, Serialize};
 
-use super::AddressFamily;
+use super::AddressFamily::{self, Ipv4};
+use crate::addr;
+use crate::kind::ResourceKind;
+use crate::validate::Validate;
+use crate::validate::check::{Check, Target};
+
+const ZONE: Target = Target::Kind(ResourceKind::Zone);
 
 /// `Zone`: a named group of interfaces that firewall rules refer to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -11,6 +17,12 @@ use super::AddressFamily;
 pub struct ZoneSpec {
     /// `interfaces` (required): names of interface resources in the zone.
     pub interfaces: Vec<String>,
+}
+
+impl Validate for ZoneSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.references("interfaces", &self.interfaces, Target::Interface);
+    }
 }
 
 /// `FirewallPolicy`: default verdicts and router access.
@@ -25,6 +37,18 @@ pub struct FirewallPolicySpec {
     pub forward: Option<ChainPolicySpec>,
     /// `routerAccess`: which zones may reach router services.
     pub router_access: Option<RouterAccessSpec>,
+}
+
+impl Validate for FirewallPolicySpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        let Some(access) = &self.router_access else { return };
+        let services = [("ssh", &access.ssh), ("dns", &access.dns), ("dhcp", &access.dhcp)];
+        for (service, spec) in services {
+            if let Some(spec) = spec {
+                c.references(&format!("routerAccess.{service}.fromZones"), &spec.from_zones, ZONE);
+            }
+        }
+    }
 }
 
 /// `FirewallPolicy.preset`.
@@ -110,6 +134,28 @@ pub struct ExposeServiceSpec {
     /// `hairpin`: also forward LAN clients using the external address; default `false`.
     #[serde(default)]
     pub hairpin: bool,
+}
+
+impl Validate for ExposeServiceSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        let family = self.family.unwrap_or(Ipv4);
+        c.reference("fromZone", &self.from_zone, ZONE);
+        c.opt_reference("viaInterface", self.via_interface.as_ref(), Target::Interface);
+        c.min("externalPort", Some(u64::from(self.external_port)), 1);
+        c.min("internalPort", Some(u64::from(self.internal_port)), 1);
+        c.ip("internalAddress", &self.internal_address, Some(family));
+        for (i, source) in self.sources.iter().enumerate() {
+            let is_ip = addr::parse_ip(source, None).is_ok();
+            let result = if is_ip {
+                addr::parse_ip(source, Some(family)).map(|_| ())
+            } else {
+                addr::parse_prefix(source, Some(family)).map(|_| ())
+            };
+            if let Err(e) = result {
+                c.error(&format!("sources[{i}]"), e.to_string());
+            }
+        }
+    }
 }
 
 /// `ExposeService.protocol`.

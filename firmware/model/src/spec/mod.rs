@@ -3,8 +3,9 @@
 //!
 //! Field names follow the v1alpha1 JSON Schema exactly (camelCase in YAML, snake_case here);
 //! every struct denies unknown fields. Optional scalars are `Option` unless a default is
-//! documented on the field; absent lists are empty. These are plain data: parsing lives in
-//! [`crate::parse_config`], checks in the validator. No I/O.
+//! documented on the field; absent lists are empty. Each kind's own checks (its `Validate`
+//! impl: what serde cannot check) sit right below its spec type; parsing lives in
+//! [`crate::parse_config`], the cross-resource rules in the validator. No I/O.
 
 pub mod dhcp;
 pub mod firewall;

@@ -1,11 +1,21 @@
 //! Specs of links and addresses (`net.routerd.net/v1alpha1`): `Interface`, `PPPoEInterface`,
 //! `DSLiteTunnel`, static and DHCP addresses, IPv6 prefix delegation, and the extension kinds
 //! that are not in the v1alpha1 schema (`docs/adr/0004-vlan-interface-kind.md`): `VLANInterface`
-//! and the static route kinds `IPv4StaticRoute` / `IPv6StaticRoute`. Plain data; no I/O.
+//! and the static route kinds `IPv4StaticRoute` / `IPv6StaticRoute`. Each spec type is followed
+//! by its own checks (`Validate`). No I/O.
 
 use serde::{Deserialize, Serialize};
 
+use super::AddressFamily::{self, Ipv4, Ipv6};
 use super::{WhenSpec, lenient};
+use crate::addr;
+use crate::kind::ResourceKind;
+use crate::validate::Validate;
+use crate::validate::check::{Check, Target};
+
+const PREFIX_DELEGATION: Target = Target::Kind(ResourceKind::Ipv6PrefixDelegation);
+const DELEGATED_ADDRESS: Target = Target::Kind(ResourceKind::Ipv6DelegatedAddress);
+const INTERFACE: Target = Target::Kind(ResourceKind::Interface);
 
 /// `Interface`: an existing kernel link that other resources refer to by `metadata.name`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,6 +37,13 @@ pub struct InterfaceSpec {
     /// config without it round-trips to the schema's fields.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mtu: Option<u32>,
+}
+
+impl Validate for InterfaceSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.ifname("ifname", &self.ifname);
+        c.range("mtu", self.mtu.map(u64::from), 68, 65535);
+    }
 }
 
 /// `Interface.owner`.
@@ -83,6 +100,33 @@ pub struct PppoeInterfaceSpec {
     pub secret_encoding: Option<SecretEncoding>,
 }
 
+impl Validate for PppoeInterfaceSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.reference("interface", &self.interface, Target::Interface);
+        if let Some(ifname) = &self.ifname {
+            c.ifname("ifname", ifname);
+        }
+        c.range("mtu", self.mtu.map(u64::from), 576, 1500);
+        c.range("mru", self.mru.map(u64::from), 576, 1500);
+        if self.password.is_some() && self.password_file.is_some() {
+            c.error("passwordFile", "set password or passwordFile, not both");
+        }
+        // pppd reads a secret starting with `@` as the name of a file holding it (pppd(8)).
+        if self.password.as_deref().is_some_and(|p| p.starts_with('@')) {
+            c.error(
+                "password",
+                "a password starting with `@` cannot be given inline; use passwordFile",
+            );
+        }
+        if self.password.as_deref().is_some_and(|p| p.chars().any(char::is_control)) {
+            c.error("password", "the password contains a control character");
+        }
+        if self.password_file.as_deref().is_some_and(|f| !f.starts_with('/')) {
+            c.error("passwordFile", "not an absolute path");
+        }
+    }
+}
+
 /// `PPPoEInterface.secretEncoding`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -132,6 +176,18 @@ impl VlanInterfaceSpec {
     }
 }
 
+impl Validate for VlanInterfaceSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        // A VLAN rides on a real link: not on a PPP session, a tunnel or another VLAN resource.
+        c.reference("interface", &self.interface, INTERFACE);
+        c.range("vlanID", Some(u64::from(self.vlan_id)), 1, 4094);
+        if let Some(ifname) = &self.ifname {
+            c.ifname("ifname", ifname);
+        }
+        c.range("mtu", self.mtu.map(u64::from), 68, 65535);
+    }
+}
+
 /// `VLANInterface.protocol`: the EtherType of the VLAN tag (`IFLA_VLAN_PROTOCOL`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum VlanProtocol {
@@ -163,6 +219,15 @@ pub struct Ipv4StaticAddressSpec {
     pub allow_overlap_reason: Option<String>,
 }
 
+impl Validate for Ipv4StaticAddressSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.reference("interface", &self.interface, Target::Interface);
+        if let Err(e) = addr::parse_interface_address(&self.address, Some(Ipv4)) {
+            c.error("address", e.to_string());
+        }
+    }
+}
+
 /// `IPv4DHCPAddress`: obtain an IPv4 address by DHCP.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -183,6 +248,12 @@ pub struct Ipv4DhcpAddressSpec {
     pub route_metric: Option<u32>,
 }
 
+impl Validate for Ipv4DhcpAddressSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.reference("interface", &self.interface, Target::Interface)
+    }
+}
+
 /// `IPv6DHCPAddress`: obtain an IPv6 address by DHCPv6 (IA_NA).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -194,6 +265,12 @@ pub struct Ipv6DhcpAddressSpec {
     /// `required`: the router is not ready without a lease; default `false`.
     #[serde(default)]
     pub required: bool,
+}
+
+impl Validate for Ipv6DhcpAddressSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.reference("interface", &self.interface, Target::Interface)
+    }
 }
 
 /// `IPv6PrefixDelegation`: request a delegated prefix (DHCPv6 IA_PD) on an upstream interface.
@@ -223,6 +300,23 @@ pub struct Ipv6PrefixDelegationSpec {
     /// `required`: the router is not ready without a prefix; default `false`.
     #[serde(default)]
     pub required: bool,
+}
+
+impl Validate for Ipv6PrefixDelegationSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.reference("interface", &self.interface, Target::Interface);
+        c.range("prefixLength", self.prefix_length.map(u64::from), 1, 128);
+        c.duration("convergenceTimeout", self.convergence_timeout.as_ref());
+        if let Some(iaid) = &self.iaid {
+            let decimal = iaid.parse::<u32>().is_ok();
+            if !decimal {
+                c.hex("iaid", iaid, 8);
+            }
+        }
+        if let Some(raw) = &self.duid_raw_data {
+            c.hex_bytes("duidRawData", raw);
+        }
+    }
 }
 
 /// `IPv6PrefixDelegation.profile`.
@@ -278,6 +372,18 @@ pub struct Ipv6DelegatedAddressSpec {
     pub when: Option<WhenSpec>,
 }
 
+impl Validate for Ipv6DelegatedAddressSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.reference("prefixDelegation", &self.prefix_delegation, PREFIX_DELEGATION);
+        c.reference("interface", &self.interface, Target::Interface);
+        if let Some(subnet) = &self.subnet_id {
+            c.hex("subnetID", subnet, 16);
+        }
+        c.ip("addressSuffix", &self.address_suffix, Some(Ipv6));
+        c.when("when", self.when.as_ref());
+    }
+}
+
 /// `DSLiteTunnel`: an IPv4-in-IPv6 tunnel to an AFTR (RFC 6333).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -320,6 +426,51 @@ pub struct DsLiteTunnelSpec {
     pub encapsulation_limit: Option<String>,
     /// `when`: state gate; absent means always active.
     pub when: Option<WhenSpec>,
+}
+
+/// The fallback device the kernel creates in every namespace once `ip6_tunnel` is loaded
+/// (`net/ipv6/ip6_tunnel.c`, `ip6_tnl_init_net`); no other link can take its name.
+const IP6TNL_FALLBACK: &str = "ip6tnl0";
+
+impl Validate for DsLiteTunnelSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.reference("interface", &self.interface, Target::Interface);
+        if let Some(name) = &self.tunnel_name {
+            c.ifname("tunnelName", name);
+            c.require(
+                name != IP6TNL_FALLBACK,
+                "tunnelName",
+                "tunnelName \"ip6tnl0\" is the kernel's fallback tunnel device; choose another \
+                 name",
+            );
+        }
+        c.ips("aftrDNSServers", &self.aftr_dns_servers, None);
+        c.min("aftrAddressOrdinal", self.aftr_address_ordinal.map(u64::from), 1);
+        c.opt_ip("remoteAddress", self.remote_address.as_ref(), Some(Ipv6));
+        c.opt_ip("localAddress", self.local_address.as_ref(), Some(Ipv6));
+        c.opt_ip("localAddressSuffix", self.local_address_suffix.as_ref(), Some(Ipv6));
+        let delegated = self.local_delegated_address.as_ref();
+        c.opt_reference("localDelegatedAddress", delegated, DELEGATED_ADDRESS);
+        match self.local_address_source {
+            Some(LocalAddressSource::Static) if self.local_address.is_none() => {
+                c.error(
+                    "localAddressSource",
+                    "localAddress is required when localAddressSource is static",
+                );
+            }
+            Some(LocalAddressSource::DelegatedAddress) if delegated.is_none() => c.error(
+                "localAddressSource",
+                "localDelegatedAddress is required when localAddressSource is delegatedAddress",
+            ),
+            _ => {}
+        }
+        c.range("mtu", self.mtu.map(u64::from), 1280, 65535);
+        if let Some(limit) = &self.encapsulation_limit {
+            let ok = limit == "none" || limit.parse::<u8>().is_ok();
+            c.require(ok, "encapsulationLimit", "encapsulationLimit must be 0..255 or none");
+        }
+        c.when("when", self.when.as_ref());
+    }
 }
 
 /// `DSLiteTunnel.aftrAddressSelection`.
@@ -365,6 +516,15 @@ pub struct Ipv4StaticRouteSpec {
     pub table: u32,
 }
 
+impl Validate for Ipv4StaticRouteSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        let (interface, via) = (self.interface.as_ref(), self.via.as_ref());
+        let route =
+            StaticRoute { interface, destination: &self.destination, via, table: self.table };
+        route.check(c, Ipv4);
+    }
+}
+
 /// `IPv6StaticRoute` (routerd-rs addition): a route in an IPv6 table.
 ///
 /// At least one of `interface` and `via` is required.
@@ -383,6 +543,41 @@ pub struct Ipv6StaticRouteSpec {
     /// `table`: routing table ID; default 254 (`main`); 0 and 255 (`local`) are rejected.
     #[serde(default = "main_table")]
     pub table: u32,
+}
+
+impl Validate for Ipv6StaticRouteSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        let (interface, via) = (self.interface.as_ref(), self.via.as_ref());
+        let route =
+            StaticRoute { interface, destination: &self.destination, via, table: self.table };
+        route.check(c, Ipv6);
+    }
+}
+
+/// The family-independent view of a static route spec, for the checks both kinds share.
+struct StaticRoute<'s> {
+    interface: Option<&'s String>,
+    destination: &'s str,
+    via: Option<&'s String>,
+    table: u32,
+}
+
+impl StaticRoute<'_> {
+    fn check(&self, c: &mut Check<'_, '_>, family: AddressFamily) {
+        c.opt_reference("interface", self.interface, Target::Interface);
+        if let Err(e) = addr::parse_prefix(self.destination, Some(family)) {
+            c.error("destination", e.to_string());
+        }
+        c.opt_ip("via", self.via, Some(family));
+        if self.interface.is_none() && self.via.is_none() {
+            c.error("", "at least one of interface or via is required");
+        }
+        match self.table {
+            0 => c.error("table", "table 0 is not a routing table (unspecified)"),
+            LOCAL_TABLE => c.error("table", "table 255 (local) is reserved for the kernel"),
+            _ => {}
+        }
+    }
 }
 
 /// The kernel's main routing table, `RT_TABLE_MAIN` in `linux/rtnetlink.h`.

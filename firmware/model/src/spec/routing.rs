@@ -1,10 +1,19 @@
 //! Specs of state, health and routing policy (`net.routerd.net/v1alpha1`): `StatePolicy`,
 //! `HealthCheck`, `IPv4DefaultRoutePolicy`, `IPv4SourceNAT`, `IPv4PolicyRoute`,
-//! `IPv4PolicyRouteSet`, `IPv4ReversePathFilter`, `PathMTUPolicy`. Plain data; no I/O.
+//! `IPv4PolicyRouteSet`, `IPv4ReversePathFilter`, `PathMTUPolicy`. Each spec type is followed by
+//! its own checks (`Validate`). No I/O.
 
 use serde::{Deserialize, Serialize};
 
+use super::AddressFamily::Ipv4;
 use super::{AddressFamily, WhenSpec, lenient};
+use crate::kind::ResourceKind;
+use crate::validate::Validate;
+use crate::validate::check::{Check, Target};
+
+const HEALTH_CHECK: Target = Target::Kind(ResourceKind::HealthCheck);
+const ROUTE_SET: Target = Target::Kind(ResourceKind::Ipv4PolicyRouteSet);
+const PREFIX_DELEGATION: Target = Target::Kind(ResourceKind::Ipv6PrefixDelegation);
 
 /// `StatePolicy`: derives a named state variable from observed conditions; `when.state`
 /// elsewhere refers to it by `variable`.
@@ -18,6 +27,38 @@ pub struct StatePolicySpec {
     /// `values` (required, non-empty): tried in order; the first whose `when` holds sets the
     /// variable.
     pub values: Vec<StateValueSpec>,
+}
+
+impl Validate for StatePolicySpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.require(!self.variable.is_empty(), "variable", "variable must not be empty");
+        c.opt_reference("interface", self.interface.as_ref(), Target::Interface);
+        c.non_empty("values", &self.values);
+        for (i, value) in self.values.iter().enumerate() {
+            let at = |field: &str| format!("values[{i}].when.{field}");
+            if let Some(pd) = &value.when.ipv6_prefix_delegation {
+                c.opt_reference(
+                    &at("ipv6PrefixDelegation.resource"),
+                    pd.resource.as_ref(),
+                    PREFIX_DELEGATION,
+                );
+                let unavailable_for = pd.unavailable_for.as_ref();
+                c.duration(&at("ipv6PrefixDelegation.unavailableFor"), unavailable_for);
+            }
+            if let Some(addr) = &value.when.ipv6_address {
+                c.opt_reference(
+                    &at("ipv6Address.interface"),
+                    addr.interface.as_ref(),
+                    Target::Interface,
+                );
+            }
+            if let Some(dns) = &value.when.dns_resolve {
+                let upstream = dns.upstream_interface.as_ref();
+                c.opt_reference(&at("dnsResolve.upstreamInterface"), upstream, Target::Interface);
+                c.ips(&at("dnsResolve.upstreamServers"), &dns.upstream_servers, None);
+            }
+        }
+    }
 }
 
 /// One entry of `StatePolicy.values`.
@@ -133,6 +174,41 @@ pub struct HealthCheckSpec {
     pub when: Option<WhenSpec>,
 }
 
+impl Validate for HealthCheckSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.opt_reference("interface", self.interface.as_ref(), Target::Interface);
+        c.duration("interval", self.interval.as_ref());
+        c.duration("timeout", self.timeout.as_ref());
+        c.min("healthyThreshold", self.healthy_threshold.map(u64::from), 1);
+        c.min("unhealthyThreshold", self.unhealthy_threshold.map(u64::from), 1);
+        if self.target_source == Some(TargetSource::Static) && self.target.is_none() {
+            c.error("targetSource", "target is required when targetSource is static");
+        }
+        let kind = self.r#type.unwrap_or(HealthCheckType::Ping);
+        match self.target.as_deref().map(split_host_port) {
+            Some(Err(e)) => c.error("target", e),
+            Some(Ok((host, port))) => {
+                if let Some(family) = self.address_family
+                    && host.parse::<std::net::IpAddr>().is_ok()
+                {
+                    c.ip("target", host, Some(family));
+                }
+                if port.is_none() && kind == HealthCheckType::Tcp {
+                    c.error("target", "type tcp needs a port: target host:port");
+                }
+                if port.is_some() && kind == HealthCheckType::Ping {
+                    c.error("target", "a port is meaningful for type tcp or dns only, not ping");
+                }
+            }
+            None if kind == HealthCheckType::Tcp => {
+                c.error("target", "type tcp needs a target host:port");
+            }
+            None => {}
+        }
+        c.when("when", self.when.as_ref());
+    }
+}
+
 /// `HealthCheck.type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -220,6 +296,31 @@ pub struct Ipv4DefaultRoutePolicySpec {
     pub candidates: Vec<DefaultRouteCandidate>,
 }
 
+impl Validate for Ipv4DefaultRoutePolicySpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.prefixes("sourceCIDRs", &self.source_cidrs, Some(Ipv4));
+        c.prefixes("destinationCIDRs", &self.destination_cidrs, Some(Ipv4));
+        c.non_empty("candidates", &self.candidates);
+        for (i, cand) in self.candidates.iter().enumerate() {
+            let at = |field: &str| format!("candidates[{i}].{field}");
+            c.opt_reference(&at("interface"), cand.interface.as_ref(), Target::Interface);
+            c.opt_reference(&at("routeSet"), cand.route_set.as_ref(), ROUTE_SET);
+            c.opt_reference(&at("healthCheck"), cand.health_check.as_ref(), HEALTH_CHECK);
+            if cand.interface.is_none() && cand.route_set.is_none() {
+                c.error(&format!("candidates[{i}]"), "one of interface or routeSet is required");
+            }
+            c.opt_ip(&at("gateway"), cand.gateway.as_ref(), Some(Ipv4));
+            if cand.gateway_source == Some(GatewaySource::Static) && cand.gateway.is_none() {
+                c.error(&at("gatewaySource"), "gateway is required when gatewaySource is static");
+            }
+            c.min(&at("priority"), Some(u64::from(cand.priority)), 1);
+            c.min(&at("table"), cand.table.map(u64::from), 1);
+            c.min(&at("mark"), cand.mark.map(u64::from), 1);
+            c.when(&at("when"), cand.when.as_ref());
+        }
+    }
+}
+
 /// `IPv4DefaultRoutePolicy.mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -281,6 +382,40 @@ pub struct Ipv4SourceNatSpec {
     pub translation: NatTranslationSpec,
     /// `when`: state gate; absent means always active.
     pub when: Option<WhenSpec>,
+}
+
+impl Validate for Ipv4SourceNatSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.reference("outboundInterface", &self.outbound_interface, Target::Interface);
+        c.prefixes("sourceCIDRs", &self.source_cidrs, Some(Ipv4));
+        let t = &self.translation;
+        c.opt_ip("translation.address", t.address.as_ref(), Some(Ipv4));
+        c.ips("translation.addresses", &t.addresses, Some(Ipv4));
+        match t.r#type {
+            NatTranslationType::Address if t.address.is_none() => {
+                c.error("translation.type", "translation.address is required when type is address");
+            }
+            NatTranslationType::Pool if t.addresses.is_empty() => {
+                c.error("translation.type", "translation.addresses is required when type is pool");
+            }
+            _ => {}
+        }
+        if let Some(ports) = &t.port_mapping {
+            c.min("translation.portMapping.start", ports.start.map(u64::from), 1);
+            c.min("translation.portMapping.end", ports.end.map(u64::from), 1);
+            if let (Some(start), Some(end)) = (ports.start, ports.end)
+                && start > end
+            {
+                let msg = format!("port range start {start} is greater than end {end}");
+                c.error("translation.portMapping.end", msg);
+            }
+            let is_range = ports.r#type == Some(PortMappingType::Range);
+            if is_range && (ports.start.is_none() || ports.end.is_none()) {
+                c.error("translation.portMapping", "start and end are required when type is range");
+            }
+        }
+        c.when("when", self.when.as_ref());
+    }
 }
 
 /// `IPv4SourceNAT.translation`.
@@ -359,6 +494,26 @@ pub struct Ipv4PolicyRouteSpec {
     pub allow_local_source_nat: bool,
 }
 
+impl Validate for Ipv4PolicyRouteSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.reference("outboundInterface", &self.outbound_interface, Target::Interface);
+        table_priority_mark(c, "", self.table, self.priority, self.mark);
+        c.prefixes("sourceCIDRs", &self.source_cidrs, Some(Ipv4));
+        c.prefixes("destinationCIDRs", &self.destination_cidrs, Some(Ipv4));
+    }
+}
+
+/// Highest `ip rule` priority we may use; 32766 and 32767 are the `main` and `default` rules.
+const MAX_RULE_PRIORITY: u64 = 32765;
+
+/// `table >= 1`, `priority` in 1..=32765, `mark >= 1`, at `prefix` + field name; shared by
+/// `IPv4PolicyRoute` and the targets of `IPv4PolicyRouteSet`.
+fn table_priority_mark(c: &mut Check<'_, '_>, prefix: &str, table: u32, priority: u32, mark: u32) {
+    c.min(&format!("{prefix}table"), Some(u64::from(table)), 1);
+    c.range(&format!("{prefix}priority"), Some(u64::from(priority)), 1, MAX_RULE_PRIORITY);
+    c.min(&format!("{prefix}mark"), Some(u64::from(mark)), 1);
+}
+
 /// `IPv4PolicyRouteSet`: spread traffic over several marked targets by hash.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -378,6 +533,38 @@ pub struct Ipv4PolicyRouteSetSpec {
     pub targets: Vec<PolicyRouteTarget>,
     /// `when`: state gate; absent means always active.
     pub when: Option<WhenSpec>,
+}
+
+impl Validate for Ipv4PolicyRouteSetSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        hash_fields(c, &self.hash_fields);
+        c.prefixes("sourceCIDRs", &self.source_cidrs, Some(Ipv4));
+        c.prefixes("destinationCIDRs", &self.destination_cidrs, Some(Ipv4));
+        c.non_empty("targets", &self.targets);
+        for (i, target) in self.targets.iter().enumerate() {
+            let prefix = format!("targets[{i}].");
+            let field = format!("{prefix}outboundInterface");
+            c.reference(&field, &target.outbound_interface, Target::Interface);
+            table_priority_mark(c, &prefix, target.table, target.priority, target.mark);
+        }
+        c.when("when", self.when.as_ref());
+    }
+}
+
+/// `IPv4PolicyRouteSet.hashFields` values the renderer can hash (`ip saddr`, `ip daddr`).
+const HASH_FIELDS: [&str; 2] = ["sourceAddress", "destinationAddress"];
+
+/// Every `hashFields` entry is one of [`HASH_FIELDS`], and none is listed twice.
+fn hash_fields(c: &mut Check<'_, '_>, fields: &[String]) {
+    for (i, field) in fields.iter().enumerate() {
+        let at = format!("hashFields[{i}]");
+        if !HASH_FIELDS.contains(&field.as_str()) {
+            let allowed = HASH_FIELDS.join(" or ");
+            c.error(&at, format!("unknown hashFields entry {field:?}, expected {allowed}"));
+        } else if let Some(first) = fields[..i].iter().position(|f| f == field) {
+            c.error(&at, format!("hashFields entry {field:?} is already listed at [{first}]"));
+        }
+    }
 }
 
 /// `IPv4PolicyRouteSet.mode`.
@@ -416,6 +603,15 @@ pub struct Ipv4ReversePathFilterSpec {
     pub interface: Option<String>,
     /// `mode` (required): 0, 1 or 2 in `ip-sysctl.rst` terms.
     pub mode: RpFilterMode,
+}
+
+impl Validate for Ipv4ReversePathFilterSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.opt_reference("interface", self.interface.as_ref(), Target::Interface);
+        if self.target == RpFilterTarget::Interface && self.interface.is_none() {
+            c.error("target", "interface is required when target is interface");
+        }
+    }
 }
 
 /// `IPv4ReversePathFilter.target`.
@@ -458,6 +654,19 @@ pub struct PathMtuPolicySpec {
     /// `tcpMSSClamp`: clamp TCP MSS to the MTU.
     #[serde(rename = "tcpMSSClamp")]
     pub tcp_mss_clamp: Option<TcpMssClampSpec>,
+}
+
+impl Validate for PathMtuPolicySpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.reference("fromInterface", &self.from_interface, Target::Interface);
+        c.references("toInterfaces", &self.to_interfaces, Target::Interface);
+        if let Some(mtu) = &self.mtu {
+            c.range("mtu.value", mtu.value.map(u64::from), 1280, 65535);
+            if mtu.source == Some(MtuSource::Static) && mtu.value.is_none() {
+                c.error("mtu.source", "mtu.value is required when mtu.source is static");
+            }
+        }
+    }
 }
 
 /// `PathMTUPolicy.mtu`.

@@ -1,10 +1,12 @@
 //! Specs of the host-level kinds (`system.routerd.net/v1alpha1`): `LogSink`, `Sysctl`,
 //! `NTPClient`, `NixOSHost`; and `Hostname` (`net.routerd.net/v1alpha1`), which configures the
-//! same host. Plain data; no I/O.
+//! same host. Each spec type is followed by its own checks (`Validate`). No I/O.
 
 use serde::{Deserialize, Serialize};
 
 use super::lenient;
+use crate::validate::Validate;
+use crate::validate::check::{Check, Target};
 
 /// `LogSink`: where routerd sends its own event log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -20,6 +22,27 @@ pub struct LogSinkSpec {
     pub syslog: Option<LogSinkSyslogSpec>,
     /// `plugin`: settings for `type: plugin`.
     pub plugin: Option<LogSinkPluginSpec>,
+}
+
+impl Validate for LogSinkSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        let plugin_path = self.plugin.as_ref().and_then(|p| p.path.as_ref());
+        if self.r#type == LogSinkType::Plugin && plugin_path.is_none() {
+            c.error("type", "plugin.path is required when type is plugin");
+        }
+        if let Some(plugin) = &self.plugin {
+            c.duration("plugin.timeout", plugin.timeout.as_ref());
+        }
+        if let Some(syslog) = &self.syslog {
+            let remote = matches!(syslog.network, Some(SyslogNetwork::Tcp | SyslogNetwork::Udp));
+            if remote && syslog.address.is_none() {
+                c.error(
+                    "syslog.network",
+                    "syslog.address is required when syslog.network is tcp or udp",
+                );
+            }
+        }
+    }
 }
 
 /// `LogSink.type`.
@@ -131,6 +154,12 @@ pub struct SysctlSpec {
     pub persistent: bool,
 }
 
+impl Validate for SysctlSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.sysctl_key("key", &self.key);
+    }
+}
+
 /// `NTPClient`: time synchronisation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -148,6 +177,12 @@ pub struct NtpClientSpec {
     /// `servers`: NTP server host names or addresses.
     #[serde(default)]
     pub servers: Vec<String>,
+}
+
+impl Validate for NtpClientSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.opt_reference("interface", self.interface.as_ref(), Target::Interface)
+    }
 }
 
 /// `NTPClient.provider`.
@@ -196,6 +231,28 @@ pub struct NixOsHostSpec {
     /// `additionalServicePath`: extra packages on the routerd service's `PATH`.
     #[serde(default)]
     pub additional_service_path: Vec<String>,
+}
+
+impl Validate for NixOsHostSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        if let Some(hostname) = &self.hostname {
+            c.hostname("hostname", hostname);
+        }
+        if let Some(boot) = &self.boot {
+            let grub = boot.loader == Some(BootLoader::Grub);
+            c.require(
+                !grub || boot.grub_device.is_some(),
+                "boot.loader",
+                "boot.grubDevice is required when boot.loader is grub",
+            );
+        }
+        for (i, user) in self.users.iter().enumerate() {
+            c.require(!user.name.is_empty(), &format!("users[{i}].name"), "name must not be empty");
+        }
+        if let Some(service) = &self.routerd_service {
+            c.duration("routerdService.reconcileInterval", service.reconcile_interval.as_ref());
+        }
+    }
 }
 
 /// `NixOSHost.boot`.
@@ -302,4 +359,10 @@ pub struct HostnameSpec {
     /// `managed`: routerd sets it; default `false`.
     #[serde(default)]
     pub managed: bool,
+}
+
+impl Validate for HostnameSpec {
+    fn validate(&self, c: &mut Check<'_, '_>) {
+        c.hostname("hostname", &self.hostname);
+    }
 }

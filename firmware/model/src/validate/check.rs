@@ -1,5 +1,6 @@
 //! The per-resource check context: field paths relative to the resource's `spec`, located
-//! errors, and the reusable checks (references, addresses, durations, ranges, `when`).
+//! errors, and the reusable checks (references, addresses, name shapes, durations, ranges,
+//! `when`). The kinds' `Validate` impls, next to their spec types in [`crate::spec`], use it.
 
 use std::collections::HashSet;
 
@@ -10,9 +11,11 @@ use crate::duration::parse_duration;
 use crate::kind::ResourceKind;
 use crate::spec::{AddressFamily, WhenSpec};
 
+use super::names;
+
 /// What a reference field names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Target {
+pub(crate) enum Target {
     /// An interface-providing resource: `Interface`, `PPPoEInterface`, `VLANInterface` or
     /// `DSLiteTunnel`.
     Interface,
@@ -77,8 +80,18 @@ impl<'a, 'm> Check<'a, 'm> {
         if field.is_empty() { base } else { format!("{base}.{field}") }
     }
 
+    /// The resource being checked.
+    pub(crate) fn resource(&self) -> &Resource {
+        self.resource
+    }
+
+    /// `field` must name a resource of `kind`.
+    pub(crate) fn reference_kind(&mut self, field: &str, name: &str, kind: ResourceKind) {
+        self.reference(field, name, Target::Kind(kind));
+    }
+
     /// Records `message` at the node of `field` (or its nearest ancestor if absent).
-    pub(super) fn error(&mut self, field: &str, message: impl Into<String>) {
+    pub(crate) fn error(&mut self, field: &str, message: impl Into<String>) {
         let path = self.path(field);
         self.diag.at_value(Some(&self.resource.id()), &path, message);
     }
@@ -90,49 +103,79 @@ impl<'a, 'm> Check<'a, 'm> {
     }
 
     /// Records `message` at `field` unless `ok`.
-    pub(super) fn require(&mut self, ok: bool, field: &str, message: &str) {
+    pub(crate) fn require(&mut self, ok: bool, field: &str, message: &str) {
         if !ok {
             self.error(field, message);
         }
     }
 
     /// Records the `Err` of a shape check at `field`.
-    pub(super) fn shape(&mut self, field: &str, result: Result<(), String>) {
+    fn shape(&mut self, field: &str, result: Result<(), String>) {
         if let Err(message) = result {
             self.error(field, message);
         }
     }
 
+    /// `field` must be a kernel interface name ([`names::check_ifname`]).
+    pub(crate) fn ifname(&mut self, field: &str, name: &str) {
+        self.shape(field, names::check_ifname(name));
+    }
+
+    /// `field` must be an RFC 1123 host name ([`names::check_hostname`]).
+    pub(crate) fn hostname(&mut self, field: &str, name: &str) {
+        self.shape(field, names::check_hostname(name));
+    }
+
+    /// `field` must be a DNS domain ([`names::check_domain`]).
+    pub(crate) fn domain(&mut self, field: &str, name: &str) {
+        self.shape(field, names::check_domain(name));
+    }
+
+    /// `field` must be a dotted sysctl key ([`names::check_sysctl_key`]).
+    pub(crate) fn sysctl_key(&mut self, field: &str, key: &str) {
+        self.shape(field, names::check_sysctl_key(key));
+    }
+
+    /// `field` must be at most `max_digits` hex digits ([`names::check_hex`]).
+    pub(crate) fn hex(&mut self, field: &str, text: &str, max_digits: usize) {
+        self.shape(field, names::check_hex(text, max_digits));
+    }
+
+    /// `field` must be hex bytes ([`names::check_hex_bytes`]).
+    pub(crate) fn hex_bytes(&mut self, field: &str, text: &str) {
+        self.shape(field, names::check_hex_bytes(text));
+    }
+
     /// `field` must name an existing `target`.
-    pub(super) fn reference(&mut self, field: &str, name: &str, target: Target) {
+    pub(crate) fn reference(&mut self, field: &str, name: &str, target: Target) {
         if !self.index.has(target, name) {
             self.error(field, dangling_message(label(field), name, target));
         }
     }
 
     /// Optional `field`, if set, must name an existing `target`.
-    pub(super) fn opt_reference(&mut self, field: &str, name: Option<&String>, target: Target) {
+    pub(crate) fn opt_reference(&mut self, field: &str, name: Option<&String>, target: Target) {
         if let Some(name) = name {
             self.reference(field, name, target);
         }
     }
 
     /// Every item of list `field` must name an existing `target`.
-    pub(super) fn references(&mut self, field: &str, names: &[String], target: Target) {
+    pub(crate) fn references(&mut self, field: &str, names: &[String], target: Target) {
         for (i, name) in names.iter().enumerate() {
             self.reference(&format!("{field}[{i}]"), name, target);
         }
     }
 
     /// `field` must be an IP address (of `family`, if given).
-    pub(super) fn ip(&mut self, field: &str, text: &str, family: Option<AddressFamily>) {
+    pub(crate) fn ip(&mut self, field: &str, text: &str, family: Option<AddressFamily>) {
         if let Err(e) = addr::parse_ip(text, family) {
             self.error(field, e.to_string());
         }
     }
 
     /// Optional `field`, if set, must be an IP address.
-    pub(super) fn opt_ip(
+    pub(crate) fn opt_ip(
         &mut self,
         field: &str,
         text: Option<&String>,
@@ -144,14 +187,14 @@ impl<'a, 'm> Check<'a, 'm> {
     }
 
     /// Every item of list `field` must be an IP address.
-    pub(super) fn ips(&mut self, field: &str, list: &[String], family: Option<AddressFamily>) {
+    pub(crate) fn ips(&mut self, field: &str, list: &[String], family: Option<AddressFamily>) {
         for (i, text) in list.iter().enumerate() {
             self.ip(&format!("{field}[{i}]"), text, family);
         }
     }
 
     /// Every item of list `field` must be a CIDR prefix with host bits zero.
-    pub(super) fn prefixes(&mut self, field: &str, list: &[String], family: Option<AddressFamily>) {
+    pub(crate) fn prefixes(&mut self, field: &str, list: &[String], family: Option<AddressFamily>) {
         for (i, text) in list.iter().enumerate() {
             if let Err(e) = addr::parse_prefix(text, family) {
                 self.error(&format!("{field}[{i}]"), e.to_string());
@@ -160,21 +203,21 @@ impl<'a, 'm> Check<'a, 'm> {
     }
 
     /// Optional `field`, if set, must be a Go duration.
-    pub(super) fn duration(&mut self, field: &str, text: Option<&String>) {
+    pub(crate) fn duration(&mut self, field: &str, text: Option<&String>) {
         if let Some(Err(e)) = text.map(|t| parse_duration(t)) {
             self.error(field, e.to_string());
         }
     }
 
     /// Optional `field`, if set, must be at least `min`.
-    pub(super) fn min(&mut self, field: &str, value: Option<u64>, min: u64) {
+    pub(crate) fn min(&mut self, field: &str, value: Option<u64>, min: u64) {
         if let Some(v) = value.filter(|v| *v < min) {
             self.error(field, format!("{} must be at least {min}, got {v}", label(field)));
         }
     }
 
     /// Optional `field`, if set, must be within `lo..=hi`.
-    pub(super) fn range(&mut self, field: &str, value: Option<u64>, lo: u64, hi: u64) {
+    pub(crate) fn range(&mut self, field: &str, value: Option<u64>, lo: u64, hi: u64) {
         if let Some(v) = value.filter(|v| *v < lo || *v > hi) {
             let name = label(field);
             self.error(field, format!("{name} must be between {lo} and {hi}, got {v}"));
@@ -182,14 +225,14 @@ impl<'a, 'm> Check<'a, 'm> {
     }
 
     /// List `field` must not be empty.
-    pub(super) fn non_empty<T>(&mut self, field: &str, list: &[T]) {
+    pub(crate) fn non_empty<T>(&mut self, field: &str, list: &[T]) {
         if list.is_empty() {
             self.error(field, format!("{} must not be empty", label(field)));
         }
     }
 
     /// The `when` gate at `field`: state variables must exist; `for` must be a duration.
-    pub(super) fn when(&mut self, field: &str, when: Option<&WhenSpec>) {
+    pub(crate) fn when(&mut self, field: &str, when: Option<&WhenSpec>) {
         let Some(when) = when else { return };
         for (variable, condition) in &when.state {
             let path = format!("{field}.state.{variable}");

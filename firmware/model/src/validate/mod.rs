@@ -1,14 +1,13 @@
-//! Semantic validation of parsed resources: per-kind field checks ([`kinds`], [`policy`]) and
-//! cross-resource rules (unique IDs, ifnames and fwmarks; dangling references).
+//! Semantic validation of parsed resources: per-kind field checks (each spec type's
+//! [`Validate`], right below the type in [`crate::spec`]) and cross-resource rules (unique IDs,
+//! ifnames and fwmarks; dangling references).
 //!
 //! Every error is located through the source map and all are collected; nothing stops at the
 //! first problem. Resources that failed to parse are skipped, but their names still count as
 //! declared so they do not cause follow-up "not declared" errors. Pure; no I/O.
 
-mod check;
-mod kinds;
+pub(crate) mod check;
 mod names;
-mod policy;
 
 pub(crate) use names::check_name;
 
@@ -21,7 +20,8 @@ use crate::diag::Diagnostics;
 use crate::kind::{KindSpec, ResourceKind, ResourceSpec};
 use crate::spec::net::{InterfaceSpec, VlanInterfaceSpec};
 use crate::spec::routing::StatePolicySpec;
-use check::{Check, Index, Target, dangling_message};
+pub(crate) use check::Check;
+use check::{Index, Target, dangling_message};
 
 /// Names of every resource written in the file, whether or not it parsed.
 #[derive(Default)]
@@ -70,10 +70,9 @@ pub(crate) fn run(
 
 /// A resource kind's own checks: the parts of its spec serde cannot check (address syntax and
 /// family, ranges, references, fields another field's value requires). Implemented for every
-/// spec type, next to its kind's other checks (`kinds.rs`: host, link, address and LAN-service
-/// kinds; `policy.rs`: state, health, routing-policy, firewall and static-route kinds); the
-/// dispatch ([`ResourceSpec::validator`]) is generated from the kind table, so a kind without
-/// one does not compile.
+/// spec type, right below the type in its [`crate::spec`] module, with the [`Check`] helpers;
+/// the dispatch ([`ResourceSpec::validator`]) is generated from the kind table, so a kind
+/// without one does not compile.
 pub(crate) trait Validate {
     /// Records every problem of `self` in `c`, located at the field.
     fn validate(&self, c: &mut Check<'_, '_>);

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 
 use routerd_model::{Config, ConfigError, ConfigErrors, parse_config};
+use routerd_test_kit::router::{self, NET, RouterDoc};
 
 /// The all-kinds fixture text.
 pub const ALL_KINDS: &str = include_str!("../fixtures/all-kinds.yaml");
@@ -45,22 +46,10 @@ pub fn assert_error(
 /// A `Router` document whose `spec.resources` items are `resources` (indented by four
 /// spaces). The header takes lines 1 to 6, so the first resource starts on line 7.
 pub fn document(resources: &str) -> String {
-    format!(
-        "apiVersion: routerd.net/v1alpha1\nkind: Router\nmetadata:\n  name: test\nspec:\n  \
-         resources:\n{resources}"
-    )
+    RouterDoc::new("test").raw(resources).to_string()
 }
 
 /// An `Interface` resource item, seven lines long.
 pub fn interface(name: &str, ifname: &str) -> String {
-    format!(
-        "    - apiVersion: net.routerd.net/v1alpha1
-      kind: Interface
-      metadata:
-        name: {name}
-      spec:
-        ifname: {ifname}
-        managed: true
-"
-    )
+    router::item(NET, "Interface", name, &format!("ifname: {ifname}\nmanaged: true"))
 }

@@ -1,5 +1,7 @@
 //! Semantic validation: addresses, references, uniqueness, ranges, static routes.
 
+use routerd_test_kit::router::RouterDoc;
+
 use crate::support::*;
 
 /// An `IPv4PolicyRoute` item named `office` over interface `lan`, ten lines long, followed by
@@ -219,9 +221,8 @@ fn durations_and_address_families_are_checked() {
 
 #[test]
 fn protected_zone_must_be_declared() {
-    let source = "apiVersion: routerd.net/v1alpha1\nkind: Router\nmetadata:\n  name: x\nspec:\n  \
-                  reconcile:\n    protectedZones: [mgmt]\n  resources: []\n";
-    let error = single_error(source);
+    let source = RouterDoc::new("x").reconcile("protectedZones: [mgmt]").to_string();
+    let error = single_error(&source);
     assert_error(
         &error,
         (7, 22),

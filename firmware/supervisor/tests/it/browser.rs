@@ -22,6 +22,7 @@ use fantoccini::elements::Element;
 use fantoccini::wd::Capabilities;
 use fantoccini::{Client, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
+use routerd_test_kit::daemon::{Daemon, wait_until};
 
 use crate::support::Netns;
 
@@ -96,13 +97,9 @@ fn listening(port: u16) -> bool {
     std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
 }
 
-/// Polls `ok` every 50 ms until it holds; panics naming `what` after [`DEADLINE`].
-fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
-    let until = Instant::now() + DEADLINE;
-    while !ok() {
-        assert!(Instant::now() < until, "timed out after {DEADLINE:?} waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+/// Polls `ok` until it holds; panics naming `what` after [`DEADLINE`].
+fn wait_for(what: &str, ok: impl FnMut() -> bool) {
+    wait_until(what, DEADLINE, ok);
 }
 
 /// The directory of this test's screenshots and logs, emptied first.
@@ -115,9 +112,9 @@ fn output_dir(name: &str) -> PathBuf {
 
 /// `routerd serve` with the web UI on a loopback port, on a namespace with a veth pair
 /// `lan0`/`peer0` made by hand before the daemon starts (so `lan0` is an adoption candidate).
-/// On drop the daemon is killed, then the namespace deleted.
+/// On drop the daemon is killed, then the namespace deleted (in field order).
 struct Router {
-    daemon: Child,
+    _daemon: Daemon,
     lab: Netns,
     dir: tempfile::TempDir,
     port: u16,
@@ -137,29 +134,29 @@ impl Router {
         std::fs::write(dir.path().join("router.yaml"), CONFIG).expect("config");
         let port = free_port();
         let log = out.join("routerd.log");
-        let daemon = Command::new(ROUTERD)
-            .args(["serve", "--netns", &lab.0, "--resync", "1h", "--debounce", "50ms"])
-            .args(["--sample-interval", "1s"])
-            .arg("--config")
-            .arg(dir.path().join("router.yaml"))
-            .arg("--ledger")
-            .arg(dir.path().join("l.redb"))
-            .arg("--control-socket")
-            .arg(dir.path().join("control.sock"))
-            .arg("--state-dir")
-            .arg(dir.path().join("state"))
-            .args(["--listen", &format!("127.0.0.1:{port}")])
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).expect("log"))
-            .spawn()
-            .expect("routerd serve starts");
-        let router = Self { daemon, lab, dir, port, log };
-        wait_for("the daemon's first reconcile", || {
-            router.ctl_json(&["status"]).is_some_and(|s| s["reconciles"].as_u64() >= Some(1))
+        let mut daemon = Daemon::spawn(
+            Command::new(ROUTERD)
+                .args(["serve", "--netns", lab.name(), "--resync", "1h", "--debounce", "50ms"])
+                .args(["--sample-interval", "1s"])
+                .arg("--config")
+                .arg(dir.path().join("router.yaml"))
+                .arg("--ledger")
+                .arg(dir.path().join("l.redb"))
+                .arg("--control-socket")
+                .arg(dir.path().join("control.sock"))
+                .arg("--state-dir")
+                .arg(dir.path().join("state"))
+                .args(["--listen", &format!("127.0.0.1:{port}")])
+                .args(extra)
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(&log).expect("log")),
+        );
+        let socket = dir.path().join("control.sock");
+        daemon.wait_until("the daemon's first reconcile", DEADLINE, || {
+            ctl_json(&socket, &["status"]).is_some_and(|s| s["reconciles"].as_u64() >= Some(1))
         });
-        wait_for("the web UI to listen", || listening(port));
-        router
+        daemon.wait_until("the web UI to listen", DEADLINE, || listening(port));
+        Self { _daemon: daemon, lab, dir, port, log }
     }
 
     fn url(&self) -> String {
@@ -175,14 +172,7 @@ impl Router {
 
     /// `routerctl -o json ARGS…`, parsed; `None` when it fails.
     fn ctl_json(&self, args: &[&str]) -> Option<serde_json::Value> {
-        let out = Command::new(routerctl())
-            .arg("--socket")
-            .arg(self.dir.path().join("control.sock"))
-            .args(["-o", "json"])
-            .args(args)
-            .output()
-            .expect("routerctl runs");
-        out.status.success().then(|| serde_json::from_slice(&out.stdout).expect("JSON"))
+        ctl_json(&self.dir.path().join("control.sock"), args)
     }
 
     fn config_file(&self) -> String {
@@ -193,7 +183,7 @@ impl Router {
     /// no routes).
     fn routes(&self) -> Vec<(String, String)> {
         let out = Command::new("ip")
-            .args(["-n", &self.lab.0, "-j", "route", "show", "table", "1000"])
+            .args(["-n", self.lab.name(), "-j", "route", "show", "table", "1000"])
             .output()
             .expect("ip");
         let list: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap_or_default();
@@ -202,11 +192,16 @@ impl Router {
     }
 }
 
-impl Drop for Router {
-    fn drop(&mut self) {
-        let _ = self.daemon.kill();
-        let _ = self.daemon.wait();
-    }
+/// `routerctl --socket SOCKET -o json ARGS…`, parsed; `None` when it fails.
+fn ctl_json(socket: &Path, args: &[&str]) -> Option<serde_json::Value> {
+    let out = Command::new(routerctl())
+        .arg("--socket")
+        .arg(socket)
+        .args(["-o", "json"])
+        .args(args)
+        .output()
+        .expect("routerctl runs");
+    out.status.success().then(|| serde_json::from_slice(&out.stdout).expect("JSON"))
 }
 
 fn route(dst: &str, gateway: &str) -> (String, String) {

@@ -1,26 +1,18 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use routerd_test_kit::router::{RouterDoc, SYSTEM};
+
 use crate::daemon::{CONFIG, Served};
 use crate::support::Netns;
 
 const ROUTERD: &str = env!("CARGO_BIN_EXE_routerd");
 
 /// A config with one Sysctl: applies in an empty namespace, drifts from its default.
-const FORWARDING: &str = "apiVersion: routerd.net/v1alpha1
-kind: Router
-metadata:
-  name: t
-spec:
-  resources:
-    - apiVersion: system.routerd.net/v1alpha1
-      kind: Sysctl
-      metadata:
-        name: fwd
-      spec:
-        key: net.ipv4.ip_forward
-        value: \"1\"
-";
+fn forwarding() -> String {
+    let spec = "key: net.ipv4.ip_forward\nvalue: \"1\"";
+    RouterDoc::new("t").resource(SYSTEM, "Sysctl", "fwd", spec).to_string()
+}
 
 /// Two broken resources: an unknown field (line 11) and a bad CIDR (line 17).
 const BROKEN: &str = "apiVersion: routerd.net/v1alpha1
@@ -72,7 +64,7 @@ fn validate_prints_every_error_with_file_line_and_column_and_exits_1() {
     assert!(lines[1].starts_with(&format!("{file}:21:18: ")), "{stderr}");
     assert!(lines[1].contains("IPv4StaticAddress/lan-v4"), "{stderr}");
 
-    let ok = write(dir.path(), "ok.yaml", FORWARDING);
+    let ok = write(dir.path(), "ok.yaml", &forwarding());
     let out = routerd(&["validate", "--config", &ok]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }
@@ -125,8 +117,16 @@ fn invalid_yaml_changes_nothing_on_the_host_or_in_the_ledger() {
     let file = write(dir.path(), "broken.yaml", BROKEN);
     let ledger = dir.path().join("l.redb").to_string_lossy().into_owned();
     let before = ns.state();
-    let out =
-        routerd(&["reconcile", "--once", "--config", &file, "--netns", &ns.0, "--ledger", &ledger]);
+    let out = routerd(&[
+        "reconcile",
+        "--once",
+        "--config",
+        &file,
+        "--netns",
+        ns.name(),
+        "--ledger",
+        &ledger,
+    ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("broken.yaml:21:18"));
     assert_eq!(ns.state(), before);
@@ -181,7 +181,7 @@ fn serve_duration_flags_take_the_config_grammar_and_refuse_humantime_words() {
 #[test]
 fn a_missing_namespace_exits_69() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let file = write(dir.path(), "f.yaml", FORWARDING);
+    let file = write(dir.path(), "f.yaml", &forwarding());
     let ledger = dir.path().join("l.redb").to_string_lossy().into_owned();
     let out =
         routerd(&["plan", "--config", &file, "--netns", "rds-no-such-ns", "--ledger", &ledger]);
@@ -193,9 +193,9 @@ fn a_missing_namespace_exits_69() {
 fn json_is_the_result_document_and_the_table_fits_80_columns() {
     let ns = Netns::new("json");
     let dir = tempfile::tempdir().expect("tempdir");
-    let file = write(dir.path(), "f.yaml", FORWARDING);
+    let file = write(dir.path(), "f.yaml", &forwarding());
     let ledger = dir.path().join("l.redb").to_string_lossy().into_owned();
-    let common = ["--config", file.as_str(), "--netns", ns.0.as_str(), "--ledger", ledger.as_str()];
+    let common = ["--config", file.as_str(), "--netns", ns.name(), "--ledger", ledger.as_str()];
 
     let out = routerd(&[&["plan", "-o", "json"][..], &common].concat());
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
@@ -230,10 +230,19 @@ fn json_is_the_result_document_and_the_table_fits_80_columns() {
 fn adopt_apply_refusing_a_drifted_candidate_exits_3() {
     let ns = Netns::new("adopt");
     let dir = tempfile::tempdir().expect("tempdir");
-    let file = write(dir.path(), "f.yaml", FORWARDING);
+    let file = write(dir.path(), "f.yaml", &forwarding());
     let ledger = dir.path().join("l.redb").to_string_lossy().into_owned();
     let out = routerd(&[
-        "adopt", "--apply", "--config", &file, "--netns", &ns.0, "--ledger", &ledger, "-o", "json",
+        "adopt",
+        "--apply",
+        "--config",
+        &file,
+        "--netns",
+        ns.name(),
+        "--ledger",
+        &ledger,
+        "-o",
+        "json",
     ]);
     assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");

@@ -8,9 +8,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
+use routerd_test_kit::daemon::{Daemon, wait_until};
+use routerd_test_kit::router::{self, FIREWALL, NET};
+
 use crate::support::Netns;
 
 const ROUTERD: &str = env!("CARGO_BIN_EXE_routerd");
+
+/// How long a daemon may take to stop after SIGTERM (it finishes a running apply first).
+const STOP_DEADLINE: Duration = Duration::from_secs(30);
 
 /// The `routerctl` binary next to `routerd` in the same target directory.
 fn routerctl() -> PathBuf {
@@ -42,26 +48,26 @@ spec:
         address: 10.9.0.1/24
 ";
 
-/// A namespace with one veth pair (`lan0`/`peer0`).
+/// A namespace with one veth pair (`lan0`/`peer0`); the namespace's helpers through `Deref`.
 struct Lab(Netns);
 
 impl Lab {
     fn new(tag: &str) -> Self {
         let ns = Netns::new(tag);
-        ns.ip(&["link", "add", "lan0", "type", "veth", "peer", "name", "peer0"]);
+        ns.add_veth("lan0", "peer0");
         Self(ns)
-    }
-
-    fn name(&self) -> &str {
-        &self.0.0
-    }
-
-    fn ip(&self, args: &[&str]) -> String {
-        self.0.ip(args)
     }
 
     fn has_address(&self) -> bool {
         self.ip(&["-j", "addr", "show", "dev", "lan0"]).contains("\"10.9.0.1\"")
+    }
+}
+
+impl std::ops::Deref for Lab {
+    type Target = Netns;
+
+    fn deref(&self) -> &Netns {
+        &self.0
     }
 }
 
@@ -82,24 +88,6 @@ pub(crate) fn serve_command(netns: &str, dir: &Path) -> Command {
     command
 }
 
-/// The daemon process, killed on drop if the test did not stop it.
-pub(crate) struct Daemon(pub(crate) Child);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-pub(crate) fn wait_for(what: &str, deadline: Duration, mut ok: impl FnMut() -> bool) {
-    let until = Instant::now() + deadline;
-    while !ok() {
-        assert!(Instant::now() < until, "timed out after {deadline:?} waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 fn status(socket: &Path) -> Option<serde_json::Value> {
     let out = Command::new(routerctl())
         .args(["--socket", &socket.to_string_lossy(), "-o", "json", "status"])
@@ -115,23 +103,22 @@ fn serve_repairs_a_hand_made_change_from_the_netlink_notification_and_stops_on_s
     let config = dir.path().join("router.yaml");
     std::fs::write(&config, CONFIG).expect("config");
     let socket = dir.path().join("run/control.sock");
-    let child = Command::new(ROUTERD)
-        .args(["serve", "--netns", lab.name(), "--resync", "1h", "--debounce", "50ms"])
-        .arg("--config")
-        .arg(&config)
-        .arg("--ledger")
-        .arg(dir.path().join("l.redb"))
-        .arg("--control-socket")
-        .arg(&socket)
-        .arg("--state-dir")
-        .arg(dir.path().join("state"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("routerd serve starts");
-    let mut daemon = Daemon(child);
+    let mut daemon = Daemon::spawn(
+        Command::new(ROUTERD)
+            .args(["serve", "--netns", lab.name(), "--resync", "1h", "--debounce", "50ms"])
+            .arg("--config")
+            .arg(&config)
+            .arg("--ledger")
+            .arg(dir.path().join("l.redb"))
+            .arg("--control-socket")
+            .arg(&socket)
+            .arg("--state-dir")
+            .arg(dir.path().join("state"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped()),
+    );
 
-    wait_for("the first reconcile", Duration::from_secs(20), || {
+    daemon.wait_until("the first reconcile", Duration::from_secs(20), || {
         status(&socket).is_some_and(|s| s["reconciles"].as_u64() >= Some(1))
     });
     assert!(lab.has_address(), "the first reconcile created the address");
@@ -145,9 +132,9 @@ fn serve_repairs_a_hand_made_change_from_the_netlink_notification_and_stops_on_s
     let before = status(&socket).expect("status")["reconciles"].as_u64().expect("count");
     lab.ip(&["addr", "del", "10.9.0.1/24", "dev", "lan0"]);
     assert!(!lab.has_address());
-    wait_for("the address to be restored", Duration::from_secs(5), || lab.has_address());
+    wait_until("the address to be restored", Duration::from_secs(5), || lab.has_address());
     // The status is published when the reconcile has finished (after its verification).
-    wait_for("the repairing reconcile to be reported", Duration::from_secs(5), || {
+    wait_until("the repairing reconcile to be reported", Duration::from_secs(5), || {
         status(&socket).is_some_and(|s| s["reconciles"].as_u64() > Some(before))
     });
     let after = status(&socket).expect("status");
@@ -166,21 +153,12 @@ fn serve_repairs_a_hand_made_change_from_the_netlink_notification_and_stops_on_s
     assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
 
     // SIGTERM: exit 0, socket removed.
-    let pid = daemon.0.id().to_string();
-    assert!(Command::new("kill").args(["-TERM", &pid]).status().expect("kill").success());
-    let until = Instant::now() + Duration::from_secs(10);
-    let code = loop {
-        if let Some(code) = daemon.0.try_wait().expect("wait") {
-            break code;
-        }
-        assert!(Instant::now() < until, "routerd did not stop on SIGTERM");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let code = daemon.terminate(Duration::from_secs(10));
     assert!(code.success(), "exit {code:?}");
     assert!(!socket.exists(), "the control socket is removed on stop");
     // The log names what the notification's reconcile repaired (issue 34 §2).
     let mut log = String::new();
-    std::io::Read::read_to_string(&mut daemon.0.stderr.take().expect("stderr"), &mut log)
+    std::io::Read::read_to_string(&mut daemon.child_mut().stderr.take().expect("stderr"), &mut log)
         .expect("the daemon's log");
     let repaired = log.lines().find(|l| l.contains("reconciled generation 1 (address"));
     assert!(
@@ -202,7 +180,8 @@ fn a_second_daemon_on_the_same_socket_is_refused() {
     std::fs::write(&config, CONFIG).expect("config");
     let socket = dir.path().join("control.sock");
     let start = |ledger: &str| {
-        Command::new(ROUTERD)
+        let mut command = Command::new(ROUTERD);
+        command
             .args(["serve", "--netns", lab.name(), "--resync", "1h"])
             .arg("--config")
             .arg(&config)
@@ -213,13 +192,12 @@ fn a_second_daemon_on_the_same_socket_is_refused() {
             .arg("--state-dir")
             .arg(dir.path().join(format!("state-{ledger}")))
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("routerd serve starts")
+            .stderr(Stdio::piped());
+        command
     };
-    let _first = Daemon(start("a.redb"));
-    wait_for("the first daemon", Duration::from_secs(20), || status(&socket).is_some());
-    let second = start("b.redb").wait_with_output().expect("second daemon exits");
+    let mut first = Daemon::spawn(&mut start("a.redb"));
+    first.wait_until("the first daemon", Duration::from_secs(20), || status(&socket).is_some());
+    let second = start("b.redb").output().expect("second daemon exits");
     assert!(!second.status.success());
     let err = String::from_utf8_lossy(&second.stderr);
     assert!(err.contains("another routerd answers on"), "{err}");
@@ -229,17 +207,9 @@ fn a_second_daemon_on_the_same_socket_is_refused() {
 /// `CONFIG` plus a static route in table 1000, which a rollback removes again (routes in
 /// routerd's protocol are ledger-owned and cleaned up; addresses never are, seed 000).
 pub(crate) fn with_route() -> String {
+    let route = "interface: lan\ndestination: 100.64.0.0/24\nvia: 10.9.0.254\ntable: 1000";
     CONFIG.replace("        managed: true\n", "        managed: true\n        adminUp: true\n")
-        + "    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv4StaticRoute
-      metadata:
-        name: to-lab
-      spec:
-        interface: lan
-        destination: 100.64.0.0/24
-        via: 10.9.0.254
-        table: 1000
-"
+        + &router::item(NET, "IPv4StaticRoute", "to-lab", route)
 }
 
 /// A running daemon with its namespace, files and `routerctl`.
@@ -281,27 +251,29 @@ impl Served {
     }
 
     fn spawn(&mut self) {
-        let child = serve_command(self.lab.name(), self.dir.path())
-            .args(["--debounce", "50ms"])
-            .args(&self.extra)
-            .stdout(Stdio::null())
-            .stderr(
-                std::fs::File::options().create(true).append(true).open(self.log()).expect("log"),
-            )
-            .spawn()
-            .expect("routerd serve starts");
-        self.daemon = Some(Daemon(child));
+        let log = std::fs::File::options().create(true).append(true).open(self.log());
+        let mut daemon = Daemon::spawn(
+            serve_command(self.lab.name(), self.dir.path())
+                .args(["--debounce", "50ms"])
+                .args(&self.extra)
+                .stdout(Stdio::null())
+                .stderr(log.expect("log")),
+        );
         let socket = self.socket();
-        wait_for("the daemon's first reconcile", Duration::from_secs(20), || {
+        daemon.wait_until("the daemon's first reconcile", Duration::from_secs(20), || {
             status(&socket).is_some_and(|s| s["reconciles"].as_u64() >= Some(1))
         });
+        self.daemon = Some(daemon);
+    }
+
+    /// The running daemon; panics when it was stopped.
+    fn daemon(&self) -> &Daemon {
+        self.daemon.as_ref().expect("running")
     }
 
     pub(crate) fn stop(&mut self) {
         let Some(mut daemon) = self.daemon.take() else { return };
-        let pid = daemon.0.id().to_string();
-        assert!(Command::new("kill").args(["-TERM", &pid]).status().expect("kill").success());
-        let code = daemon.0.wait().expect("wait");
+        let code = daemon.terminate(STOP_DEADLINE);
         assert!(code.success(), "exit {code:?}");
     }
 
@@ -359,8 +331,8 @@ fn an_unconfirmed_apply_is_rolled_back_and_a_confirmed_one_stays() {
     assert!(s.has_route(), "applied at once");
     let pending = status(&s.socket()).expect("status");
     assert_eq!(pending["pendingConfirm"]["previous"], 1, "{pending}");
-    wait_for("the automatic rollback", Duration::from_secs(10), || !s.has_route());
-    wait_for("the rollback to be recorded", Duration::from_secs(5), || {
+    wait_until("the automatic rollback", Duration::from_secs(10), || !s.has_route());
+    wait_until("the rollback to be recorded", Duration::from_secs(5), || {
         s.results().iter().any(|r| r == "rolledBack")
     });
     assert_eq!(s.config_file(), CONFIG, "the config file only ever holds confirmed text");
@@ -458,8 +430,8 @@ fn a_pending_confirm_survives_a_restart_and_still_rolls_back() {
     let resumed = status(&s.socket()).expect("status");
     assert_eq!(resumed["pendingConfirm"]["generation"], 2, "{resumed}");
     assert!(s.has_route(), "the pending generation runs until its deadline");
-    wait_for("the rollback after the restart", Duration::from_secs(15), || !s.has_route());
-    wait_for("the rollback to be recorded", Duration::from_secs(5), || {
+    wait_until("the rollback after the restart", Duration::from_secs(15), || !s.has_route());
+    wait_until("the rollback to be recorded", Duration::from_secs(5), || {
         s.results().iter().any(|r| r == "rolledBack")
     });
     s.stop();
@@ -476,14 +448,13 @@ fn under_systemd_it_reports_ready_pings_the_watchdog_and_reports_stopping() {
     std::fs::write(&config, CONFIG).expect("config");
     let manager = UnixDatagram::bind(dir.path().join("notify.sock")).expect("notify socket");
     manager.set_read_timeout(Some(Duration::from_millis(200))).expect("timeout");
-    let child = serve_command(lab.name(), dir.path())
-        .env("NOTIFY_SOCKET", dir.path().join("notify.sock"))
-        .env("WATCHDOG_USEC", "400000")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("routerd serve starts");
-    let mut daemon = Daemon(child);
+    let mut daemon = Daemon::spawn(
+        serve_command(lab.name(), dir.path())
+            .env("NOTIFY_SOCKET", dir.path().join("notify.sock"))
+            .env("WATCHDOG_USEC", "400000")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    );
     let mut seen: Vec<String> = Vec::new();
     let receive_until = |what: &str, deadline: Duration, seen: &mut Vec<String>| {
         let until = Instant::now() + deadline;
@@ -499,10 +470,9 @@ fn under_systemd_it_reports_ready_pings_the_watchdog_and_reports_stopping() {
     receive_until("STATUS=generation 1, RequiresAdoption", Duration::from_secs(5), &mut seen);
     seen.clear();
     receive_until("WATCHDOG=1", Duration::from_secs(2), &mut seen);
-    let pid = daemon.0.id().to_string();
-    assert!(Command::new("kill").args(["-TERM", &pid]).status().expect("kill").success());
+    daemon.signal("TERM");
     receive_until("STOPPING=1", Duration::from_secs(10), &mut seen);
-    assert!(daemon.0.wait().expect("wait").success());
+    assert!(daemon.wait_exit(STOP_DEADLINE).success());
 }
 
 /// The resources as `routerctl -o json resources` lists them, by `kind/name`.
@@ -625,7 +595,7 @@ fn plan_adopt_ledger_and_graph_through_routerctl() {
         .expect("the adopted link is in the ledger");
     assert_eq!(link["origin"], "adopted");
     assert_eq!(link["state"], "owned");
-    wait_for("the phase after adoption", Duration::from_secs(5), || {
+    wait_until("the phase after adoption", Duration::from_secs(5), || {
         status(&s.socket()).is_some_and(|st| st["phase"] == "Healthy")
     });
 
@@ -731,9 +701,8 @@ fn deep_nesting_through_apply_plan_and_sighup_is_refused_and_the_daemon_stays_up
     let out = s.ctl(&["plan", "-f", file.to_str().expect("utf-8 path")]);
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     std::fs::write(s.dir.path().join("router.yaml"), &deep).expect("edit");
-    let pid = s.daemon.as_ref().expect("running").0.id().to_string();
-    assert!(Command::new("kill").args(["-HUP", &pid]).status().expect("kill").success());
-    wait_for("the refusal in the log", Duration::from_secs(10), || {
+    s.daemon().signal("HUP");
+    wait_until("the refusal in the log", Duration::from_secs(10), || {
         s.logged("nesting deeper than 64 levels")
     });
     assert!(status(&s.socket()).is_some(), "the daemon answers after all three");
@@ -781,14 +750,10 @@ fn a_first_boot_without_a_valid_file_serves_the_control_socket_and_applies_nothi
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("router.yaml"), "apiVersion: [").expect("config");
     let socket = dir.path().join("control.sock");
-    let mut daemon = Daemon(
-        serve_command(lab.name(), dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("routerd serve starts"),
+    let mut daemon = Daemon::spawn(
+        serve_command(lab.name(), dir.path()).stdout(Stdio::null()).stderr(Stdio::null()),
     );
-    wait_for("the unconfigured daemon", Duration::from_secs(20), || {
+    daemon.wait_until("the unconfigured daemon", Duration::from_secs(20), || {
         status(&socket).is_some_and(|s| s["state"] == "unconfigured")
     });
     let before = status(&socket).expect("status");
@@ -805,23 +770,19 @@ fn a_first_boot_without_a_valid_file_serves_the_control_socket_and_applies_nothi
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(lab.has_address());
     assert!(status(&socket).is_some_and(|s| s.get("configFallback").is_none()));
-    let pid = daemon.0.id().to_string();
-    assert!(Command::new("kill").args(["-TERM", &pid]).status().expect("kill").success());
-    assert!(daemon.0.wait().expect("wait").success());
+    assert!(daemon.terminate(STOP_DEADLINE).success());
 }
 
 #[test]
 fn sighup_applies_an_edited_config_file_and_ignores_an_invalid_one() {
     let mut s = Served::start("sighup", CONFIG);
-    let pid = s.daemon.as_ref().expect("running").0.id().to_string();
-    let hup =
-        || assert!(Command::new("kill").args(["-HUP", &pid]).status().expect("kill").success());
+    let hup = || s.daemon().signal("HUP");
 
     // An invalid edit changes nothing.
     let file = s.dir.path().join("router.yaml");
     std::fs::write(&file, CONFIG.replace("10.9.0.1/24", "10.9.0.300/24")).expect("edit");
     hup();
-    wait_for("the refusal in the log", Duration::from_secs(10), || {
+    wait_until("the refusal in the log", Duration::from_secs(10), || {
         s.logged("is invalid, nothing changed")
     });
     assert!(s.logged("router.yaml:20:"), "the error names the file and line");
@@ -830,7 +791,7 @@ fn sighup_applies_an_edited_config_file_and_ignores_an_invalid_one() {
     // A valid edit becomes a generation and reaches the host.
     std::fs::write(&file, with_route()).expect("edit");
     hup();
-    wait_for("the reloaded config on the host", Duration::from_secs(10), || s.has_route());
+    wait_until("the reloaded config on the host", Duration::from_secs(10), || s.has_route());
     let history = s.history();
     let last = history.as_array().and_then(|l| l.last().cloned()).expect("generations");
     assert!(last["comment"].as_str().unwrap_or_default().contains("SIGHUP"), "{last}");
@@ -850,7 +811,7 @@ fn a_log_sink_gets_the_daemons_own_events_at_and_above_its_level() {
         path.display()
     );
     let mut s = Served::start("logsink", &config);
-    let pid = s.daemon.as_ref().expect("running").0.id();
+    let pid = s.daemon().id();
     let next = || {
         let mut buf = vec![0u8; 8192];
         let len = receiver.recv(&mut buf).expect("an event within the deadline");
@@ -865,9 +826,7 @@ fn a_log_sink_gets_the_daemons_own_events_at_and_above_its_level() {
     // An error event: an invalid config reloaded with SIGHUP. daemon (3) * 8 + error (3).
     let file = s.dir.path().join("router.yaml");
     std::fs::write(&file, config.replace("10.9.0.1/24", "10.9.0.300/24")).expect("edit");
-    assert!(
-        Command::new("kill").args(["-HUP", &pid.to_string()]).status().expect("kill").success()
-    );
+    s.daemon().signal("HUP");
     let error = next();
     assert!(error.starts_with(&format!("<27>routerd[{pid}]: SIGHUP: ")), "{error}");
     assert!(error.contains("is invalid, nothing changed"), "{error}");
@@ -964,15 +923,14 @@ fn serve_web(lab: &Lab, dir: &Path, host: &str) -> (Daemon, u16, String) {
         .expect("addr")
         .port();
     let log = dir.join("daemon.log");
-    let child = serve_command(lab.name(), dir)
-        .args(["--listen", &format!("{host}:{port}")])
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).expect("log"))
-        .spawn()
-        .expect("routerd serve starts");
-    let daemon = Daemon(child);
+    let mut daemon = Daemon::spawn(
+        serve_command(lab.name(), dir)
+            .args(["--listen", &format!("{host}:{port}")])
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).expect("log")),
+    );
     let socket = dir.join("control.sock");
-    wait_for("the first reconcile", Duration::from_secs(20), || {
+    daemon.wait_until("the first reconcile", Duration::from_secs(20), || {
         status(&socket).is_some_and(|s| s["reconciles"].as_u64() >= Some(1))
     });
     let token = std::fs::read_to_string(&log)
@@ -1269,20 +1227,10 @@ fn with_routes(n: usize) -> String {
     let mut yaml =
         CONFIG.replace("        managed: true\n", "        managed: true\n        adminUp: true\n");
     for i in 0..n {
-        yaml.push_str(&format!(
-            "    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv4StaticRoute
-      metadata:
-        name: r{i}
-      spec:
-        interface: lan
-        destination: 10.{}.{}.0/24
-        via: 10.9.0.254
-        table: 1000
-",
-            100 + i / 256,
-            i % 256
-        ));
+        let destination = format!("10.{}.{}.0/24", 100 + i / 256, i % 256);
+        let spec =
+            format!("interface: lan\ndestination: {destination}\nvia: 10.9.0.254\ntable: 1000");
+        yaml.push_str(&router::item(NET, "IPv4StaticRoute", &format!("r{i}"), &spec));
     }
     yaml
 }
@@ -1310,10 +1258,9 @@ impl Served {
             .expect("routerctl")
     }
 
-    /// Sends `signal` to the daemon once the apply has created some but not all of `n` routes;
+    /// Sends `signal` (`TERM`, `KILL`) to the daemon once the apply has created some but not all of `n` routes;
     /// the count it saw.
     fn signal_mid_apply(&mut self, signal: &str, n: usize) -> usize {
-        let pid = self.daemon.as_ref().expect("running").0.id().to_string();
         let mut seen = 0;
         let err = self.dir.path().join("apply.err");
         // Polled without a pause: the whole apply takes a fraction of a second.
@@ -1324,7 +1271,7 @@ impl Served {
             assert!(refused.is_empty(), "routerctl apply: {refused}");
             seen = self.route_count();
         }
-        assert!(Command::new("kill").args([signal, &pid]).status().expect("kill").success());
+        self.daemon().signal(signal);
         assert!(seen < n, "the apply had already finished ({seen} routes): not mid-apply");
         seen
     }
@@ -1332,12 +1279,7 @@ impl Served {
     /// Waits for the daemon to exit; its exit status.
     fn exited(&mut self) -> std::process::ExitStatus {
         let mut daemon = self.daemon.take().expect("running");
-        let mut status = None;
-        wait_for("routerd to exit", Duration::from_secs(30), || {
-            status = daemon.0.try_wait().expect("wait");
-            status.is_some()
-        });
-        status.expect("exited")
+        daemon.wait_exit(Duration::from_secs(30))
     }
 
     /// The last reconcile's summary, from `routerctl status`.
@@ -1356,7 +1298,7 @@ fn sigterm_mid_apply_finishes_the_apply_and_the_next_start_converges_from_it() {
     let mut s = Served::start("term-mid", CONFIG);
     let big = with_routes(BIG);
     let mut apply = s.apply_in_background(&big);
-    let seen = s.signal_mid_apply("-TERM", BIG);
+    let seen = s.signal_mid_apply("TERM", BIG);
     let code = s.exited();
     let _ = apply.wait();
     assert!(code.success(), "a clean stop: {code:?}");
@@ -1378,7 +1320,7 @@ fn sigkill_mid_apply_leaves_a_state_the_next_start_converges_from() {
     let mut s = Served::start("kill-mid", CONFIG);
     let big = with_routes(BIG);
     let mut apply = s.apply_in_background(&big);
-    let seen = s.signal_mid_apply("-KILL", BIG);
+    let seen = s.signal_mid_apply("KILL", BIG);
     let _ = s.exited();
     let _ = apply.wait();
     let left = s.route_count();
@@ -1388,7 +1330,7 @@ fn sigkill_mid_apply_leaves_a_state_the_next_start_converges_from() {
     // removes what the interrupted apply had recorded as pending and created.
     s.spawn();
     let first = s.last_reconcile();
-    wait_for("the restart's reconcile to settle", Duration::from_secs(30), || {
+    wait_until("the restart's reconcile to settle", Duration::from_secs(30), || {
         let out = s.ctl(&["reconcile"]);
         out.status.success() && s.last_reconcile()["operations"] == 0
     });
@@ -1399,25 +1341,7 @@ fn sigkill_mid_apply_leaves_a_state_the_next_start_converges_from() {
 
 /// [`CONFIG`] with the home-router firewall: `nft.table/inet/routerd_filter_home`.
 fn with_firewall() -> String {
-    CONFIG.to_string()
-        + "    - apiVersion: firewall.routerd.net/v1alpha1
-      kind: FirewallPolicy
-      metadata:
-        name: home
-      spec:
-        preset: home-router
-"
-}
-
-/// `ip netns exec NS nft ARGS…`: whether it succeeded.
-fn nft_in(ns: &str, args: &[&str]) -> bool {
-    Command::new("ip")
-        .args(["netns", "exec", ns, "nft"])
-        .args(args)
-        .output()
-        .expect("nft runs")
-        .status
-        .success()
+    CONFIG.to_string() + &router::item(FIREWALL, "FirewallPolicy", "home", "preset: home-router")
 }
 
 #[test]
@@ -1425,24 +1349,22 @@ fn a_filter_table_deleted_by_hand_is_put_back_from_the_nftables_notification() {
     // The resync is an hour (serve_command): only the nftables notification can repair it.
     let mut s = Served::start("nft-del", &with_firewall());
     let table = ["list", "table", "inet", "routerd_filter_home"];
-    wait_for("the filter table", Duration::from_secs(10), || nft_in(s.lab.name(), &table));
+    wait_until("the filter table", Duration::from_secs(10), || s.lab.nft_ok(&table));
     let reconciles = || status(&s.socket()).expect("status")["reconciles"].as_u64().expect("n");
     // Settle: the start's own notifications are over when the count stops moving.
     let mut before = reconciles();
-    wait_for("the start to settle", Duration::from_secs(10), || {
+    wait_until("the start to settle", Duration::from_secs(10), || {
         std::thread::sleep(Duration::from_millis(500));
         let now = reconciles();
         std::mem::replace(&mut before, now) == now
     });
 
     let deleted = Instant::now();
-    assert!(nft_in(s.lab.name(), &["delete", "table", "inet", "routerd_filter_home"]));
-    assert!(!nft_in(s.lab.name(), &table), "deleted");
-    wait_for("the filter table to be put back", Duration::from_secs(3), || {
-        nft_in(s.lab.name(), &table)
-    });
+    assert!(s.lab.nft_ok(&["delete", "table", "inet", "routerd_filter_home"]));
+    assert!(!s.lab.nft_ok(&table), "deleted");
+    wait_until("the filter table to be put back", Duration::from_secs(3), || s.lab.nft_ok(&table));
     eprintln!("filter table put back after {:?}", deleted.elapsed());
-    wait_for("the repair to be reported", Duration::from_secs(3), || {
+    wait_until("the repair to be reported", Duration::from_secs(3), || {
         s.last_reconcile()["trigger"].as_str().is_some_and(|t| t.contains("nftables"))
     });
     let repairs = reconciles() - before;
@@ -1450,7 +1372,7 @@ fn a_filter_table_deleted_by_hand_is_put_back_from_the_nftables_notification() {
     std::thread::sleep(Duration::from_millis(1500));
     assert_eq!(reconciles() - before, repairs, "no reconcile from the repair's own batch");
     assert_eq!(repairs, 1, "one reconcile repaired it");
-    wait_for("the log line naming the repair", Duration::from_secs(3), || {
+    wait_until("the log line naming the repair", Duration::from_secs(3), || {
         std::fs::read_to_string(s.log()).is_ok_and(|log| {
             log.lines().any(|l| {
                 l.contains("(nftables)")
@@ -1461,20 +1383,23 @@ fn a_filter_table_deleted_by_hand_is_put_back_from_the_nftables_notification() {
     });
 
     // A rule added by hand to the table: put back as declared, within the same time.
-    assert!(nft_in(
-        s.lab.name(),
-        &["add", "rule", "inet", "routerd_filter_home", "input", "tcp", "dport", "9", "accept"]
-    ));
+    assert!(s.lab.nft_ok(&[
+        "add",
+        "rule",
+        "inet",
+        "routerd_filter_home",
+        "input",
+        "tcp",
+        "dport",
+        "9",
+        "accept"
+    ]));
     let listed = || {
-        let out = Command::new("ip")
-            .args(["netns", "exec", s.lab.name(), "nft", "list", "table", "inet"])
-            .arg("routerd_filter_home")
-            .output()
-            .expect("nft");
+        let out = s.lab.command("nft").args(table).output().expect("nft");
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     assert!(listed().contains("dport 9 accept"));
-    wait_for("the hand-made rule to be removed", Duration::from_secs(3), || {
+    wait_until("the hand-made rule to be removed", Duration::from_secs(3), || {
         !listed().contains("dport 9 accept")
     });
     s.stop();

@@ -6,20 +6,18 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::daemon::{Daemon, serve_command, wait_for};
+use routerd_test_kit::daemon::Daemon;
+use routerd_test_kit::router::{NET, RouterDoc};
+
+use crate::daemon::serve_command;
 use crate::support::Netns;
 
 /// Two uplinks with health-checked failover, as shipped.
 const CONFIG: &str = include_str!("../../../../examples/two-uplinks.yaml");
 
-/// `ip netns exec NS nft ARGS`, which must succeed.
+/// `ip netns exec NS nft ARGS` (split at spaces), which must succeed.
 fn nft(ns: &Netns, args: &str) {
-    let out = Command::new("ip")
-        .args(["netns", "exec", &ns.0, "nft"])
-        .args(args.split(' '))
-        .output()
-        .expect("nft runs");
-    assert!(out.status.success(), "nft {args}: {}", String::from_utf8_lossy(&out.stderr));
+    ns.nft(&args.split(' ').collect::<Vec<_>>());
 }
 
 /// Whether the router sends traffic for the internet through `gateway`.
@@ -35,17 +33,16 @@ fn the_default_route_fails_over_to_the_backup_and_returns_when_the_primary_recov
     for (ns, link, peer, gateway) in
         [(&primary, "wan0", "up0", "198.51.100.1/24"), (&backup, "wan1", "up1", "203.0.113.1/24")]
     {
-        router.ip(&["link", "add", link, "type", "veth", "peer", "name", peer, "netns", &ns.0]);
+        router.veth_to(link, ns, peer);
         ns.ip(&["addr", "add", gateway, "dev", peer]);
         ns.ip(&["link", "set", peer, "up"]);
     }
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("router.yaml"), CONFIG).expect("config");
-    let child = serve_command(&router.0, dir.path()).spawn().expect("routerd serve starts");
-    let _daemon = Daemon(child);
+    let mut daemon = Daemon::spawn(&mut serve_command(router.name(), dir.path()));
 
     // Both checks turn healthy: the primary's preferred route carries the traffic.
-    wait_for("the primary preferred", Duration::from_secs(30), || {
+    daemon.wait_until("the primary preferred", Duration::from_secs(30), || {
         router.ip(&["route", "show", "default"]).contains("metric 20 ")
             && routes_via(&router, "198.51.100.1")
     });
@@ -55,7 +52,7 @@ fn the_default_route_fails_over_to_the_backup_and_returns_when_the_primary_recov
     nft(&primary, "add chain inet cut input { type filter hook input priority 0 ; }");
     nft(&primary, "add rule inet cut input icmp type echo-request drop");
     let cut = Instant::now();
-    wait_for("failover to the backup", Duration::from_secs(30), || {
+    daemon.wait_until("failover to the backup", Duration::from_secs(30), || {
         routes_via(&router, "203.0.113.1")
     });
     eprintln!("failover after {:?} (interval 1s, unhealthyThreshold 2)", cut.elapsed());
@@ -69,7 +66,7 @@ fn the_default_route_fails_over_to_the_backup_and_returns_when_the_primary_recov
     // The primary answers again: it is preferred again after healthyThreshold successes.
     nft(&primary, "delete table inet cut");
     let healed = Instant::now();
-    wait_for("return to the primary", Duration::from_secs(30), || {
+    daemon.wait_until("return to the primary", Duration::from_secs(30), || {
         routes_via(&router, "198.51.100.1")
     });
     eprintln!("returned after {:?} (interval 1s, healthyThreshold 2)", healed.elapsed());
@@ -77,11 +74,8 @@ fn the_default_route_fails_over_to_the_backup_and_returns_when_the_primary_recov
 
 /// The echo requests `ns` has received since `count_echo_requests` set up its counter.
 fn echo_requests(ns: &Netns) -> u64 {
-    let out = Command::new("ip")
-        .args(["netns", "exec", &ns.0, "nft", "list", "chain", "inet", "probes", "input"])
-        .output()
-        .expect("nft runs");
-    let text = String::from_utf8_lossy(&out.stdout);
+    let out = ns.command("nft").args(["list", "chain", "inet", "probes", "input"]).output();
+    let text = String::from_utf8_lossy(&out.expect("nft runs").stdout).into_owned();
     text.split("packets ")
         .nth(1)
         .and_then(|t| t.split_whitespace().next()?.parse().ok())
@@ -102,7 +96,7 @@ fn a_check_whose_when_does_not_hold_sends_no_probe_until_it_does() {
     for (ns, link, peer, gateway) in
         [(&primary, "wan0", "up0", "198.51.100.1/24"), (&backup, "wan1", "up1", "203.0.113.1/24")]
     {
-        router.ip(&["link", "add", link, "type", "veth", "peer", "name", peer, "netns", &ns.0]);
+        router.veth_to(link, ns, peer);
         ns.ip(&["addr", "add", gateway, "dev", peer]);
         ns.ip(&["link", "set", peer, "up"]);
     }
@@ -130,12 +124,11 @@ fn a_check_whose_when_does_not_hold_sends_no_probe_until_it_does() {
     assert!(config.contains("equals: lte"), "the example's backup check moved");
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("router.yaml"), config).expect("config");
-    let child = serve_command(&router.0, dir.path()).spawn().expect("routerd serve starts");
-    let _daemon = Daemon(child);
+    let mut daemon = Daemon::spawn(&mut serve_command(router.name(), dir.path()));
 
     // The primary is probed and preferred; several of the backup's intervals pass without a
     // probe to it, and without its preferred route.
-    wait_for("the primary preferred", Duration::from_secs(30), || {
+    daemon.wait_until("the primary preferred", Duration::from_secs(30), || {
         router.ip(&["route", "show", "default"]).contains("metric 10 ")
     });
     let quiet = Instant::now();
@@ -147,7 +140,7 @@ fn a_check_whose_when_does_not_hold_sends_no_probe_until_it_does() {
 
     // The condition holds: the probes start, and the backup's preferred route comes.
     router.ip(&["addr", "add", "2001:db8:1::2/64", "dev", "wan1", "nodad"]);
-    wait_for("the backup probed and preferred", Duration::from_secs(30), || {
+    daemon.wait_until("the backup probed and preferred", Duration::from_secs(30), || {
         echo_requests(&backup) > 0
             && router.ip(&["route", "show", "default"]).contains("metric 20 ")
     });
@@ -155,28 +148,12 @@ fn a_check_whose_when_does_not_hold_sends_no_probe_until_it_does() {
 
 /// A router with one uplink (`wan0`, 198.51.100.2/24) and no HealthCheck: the default route
 /// is added by hand, as an operator or a DHCP client would.
-const GATEWAY_CONFIG: &str = "apiVersion: routerd.net/v1alpha1
-kind: Router
-metadata:
-  name: gw
-spec:
-  resources:
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: Interface
-      metadata:
-        name: wan
-      spec:
-        ifname: wan0
-        managed: true
-        adminUp: true
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv4StaticAddress
-      metadata:
-        name: wan-v4
-      spec:
-        interface: wan
-        address: 198.51.100.2/24
-";
+fn gateway_config() -> String {
+    RouterDoc::new("gw")
+        .resource(NET, "Interface", "wan", "ifname: wan0\nmanaged: true\nadminUp: true")
+        .resource(NET, "IPv4StaticAddress", "wan-v4", "interface: wan\naddress: 198.51.100.2/24")
+        .to_string()
+}
 
 /// `routerctl -o json doctor gateway` against the control socket in `dir`: the checks.
 fn gateway_checks(dir: &std::path::Path) -> Vec<serde_json::Value> {
@@ -204,41 +181,29 @@ fn gateway_status(dir: &std::path::Path, gateway: &str) -> Option<String> {
 fn the_doctor_fails_a_gateway_that_stops_answering_and_passes_it_when_it_is_back() {
     let router = Netns::new("gw-r");
     let upstream = Netns::new("gw-u");
-    router.ip(&[
-        "link",
-        "add",
-        "wan0",
-        "type",
-        "veth",
-        "peer",
-        "name",
-        "up0",
-        "netns",
-        &upstream.0,
-    ]);
+    router.veth_to("wan0", &upstream, "up0");
     upstream.ip(&["addr", "add", "198.51.100.1/24", "dev", "up0"]);
     upstream.ip(&["link", "set", "up0", "up"]);
     let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("router.yaml"), GATEWAY_CONFIG).expect("config");
-    let child = serve_command(&router.0, dir.path())
-        .args(["--gateway-interval", "200ms"])
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("routerd serve starts");
-    let _daemon = Daemon(child);
-    wait_for("the uplink address", Duration::from_secs(20), || {
+    std::fs::write(dir.path().join("router.yaml"), gateway_config()).expect("config");
+    let mut daemon = Daemon::spawn(
+        serve_command(router.name(), dir.path())
+            .args(["--gateway-interval", "200ms"])
+            .stderr(std::process::Stdio::null()),
+    );
+    daemon.wait_until("the uplink address", Duration::from_secs(20), || {
         router.ip(&["-4", "addr", "show", "dev", "wan0"]).contains("198.51.100.2/24")
     });
     router.ip(&["route", "add", "default", "via", "198.51.100.1", "dev", "wan0"]);
     let gw = "198.51.100.1";
-    wait_for("the gateway check to pass", Duration::from_secs(15), || {
+    daemon.wait_until("the gateway check to pass", Duration::from_secs(15), || {
         gateway_status(dir.path(), gw).as_deref() == Some("pass")
     });
 
     // The upstream loses its address: the route stays, nothing answers for the next hop.
     upstream.ip(&["addr", "del", "198.51.100.1/24", "dev", "up0"]);
     let lost = Instant::now();
-    wait_for("the gateway check to fail", Duration::from_secs(10), || {
+    daemon.wait_until("the gateway check to fail", Duration::from_secs(10), || {
         gateway_status(dir.path(), gw).as_deref() == Some("fail")
     });
     eprintln!("gateway failure seen after {:?} (interval 200ms)", lost.elapsed());
@@ -250,7 +215,7 @@ fn the_doctor_fails_a_gateway_that_stops_answering_and_passes_it_when_it_is_back
 
     // Back: the check passes again once the loss window is clean.
     upstream.ip(&["addr", "add", "198.51.100.1/24", "dev", "up0"]);
-    wait_for("the gateway check to pass again", Duration::from_secs(15), || {
+    daemon.wait_until("the gateway check to pass again", Duration::from_secs(15), || {
         gateway_status(dir.path(), gw).as_deref() == Some("pass")
     });
 }

@@ -5,8 +5,9 @@
 use std::time::Duration;
 
 use routerd_ota::testing::{BundleSpec, RaucFixture};
+use routerd_test_kit::daemon::wait_until;
 
-use crate::daemon::{CONFIG, Served, wait_for, with_route};
+use crate::daemon::{CONFIG, Served, with_route};
 
 const GATE_DEADLINE: Duration = Duration::from_secs(30);
 
@@ -39,7 +40,7 @@ async fn a_healthy_router_confirms_its_slot_and_routerctl_shows_and_marks_slots(
         CONFIG,
         &["--health-gate", "--health-window", "60s", "--rauc-bus", fixture.address()],
     );
-    wait_for("the health gate's decision", GATE_DEADLINE, || {
+    wait_until("the health gate's decision", GATE_DEADLINE, || {
         gate_phase(&s).is_some_and(|p| p != "checking")
     });
     let status = ota_status(&s);
@@ -84,7 +85,7 @@ async fn a_router_whose_doctor_fails_marks_its_slot_bad_after_the_window() {
         &broken,
         &["--health-gate", "--health-window", "3s", "--rauc-bus", fixture.address(), "--no-reboot"],
     );
-    wait_for("the health gate's decision", GATE_DEADLINE, || {
+    wait_until("the health gate's decision", GATE_DEADLINE, || {
         gate_phase(&s).is_some_and(|p| p != "checking")
     });
     let status = ota_status(&s);

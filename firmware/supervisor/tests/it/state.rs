@@ -3,42 +3,34 @@
 //! that answers for the AFTR's name and then goes away. The NAT tables gated on the variables
 //! follow: created while their `when.state` holds, withdrawn when it stops holding.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
-use crate::daemon::{Daemon, serve_command, wait_for};
+use routerd_test_kit::daemon::Daemon;
+use routerd_test_kit::router::{self, NET, RouterDoc};
+
+use crate::daemon::serve_command;
 use crate::support::Netns;
 
 /// A router with uplink `wan` on wan0, then `resources` (list items).
 fn router(name: &str, resources: &str) -> String {
-    format!(
-        "apiVersion: routerd.net/v1alpha1
-kind: Router
-metadata:
-  name: {name}
-spec:
-  resources:
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: Interface
-      metadata: {{name: wan}}
-      spec: {{ifname: wan0, managed: true, adminUp: true}}
-{resources}"
-    )
+    RouterDoc::new(name)
+        .resource(NET, "Interface", "wan", "{ifname: wan0, managed: true, adminUp: true}")
+        .raw(resources)
+        .to_string()
 }
 
 /// An `IPv4SourceNAT` named `name` for `source` out of `wan`, gated by `when.state` `gate`.
 fn gated_nat(name: &str, source: &str, gate: &str) -> String {
-    format!(
-        "    - apiVersion: net.routerd.net/v1alpha1
-      kind: IPv4SourceNAT
-      metadata: {{name: {name}}}
-      spec:
+    let spec = format!(
+        "
         outboundInterface: wan
         sourceCIDRs: [{source}]
         translation: {{type: interfaceAddress}}
         when: {{state: {gate}}}
-"
-    )
+        "
+    );
+    router::item(NET, "IPv4SourceNAT", name, &spec)
 }
 
 /// The uplink's variable (`native` with a global IPv6 address, else `legacy`), the AFTR's
@@ -84,10 +76,7 @@ const STATE_POLICIES: &str = r#"    - apiVersion: net.routerd.net/v1alpha1
 
 /// The routerd NAT tables of `ns`, by resource name, sorted.
 fn nat_tables(ns: &Netns) -> Vec<String> {
-    let out = Command::new("ip")
-        .args(["netns", "exec", &ns.0, "nft", "list", "tables"])
-        .output()
-        .expect("nft runs");
+    let out = ns.command("nft").args(["list", "tables"]).output().expect("nft runs");
     let mut names: Vec<String> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| l.strip_prefix("table ip routerd_snat_"))
@@ -101,53 +90,45 @@ fn nat_tables(ns: &Netns) -> Vec<String> {
 fn state_variables_follow_the_uplinks_address_and_a_dns_answer() {
     let router = Netns::new("st-r");
     let upstream = Netns::new("st-u");
-    router.ip(&[
-        "link",
-        "add",
-        "wan0",
-        "type",
-        "veth",
-        "peer",
-        "name",
-        "up0",
-        "netns",
-        &upstream.0,
-    ]);
+    router.veth_to("wan0", &upstream, "up0");
     upstream.ip(&["addr", "add", "198.51.100.1/24", "dev", "up0"]);
     upstream.ip(&["link", "set", "up0", "up"]);
-    let dns = Command::new("ip")
-        .args(["netns", "exec", &upstream.0, "dnsmasq", "--keep-in-foreground", "--no-resolv"])
-        .args(["--no-hosts", "--conf-file=/dev/null", "--listen-address=198.51.100.1"])
-        .args(["--bind-interfaces", "--host-record=aftr.example.test,2001:db8:ff::1"])
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("dnsmasq starts");
-    let dns = Daemon(dns);
+    let dns = Daemon::spawn(
+        upstream
+            .command("dnsmasq")
+            .args(["--keep-in-foreground", "--no-resolv"])
+            .args(["--no-hosts", "--conf-file=/dev/null", "--listen-address=198.51.100.1"])
+            .args(["--bind-interfaces", "--host-record=aftr.example.test,2001:db8:ff::1"])
+            .stdout(Stdio::null()),
+    );
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("router.yaml"), config()).expect("config");
-    let child = serve_command(&router.0, dir.path()).spawn().expect("routerd serve starts");
-    let _daemon = Daemon(child);
+    let mut daemon = Daemon::spawn(&mut serve_command(router.name(), dir.path()));
 
     // No global IPv6 address on the uplink: `legacy`; the AFTR's name resolves.
-    wait_for("legacy and tunnel NAT", Duration::from_secs(30), || {
+    daemon.wait_until("legacy and tunnel NAT", Duration::from_secs(30), || {
         nat_tables(&router) == ["legacy", "tunnel"]
     });
 
     // A global address (DAD skipped, so it is usable at once): `native` replaces `legacy`.
     router.ip(&["addr", "add", "2001:db8:1::2/64", "dev", "wan0", "nodad"]);
-    wait_for("native NAT", Duration::from_secs(30), || nat_tables(&router) == ["native", "tunnel"]);
+    daemon.wait_until("native NAT", Duration::from_secs(30), || {
+        nat_tables(&router) == ["native", "tunnel"]
+    });
 
     // A unique local address is not an uplink's: back to `legacy` once the global one goes.
     router.ip(&["addr", "add", "fd00:1::2/64", "dev", "wan0", "nodad"]);
     router.ip(&["addr", "del", "2001:db8:1::2/64", "dev", "wan0"]);
-    wait_for("legacy NAT again", Duration::from_secs(30), || {
+    daemon.wait_until("legacy NAT again", Duration::from_secs(30), || {
         nat_tables(&router) == ["legacy", "tunnel"]
     });
 
     // The DNS server goes away: `aftr` loses its value and the tunnel's NAT is withdrawn
     // within an evaluation interval and a lookup timeout.
     drop(dns);
-    wait_for("tunnel NAT withdrawn", Duration::from_secs(30), || nat_tables(&router) == ["legacy"]);
+    daemon.wait_until("tunnel NAT withdrawn", Duration::from_secs(30), || {
+        nat_tables(&router) == ["legacy"]
+    });
 }
 
 /// A delegation on the uplink and a variable reading it: `delegated` while a prefix is there,
@@ -178,28 +159,30 @@ fn pd_config() -> String {
 #[test]
 fn a_prefix_delegation_variable_follows_the_delegated_prefix_and_how_long_it_has_been_gone() {
     let router = Netns::new("st-pd");
-    router.ip(&["link", "set", "lo", "up"]);
     router.ip(&["link", "add", "wan0", "type", "veth", "peer", "name", "wan0-peer"]);
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("router.yaml"), pd_config()).expect("config");
     // The daemon runs no DHCPv6 client here (no systemd-networkd): the delegation is what the
     // client would leave in the kernel, its unreachable route (RFC 7084 WPD-5).
     let started = std::time::Instant::now();
-    let child = serve_command(&router.0, dir.path()).spawn().expect("routerd serve starts");
-    let _daemon = Daemon(child);
+    let mut daemon = Daemon::spawn(&mut serve_command(router.name(), dir.path()));
 
     // No prefix: `lost`, but only once there has been none for 6 s.
-    wait_for("the lost NAT", Duration::from_secs(40), || nat_tables(&router) == ["lost"]);
+    daemon.wait_until("the lost NAT", Duration::from_secs(40), || nat_tables(&router) == ["lost"]);
     assert!(started.elapsed() >= Duration::from_secs(6), "{:?}", started.elapsed());
 
     // A /56 delegated: `delegated`.
     let route = ["-6", "route", "add", "unreachable", "2001:db8:a0::/56", "dev", "lo"];
     router.ip(&[&route[..], &["proto", "dhcp"]].concat());
-    wait_for("the delegated NAT", Duration::from_secs(30), || nat_tables(&router) == ["delegated"]);
+    daemon.wait_until("the delegated NAT", Duration::from_secs(30), || {
+        nat_tables(&router) == ["delegated"]
+    });
 
     // The delegation lost: no value at once, `lost` again 6 s later.
     let gone = std::time::Instant::now();
     router.ip(&["-6", "route", "del", "unreachable", "2001:db8:a0::/56"]);
-    wait_for("the lost NAT again", Duration::from_secs(40), || nat_tables(&router) == ["lost"]);
+    daemon.wait_until("the lost NAT again", Duration::from_secs(40), || {
+        nat_tables(&router) == ["lost"]
+    });
     assert!(gone.elapsed() >= Duration::from_secs(6), "{:?}", gone.elapsed());
 }

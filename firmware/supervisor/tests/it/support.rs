@@ -1,25 +1,18 @@
-//! Shared fixtures: a network namespace of the test's own, deleted on drop (also when the
-//! test fails).
+//! Shared fixtures: a network namespace of the test's own (the kit's, deleted on drop, also
+//! when the test fails) and its kernel state as text to compare.
 
-use std::process::Command;
+use std::ops::Deref;
 
-/// A network namespace `rds-<pid>-<tag>`.
-pub struct Netns(pub String);
+use routerd_test_kit::netns;
+
+/// A network namespace `rds-<tag>-<pid>-<counter>` with its loopback up. The kit's helpers
+/// (`name`, `ip`, `nft`, `veth_to`, …) are reached through `Deref`.
+pub struct Netns(netns::Netns);
 
 impl Netns {
-    /// Creates it (needs root).
+    /// Creates it. Panics with "needs root" when not root, and when `ip netns add` fails.
     pub fn new(tag: &str) -> Self {
-        let name = format!("rds-{}-{tag}", std::process::id());
-        let ok = Command::new("ip").args(["netns", "add", &name]).status().map(|s| s.success());
-        assert_eq!(ok.ok(), Some(true), "needs root: ip netns add {name}");
-        Self(name)
-    }
-
-    /// `ip -n NAME ARGS…`, which must succeed; its stdout.
-    pub fn ip(&self, args: &[&str]) -> String {
-        let out = Command::new("ip").arg("-n").arg(&self.0).args(args).output().expect("ip");
-        assert!(out.status.success(), "ip {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        Self(netns::Netns::new(&format!("rds-{tag}")))
     }
 
     /// Addresses, routes, rules, the nft ruleset and `ip_forward`, as text to compare.
@@ -29,20 +22,16 @@ impl Netns {
         {
             s.push_str(&self.ip(args));
         }
-        let nft =
-            Command::new("ip").args(["netns", "exec", &self.0, "nft", "list", "ruleset"]).output();
-        s.push_str(&String::from_utf8_lossy(&nft.expect("nft").stdout));
-        let fwd = Command::new("ip")
-            .args(["netns", "exec", &self.0, "cat", "/proc/sys/net/ipv4/ip_forward"])
-            .output()
-            .expect("cat");
-        s.push_str(&String::from_utf8_lossy(&fwd.stdout));
+        s.push_str(&self.nft(&["list", "ruleset"]));
+        s.push_str(&self.exec(&["cat", "/proc/sys/net/ipv4/ip_forward"]));
         s
     }
 }
 
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+impl Deref for Netns {
+    type Target = netns::Netns;
+
+    fn deref(&self) -> &netns::Netns {
+        &self.0
     }
 }

@@ -1,6 +1,5 @@
-//! Test support shared by the crates whose tests talk D-Bus (the systemd stand-in of
-//! `routerd-host`, the RAUC fixture of `routerd-ota`): a private `dbus-daemon` of type
-//! `system`, so tests never touch the machine's own bus. Never in a release build.
+//! A private `dbus-daemon` of type `system`, so tests never touch the machine's own bus (the
+//! systemd stand-in of `routerd-host`, the RAUC fixture of `routerd-ota`).
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
