@@ -36,7 +36,8 @@ type ParseFn =
 /// Runs the typed spec's [`ExternalKindSpec::validate`].
 type ValidateFn = fn(&ExternalSpec, &mut ExternalCheck<'_, '_, '_>);
 
-/// A resource kind from a controller crate: declared as a `static` and [`register`]ed.
+/// A resource kind from a controller crate: declared as a `static` and [`register`]ed. Equal
+/// by name.
 ///
 /// ```
 /// use routerd_model::external::{ExternalKind, ExternalKindSpec};
@@ -73,17 +74,49 @@ impl ExternalKind {
         self.api_version
     }
 
+    /// The [`ResourceKind`] of this descriptor, once [`register`]ed.
+    pub fn resource_kind(&'static self) -> Option<ResourceKind> {
+        let kinds = KINDS.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let i = kinds.iter().position(|k| std::ptr::eq(*k, self))?;
+        Some(ResourceKind::External(ExternalKindId(u16::try_from(i).ok()?)))
+    }
+}
+
+/// A registered resource kind: its index in this process's table, so [`ResourceKind`] stays a
+/// few bytes. Made only by [`register`]; [`ExternalKindId::descriptor`] gives the kind back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ExternalKindId(u16);
+
+impl ExternalKindId {
+    /// The registered descriptor.
+    pub fn descriptor(self) -> &'static ExternalKind {
+        let kinds = KINDS.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // An id is only made by `register`, for an entry that is never removed.
+        kinds.get(usize::from(self.0)).copied().unwrap_or(&UNREGISTERED)
+    }
+
     /// Types `value` (a resource's `spec`) as this kind's spec.
     ///
     /// Errors: the serde error with the path below `spec` where it happened.
-    pub fn parse(
-        &'static self,
+    pub(crate) fn parse(
+        self,
         value: Value,
     ) -> Result<ExternalSpec, serde_path_to_error::Error<serde_json::Error>> {
-        let typed = (self.parse)(&value)?;
-        Ok(ExternalSpec { kind: self, value, typed })
+        let kind = self.descriptor();
+        let typed = (kind.parse)(&value)?;
+        Ok(ExternalSpec { id: self, kind, value, typed })
     }
 }
+
+/// What an id outside the table would name; never reached, since ids come from [`register`].
+struct Unregistered;
+impl ExternalKindSpec for Unregistered {}
+impl<'de> serde::Deserialize<'de> for Unregistered {
+    fn deserialize<D: serde::Deserializer<'de>>(_: D) -> Result<Self, D::Error> {
+        Err(serde::de::Error::custom("unregistered kind"))
+    }
+}
+static UNREGISTERED: ExternalKind = ExternalKind::of::<Unregistered>("", "unregistered");
 
 fn parse_as<T: ExternalKindSpec>(
     value: &Value,
@@ -129,15 +162,21 @@ impl fmt::Debug for ExternalKind {
 /// The spec of a resource of an [`ExternalKind`]: as written, and typed.
 #[derive(Clone)]
 pub struct ExternalSpec {
+    id: ExternalKindId,
     kind: &'static ExternalKind,
     value: Value,
     typed: Arc<dyn Any + Send + Sync>,
 }
 
 impl ExternalSpec {
-    /// The kind.
-    pub const fn kind(&self) -> &'static ExternalKind {
+    /// The kind's descriptor.
+    pub fn descriptor(&self) -> &'static ExternalKind {
         self.kind
+    }
+
+    /// The kind.
+    pub const fn kind(&self) -> ResourceKind {
+        ResourceKind::External(self.id)
     }
 
     /// The spec as written (JSON of the YAML).
@@ -153,7 +192,7 @@ impl ExternalSpec {
 
 impl PartialEq for ExternalSpec {
     fn eq(&self, other: &Self) -> bool {
-        self.kind == other.kind && self.value == other.value
+        self.id == other.id && self.value == other.value
     }
 }
 impl Eq for ExternalSpec {}
@@ -201,6 +240,9 @@ impl ExternalCheck<'_, '_, '_> {
 /// Why [`register`] refused a kind.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RegisterError {
+    /// The table is full (65,536 kinds: a build mistake).
+    #[error("too many registered kinds")]
+    Full,
     /// A built-in kind has the name.
     #[error("kind {0:?} is built in")]
     BuiltIn(&'static str),
@@ -226,6 +268,7 @@ pub fn register(kind: &'static ExternalKind) -> Result<(), RegisterError> {
     match kinds.iter().find(|k| k.kind == kind.kind) {
         Some(k) if std::ptr::eq(*k, kind) => Ok(()),
         Some(_) => Err(RegisterError::Taken(kind.kind)),
+        None if kinds.len() > usize::from(u16::MAX) => Err(RegisterError::Full),
         None => {
             kinds.push(kind);
             Ok(())
@@ -234,9 +277,10 @@ pub fn register(kind: &'static ExternalKind) -> Result<(), RegisterError> {
 }
 
 /// The registered kind named `name` (exact, case-sensitive).
-pub(crate) fn lookup(name: &str) -> Option<&'static ExternalKind> {
+pub(crate) fn lookup(name: &str) -> Option<ExternalKindId> {
     let kinds = KINDS.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-    kinds.iter().find(|k| k.kind == name).copied()
+    let i = kinds.iter().position(|k| k.kind == name)?;
+    Some(ExternalKindId(u16::try_from(i).ok()?))
 }
 
 /// The registered kind named `name` ignoring ASCII case, for "did you mean".

@@ -11,7 +11,7 @@ use std::str::FromStr;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::external::{ExternalKind, ExternalSpec};
+use crate::external::{ExternalKindId, ExternalSpec};
 use crate::spec::dhcp::*;
 use crate::spec::firewall::*;
 use crate::spec::net::*;
@@ -75,7 +75,7 @@ macro_rules! kinds {
                 $variant,
             )*
             /// A kind a controller crate registered ([`crate::external::register`]).
-            External(&'static ExternalKind),
+            External(ExternalKindId),
         }
 
         impl ResourceKind {
@@ -83,18 +83,18 @@ macro_rules! kinds {
             pub const ALL: [ResourceKind; $count] = [$(ResourceKind::$variant,)*];
 
             /// The kind as written in YAML, e.g. `IPv4StaticAddress`.
-            pub const fn as_str(self) -> &'static str {
+            pub fn as_str(self) -> &'static str {
                 match self {
                     $(ResourceKind::$variant => $name,)*
-                    ResourceKind::External(k) => k.kind(),
+                    ResourceKind::External(k) => k.descriptor().kind(),
                 }
             }
 
             /// The only apiVersion this kind may be written with.
-            pub const fn api_version(self) -> &'static str {
+            pub fn api_version(self) -> &'static str {
                 match self {
                     $(ResourceKind::$variant => $api,)*
-                    ResourceKind::External(k) => k.api_version(),
+                    ResourceKind::External(k) => k.descriptor().api_version(),
                 }
             }
 
@@ -142,7 +142,7 @@ macro_rules! kinds {
             pub const fn kind(&self) -> ResourceKind {
                 match self {
                     $(ResourceSpec::$variant(_) => ResourceKind::$variant,)*
-                    ResourceSpec::External(s) => ResourceKind::External(s.kind()),
+                    ResourceSpec::External(s) => s.kind(),
                 }
             }
 

@@ -155,17 +155,17 @@ impl Drop for GatewayTask {
     }
 }
 
-/// Runs the daemon until SIGTERM or SIGINT. Returns the exit code: 0 after a clean stop, 1
-/// when the config does not validate (nothing was touched).
+/// Runs the daemon until SIGTERM or SIGINT, with the controller crates of `registry` (their
+/// backends in its session, their doctor checks in its doctor). Returns the exit code: 0 after
+/// a clean stop, 1 when the config does not validate (nothing was touched).
 ///
 /// Errors: the namespace, the ledger, the netlink sockets or the control socket cannot be
 /// opened.
-pub async fn serve(opts: ServeOptions) -> anyhow::Result<u8> {
+pub async fn serve(opts: ServeOptions, registry: Registry) -> anyhow::Result<u8> {
     let netns = match &opts.netns {
         Some(name) => Netns::named(name)?,
         None => Netns::current(),
     };
-    let registry = crate::controllers::registry()?;
     let session = Session::open_with(
         SessionOptions {
             netns: opts.netns.clone(),

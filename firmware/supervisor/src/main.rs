@@ -12,6 +12,7 @@ use std::time::{Duration, SystemTime};
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use routerd::{control, daemon, ota, service, web};
+use routerd_engine::registry::Registry;
 use routerd_engine::{
     ConfigInput, EngineError, OperationResult, ResultDocument, Session, SessionOptions,
 };
@@ -203,6 +204,9 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<u8> {
+    // Before any config is parsed: registering the controller crates' kinds makes every parse
+    // of this process know them.
+    let registry = routerd::controllers::registry()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -233,7 +237,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 staging_dir: state_dir.join(ota::STAGING_DIR),
                 fetch_local: ota_fetch_local,
             };
-            runtime.block_on(daemon::serve(daemon::ServeOptions {
+            let opts = daemon::ServeOptions {
                 config: target.config,
                 netns: target.netns,
                 ledger: target.ledger,
@@ -247,19 +251,20 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 ota,
                 sample_interval: sample_interval.max(Duration::from_millis(100)),
                 gateway_interval,
-            }))
+            };
+            runtime.block_on(daemon::serve(opts, registry))
         }
         Command::RenderGraph => web::render_graph_child(),
         Command::Validate { config } => Ok(validate(&config)),
-        Command::Observe(args) => runtime.block_on(engine_command(args, Mode::Observe)),
-        Command::Plan(args) => runtime.block_on(engine_command(args, Mode::Plan)),
+        Command::Observe(args) => runtime.block_on(engine_command(args, Mode::Observe, &registry)),
+        Command::Plan(args) => runtime.block_on(engine_command(args, Mode::Plan, &registry)),
         Command::Reconcile { once: _, dry_run, engine } => {
             let mode = if dry_run { Mode::DryRun } else { Mode::Reconcile };
-            runtime.block_on(engine_command(engine, mode))
+            runtime.block_on(engine_command(engine, mode, &registry))
         }
         Command::Adopt { candidates: _, apply, engine } => {
             let mode = if apply { Mode::AdoptApply } else { Mode::AdoptCandidates };
-            runtime.block_on(engine_command(engine, mode))
+            runtime.block_on(engine_command(engine, mode, &registry))
         }
     }
 }
@@ -294,9 +299,8 @@ enum Mode {
     AdoptApply,
 }
 
-async fn engine_command(args: EngineArgs, mode: Mode) -> anyhow::Result<u8> {
+async fn engine_command(args: EngineArgs, mode: Mode, registry: &Registry) -> anyhow::Result<u8> {
     let started = std::time::Instant::now();
-    let registry = routerd::controllers::registry()?;
     let config = match ConfigInput::load(&args.target.config) {
         Ok(c) => c,
         Err(errors) => {
@@ -315,7 +319,7 @@ async fn engine_command(args: EngineArgs, mode: Mode) -> anyhow::Result<u8> {
         exit_after_command: true,
     };
     let opened = std::time::Instant::now();
-    let mut session = Session::open_with(opts, &registry).await?;
+    let mut session = Session::open_with(opts, registry).await?;
     let open_time = opened.elapsed();
     if matches!(args.output, Output::Dot) {
         if !matches!(mode, Mode::Plan | Mode::DryRun) {

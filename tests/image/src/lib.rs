@@ -15,7 +15,7 @@ use std::fs;
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -53,38 +53,8 @@ pub fn as_disk(file: &Path, dir: &Path) -> (PathBuf, u64) {
     (disk, len)
 }
 
-/// A network namespace `rdimg-<pid>-<tag>`, deleted on drop (also when the test fails).
-pub struct Netns(pub String);
-
-impl Netns {
-    /// Creates it (root).
-    pub fn new(tag: &str) -> Self {
-        let name = format!("rdimg-{}-{tag}", std::process::id());
-        must(Command::new("ip").args(["netns", "add", &name]));
-        Self(name)
-    }
-
-    /// `ip -n NAME ARGS…`, which must succeed; its stdout.
-    pub fn ip(&self, args: &[&str]) -> String {
-        must(Command::new("ip").arg("-n").arg(&self.0).args(args))
-    }
-
-    /// Runs `PROGRAM ARGS…` inside the namespace (`ip netns exec`); its output, whatever
-    /// the exit status.
-    pub fn exec(&self, program: &str, args: &[&str]) -> Output {
-        Command::new("ip")
-            .args(["netns", "exec", &self.0, program])
-            .args(args)
-            .output()
-            .unwrap_or_else(|e| panic!("ip netns exec {program}: {e}"))
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
-    }
-}
+/// The LAN side's network namespace: the test kit's, deleted on drop (also when a test fails).
+pub use routerd_test_kit::netns::Netns;
 
 /// Runs `cmd`, which must succeed; its stdout.
 fn must(cmd: &mut Command) -> String {
@@ -193,7 +163,7 @@ impl Guest {
             "-device".into(),
             "virtio-net-pci,netdev=lan,addr=0x4,mac=52:54:00:00:00:02,romfile=".into(),
         ]);
-        let lan = Netns::new("lan");
+        let lan = Netns::new("rdimg");
         let console_out = Arc::new(Mutex::new(Vec::new()));
         let (qemu, console_in) = start_qemu(&args, dir, &console_out);
         let mut guest = Self {
@@ -231,10 +201,9 @@ impl Guest {
             assert!(Instant::now() < deadline, "QEMU made no tap {tap} in 30 s");
             thread::sleep(Duration::from_millis(50));
         }
-        must(Command::new("ip").args(["link", "set", &tap, "netns", &self.lan.0]));
+        must(Command::new("ip").args(["link", "set", &tap, "netns", self.lan.name()]));
         self.lan.ip(&["addr", "add", LAN_CLIENT, "dev", &tap]);
         self.lan.ip(&["link", "set", &tap, "up"]);
-        self.lan.ip(&["link", "set", "lo", "up"]);
     }
 
     /// Reboots the guest from its console and waits for the console login after it. With
@@ -406,7 +375,7 @@ impl Guest {
     pub fn forward_from_lan(&self, target: SocketAddr) -> u16 {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind forward port");
         let port = listener.local_addr().expect("local addr").port();
-        let netns = Arc::new(format!("/run/netns/{}", self.lan.0));
+        let netns = Arc::new(format!("/run/netns/{}", self.lan.name()));
         thread::spawn(move || {
             for client in listener.incoming().flatten() {
                 let netns = Arc::clone(&netns);

@@ -726,7 +726,8 @@ fn the_image_boots_applies_its_configs_survives_slot_switches_and_updates_with_a
     // The LAN is cabled: the router answers its LAN address.
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let ping = guest.lan.exec("ping", &["-c", "1", "-W", "2", "192.168.1.1"]);
+        let ping = guest.lan.command("ping").args(["-c", "1", "-W", "2", "192.168.1.1"]).output();
+        let ping = ping.expect("ip netns exec ping");
         if ping.status.success() {
             break;
         }
@@ -749,10 +750,12 @@ fn the_image_boots_applies_its_configs_survives_slot_switches_and_updates_with_a
     let chmod = std::process::Command::new("chmod").args(["0755", &script]).status();
     assert!(chmod.is_ok_and(|s| s.success()), "chmod {script}");
     let tap = guest.lan_ifname().to_string();
-    let dhcp = guest.lan.exec(
-        "busybox",
-        &["udhcpc", "-i", &tap, "-n", "-q", "-f", "-t", "10", "-T", "3", "-s", &script],
-    );
+    let dhcp = guest
+        .lan
+        .command("busybox")
+        .args(["udhcpc", "-i", &tap, "-n", "-q", "-f", "-t", "10", "-T", "3", "-s", &script])
+        .output()
+        .expect("ip netns exec busybox");
     let leases = std::fs::read_to_string(&events).unwrap_or_default();
     let bound = leases.lines().find(|l| l.starts_with("bound")).unwrap_or_default();
     assert!(dhcp.status.success() && !bound.is_empty(), "{dhcp:?}\n{leases}");

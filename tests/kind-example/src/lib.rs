@@ -74,9 +74,6 @@ impl ExternalArtifactType for MotdFile {
 pub static MOTD_FILE: ExternalArtifactKind =
     ExternalArtifactKind::of::<MotdFile>("example.motd", "example-motd");
 
-/// The kinds [`MotdBackend`] serves.
-static KINDS: [ArtifactKind; 1] = [ArtifactKind::External(&MOTD_FILE)];
-
 /// Renders a `Motd` into its file.
 struct MotdRender;
 
@@ -155,11 +152,11 @@ impl MotdBackend {
 
 impl Backend for MotdBackend {
     fn apply_with(&self) -> ApplyWith {
-        ApplyWith::External(MOTD_FILE.apply_with())
+        MOTD_FILE.family()
     }
 
     fn kinds(&self) -> &'static [ArtifactKind] {
-        &KINDS
+        MOTD_FILE.alone()
     }
 
     fn observe<'a>(
@@ -198,7 +195,7 @@ struct MotdDoctor;
 
 impl DoctorChecks for MotdDoctor {
     fn run(&self, config: &Config, _current: Option<&ResultDocument>, out: &mut Vec<DoctorCheck>) {
-        let count = config.resources_of(ResourceKind::External(&MOTD)).count();
+        let count = MOTD.resource_kind().map_or(0, |kind| config.resources_of(kind).count());
         out.push(DoctorCheck {
             area: "example".into(),
             code: "E001".into(),

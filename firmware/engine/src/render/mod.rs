@@ -145,7 +145,8 @@ fn runtime_reads(ctx: &RenderCtx<'_>) -> RuntimeReads {
 fn render_resource(ctx: &RenderCtx<'_>, res: &Resource, out: &mut Out) {
     match (render_of(&res.spec), &res.spec) {
         (Some(render), _) => render.render(ctx, res, out),
-        (None, ResourceSpec::External(spec)) => match crate::registry::render_of(spec.kind()) {
+        (None, ResourceSpec::External(spec)) => match crate::registry::render_of(spec.descriptor())
+        {
             Some(render) => render.render(ctx, res, out),
             None => out.warn(format!(
                 "kind {} has no render in this build; nothing is rendered for it",

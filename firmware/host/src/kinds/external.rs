@@ -88,6 +88,30 @@ impl ExternalArtifactKind {
     pub const fn apply_with(&self) -> &'static str {
         self.apply_with
     }
+
+    /// Its id, once [`register`]ed.
+    pub fn id(&'static self) -> Option<ExternalArtifactId> {
+        let kinds = KINDS.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let i = kinds.iter().position(|e| std::ptr::eq(e.kind, self))?;
+        u16::try_from(i).ok().map(ExternalArtifactId)
+    }
+
+    /// Its family as [`super::ApplyWith`], what the backend of the family returns from
+    /// `Backend::apply_with` (a family no kind is registered for is named `unregistered`).
+    pub fn family(&'static self) -> super::ApplyWith {
+        super::ApplyWith::External(self.id().map_or(FamilyId(u16::MAX), ExternalArtifactId::family))
+    }
+
+    /// Its [`ArtifactKind`], once [`register`]ed.
+    pub fn artifact_kind(&'static self) -> Option<ArtifactKind> {
+        self.id().map(ArtifactKind::External)
+    }
+
+    /// The one-kind list a backend serving only this kind returns from `Backend::kinds`;
+    /// empty before [`register`].
+    pub fn alone(&'static self) -> &'static [ArtifactKind] {
+        self.id().and_then(|id| entry(usize::from(id.0))).map_or(&[], |e| e.alone)
+    }
 }
 
 /// Attributes that do not type as `T` (a ledger row written by an older build) differ as a
@@ -134,7 +158,51 @@ impl fmt::Debug for ExternalArtifactKind {
     }
 }
 
-/// An artifact of an [`ExternalArtifactKind`]: its name and its attributes as JSON.
+/// A registered artifact kind: its index in this process's table, so [`ArtifactKind`] stays a
+/// few bytes. Made only by [`register`]; [`ExternalArtifactId::descriptor`] gives it back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ExternalArtifactId(u16);
+
+impl ExternalArtifactId {
+    /// The registered descriptor.
+    pub fn descriptor(self) -> &'static ExternalArtifactKind {
+        entry(usize::from(self.0)).map_or(&UNREGISTERED, |e| e.kind)
+    }
+
+    /// The family that applies the kind.
+    pub fn family(self) -> FamilyId {
+        entry(usize::from(self.0)).map_or(FamilyId(u16::MAX), |e| e.family)
+    }
+}
+
+/// What an id outside the table would name; never reached, since ids come from [`register`].
+#[derive(Serialize, Deserialize)]
+#[serde(transparent)]
+struct Unregistered(Value);
+
+impl ExternalArtifactType for Unregistered {
+    fn drift(&self, observed: &Self, diffs: &mut Diffs) {
+        diffs.compare("attributes", &self.0, &observed.0);
+    }
+}
+
+static UNREGISTERED: ExternalArtifactKind =
+    ExternalArtifactKind::of::<Unregistered>("unregistered", "unregistered").keep_orphans();
+
+/// A registered configurator family (a controller crate's `applyWith`), by index, so
+/// [`super::ApplyWith`] stays a few bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FamilyId(u16);
+
+impl FamilyId {
+    /// The family's name (`bind`, `netbird`).
+    pub fn name(self) -> &'static str {
+        let families = FAMILIES.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        families.get(usize::from(self.0)).copied().unwrap_or("unregistered")
+    }
+}
+
+/// An artifact of a registered kind: its name and its attributes as JSON.
 ///
 /// Serialised as `{"kind": "dns.rrset", "name": ..., "attributes": {...}}`; reading one back
 /// needs its kind registered.
@@ -142,7 +210,7 @@ impl fmt::Debug for ExternalArtifactKind {
 pub struct ExternalArtifactSpec {
     /// The kind.
     #[serde(serialize_with = "serialize_kind", deserialize_with = "deserialize_kind")]
-    pub kind: &'static ExternalArtifactKind,
+    pub kind: ExternalArtifactId,
     /// The artifact name: its stable identity within the kind.
     pub name: String,
     /// The typed attributes, as JSON.
@@ -152,13 +220,18 @@ pub struct ExternalArtifactSpec {
 impl ExternalArtifactSpec {
     /// An artifact of `kind` named `name` with `attributes`.
     ///
-    /// Errors: `attributes` do not serialise to JSON (a map with non-string keys).
+    /// Errors: `kind` is not registered; `attributes` do not serialise to JSON (a map with
+    /// non-string keys).
     pub fn new<T: ExternalArtifactType>(
         kind: &'static ExternalArtifactKind,
         name: impl Into<String>,
         attributes: &T,
     ) -> Result<Self, serde_json::Error> {
-        Ok(Self { kind, name: name.into(), attributes: serde_json::to_value(attributes)? })
+        let Some(id) = kind.id() else {
+            let message = format!("artifact kind {:?} is not registered", kind.kind);
+            return Err(serde::ser::Error::custom(message));
+        };
+        Ok(Self { kind: id, name: name.into(), attributes: serde_json::to_value(attributes)? })
     }
 
     /// The attributes typed as `T`.
@@ -170,15 +243,15 @@ impl ExternalArtifactSpec {
 }
 
 fn serialize_kind<S: Serializer>(
-    kind: &&'static ExternalArtifactKind,
+    kind: &ExternalArtifactId,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(kind.kind)
+    serializer.serialize_str(kind.descriptor().kind)
 }
 
 fn deserialize_kind<'de, D: Deserializer<'de>>(
     deserializer: D,
-) -> Result<&'static ExternalArtifactKind, D::Error> {
+) -> Result<ExternalArtifactId, D::Error> {
     let name = String::deserialize(deserializer)?;
     lookup(&name).ok_or_else(|| D::Error::custom(format!("unknown artifact kind {name:?}")))
 }
@@ -193,15 +266,17 @@ impl ArtifactType for ExternalArtifactSpec {
     observed_as_self!(External);
 
     fn drift(&self, o: &Self, diffs: &mut Diffs) {
+        let kind = self.kind.descriptor();
         if self.kind != o.kind {
-            diffs.push("kind", self.kind.kind, o.kind.kind);
+            diffs.push("kind", kind.kind, o.kind.descriptor().kind);
             return;
         }
-        (self.kind.drift)(&self.attributes, &o.attributes, diffs);
+        (kind.drift)(&self.attributes, &o.attributes, diffs);
     }
 
     fn needs_recreate(&self, o: &Self) -> bool {
-        self.kind == o.kind && (self.kind.needs_recreate)(&self.attributes, &o.attributes)
+        let kind = self.kind.descriptor();
+        self.kind == o.kind && (kind.needs_recreate)(&self.attributes, &o.attributes)
     }
 }
 
@@ -214,19 +289,38 @@ pub enum RegisterError {
     /// Another descriptor of the string was registered.
     #[error("artifact kind {0:?} is already registered by another crate")]
     Taken(&'static str),
+    /// The table is full (65,536 kinds: a build mistake).
+    #[error("too many registered artifact kinds")]
+    Full,
     /// The family name is a built-in family's.
     #[error("configurator family {0:?} is built in")]
     BuiltInFamily(&'static str),
 }
 
-/// The registered kinds. Append-only, so a ledger row read once stays readable.
-static KINDS: RwLock<Vec<&'static ExternalArtifactKind>> = RwLock::new(Vec::new());
+/// One registered kind: its descriptor, its family and the one-kind slice backends list.
+#[derive(Clone, Copy)]
+struct Entry {
+    kind: &'static ExternalArtifactKind,
+    family: FamilyId,
+    alone: &'static [ArtifactKind],
+}
+
+/// The registered kinds, by id. Append-only, so a ledger row read once stays readable.
+static KINDS: RwLock<Vec<Entry>> = RwLock::new(Vec::new());
+/// The registered families, by id.
+static FAMILIES: RwLock<Vec<&'static str>> = RwLock::new(Vec::new());
+
+fn entry(i: usize) -> Option<Entry> {
+    let kinds = KINDS.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+    kinds.get(i).copied()
+}
 
 /// Registers `kind` for this process: [`ArtifactKind::parse`] (and so reading ledgers, plans
 /// and Result documents) knows it from now on. Registering the same descriptor again does
 /// nothing.
 ///
-/// Errors: the string is a built-in kind's or another descriptor's; the family is built in.
+/// Errors: the string is a built-in kind's or another descriptor's; the family is built in;
+/// the table is full.
 pub fn register(kind: &'static ExternalArtifactKind) -> Result<(), RegisterError> {
     if ArtifactKind::builtin(kind.kind).is_some() {
         return Err(RegisterError::BuiltIn(kind.kind));
@@ -235,24 +329,38 @@ pub fn register(kind: &'static ExternalArtifactKind) -> Result<(), RegisterError
         return Err(RegisterError::BuiltInFamily(kind.apply_with));
     }
     let mut kinds = KINDS.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-    match kinds.iter().find(|k| k.kind == kind.kind) {
-        Some(k) if std::ptr::eq(*k, kind) => Ok(()),
-        Some(_) => Err(RegisterError::Taken(kind.kind)),
-        None => {
-            kinds.push(kind);
-            Ok(())
-        }
+    match kinds.iter().find(|e| e.kind.kind == kind.kind) {
+        Some(e) if std::ptr::eq(e.kind, kind) => return Ok(()),
+        Some(_) => return Err(RegisterError::Taken(kind.kind)),
+        None => {}
     }
+    let id = u16::try_from(kinds.len()).map_err(|_| RegisterError::Full)?;
+    let mut families = FAMILIES.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let family = match families.iter().position(|f| *f == kind.apply_with) {
+        Some(i) => i,
+        None => {
+            families.push(kind.apply_with);
+            families.len() - 1
+        }
+    };
+    let family = FamilyId(u16::try_from(family).map_err(|_| RegisterError::Full)?);
+    // One small allocation per registered kind, kept for the process's life like the kind.
+    let alone: &'static [ArtifactKind] =
+        Box::leak(Box::new([ArtifactKind::External(ExternalArtifactId(id))]));
+    kinds.push(Entry { kind, family, alone });
+    Ok(())
 }
 
 /// The registered kind with the stable string `name`.
-pub(crate) fn lookup(name: &str) -> Option<&'static ExternalArtifactKind> {
+pub(crate) fn lookup(name: &str) -> Option<ExternalArtifactId> {
     let kinds = KINDS.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-    kinds.iter().find(|k| k.kind == name).copied()
+    let i = kinds.iter().position(|e| e.kind.kind == name)?;
+    u16::try_from(i).ok().map(ExternalArtifactId)
 }
 
-/// The family name of a registered kind's configurator, if one has the name `name`.
-pub(crate) fn family(name: &str) -> Option<&'static str> {
-    let kinds = KINDS.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-    kinds.iter().find(|k| k.apply_with == name).map(|k| k.apply_with)
+/// The registered family named `name`.
+pub(crate) fn family(name: &str) -> Option<FamilyId> {
+    let families = FAMILIES.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let i = families.iter().position(|f| *f == name)?;
+    u16::try_from(i).ok().map(FamilyId)
 }

@@ -45,7 +45,7 @@ use address::AddressSpec;
 use aftr_address::AftrAddressSpec;
 use dhcp_client::DhcpClientSpec;
 use dnsmasq_section::DnsmasqSectionSpec;
-use external::{ExternalArtifactKind, ExternalArtifactSpec};
+use external::{ExternalArtifactId, ExternalArtifactSpec, FamilyId};
 use file_block::FileBlockSpec;
 use fwmark_rule::FwmarkRuleSpec;
 use health_check::HealthStatusSpec;
@@ -196,7 +196,7 @@ macro_rules! artifact_kinds {
                 $variant,
             )*
             /// A kind a controller crate registered ([`external::register`], ADR 0010).
-            External(&'static ExternalArtifactKind),
+            External(ExternalArtifactId),
         }
 
         impl ArtifactKind {
@@ -205,19 +205,19 @@ macro_rules! artifact_kinds {
             pub const ALL: [ArtifactKind; $count] = [$(Self::$variant,)*];
 
             /// The stable string (`linux.ipv4.fwmarkRule`).
-            pub const fn as_str(self) -> &'static str {
+            pub fn as_str(self) -> &'static str {
                 match self {
                     $(Self::$variant => $name,)*
-                    Self::External(k) => k.as_str(),
+                    Self::External(k) => k.descriptor().as_str(),
                 }
             }
 
             /// The configurator family that creates, changes and deletes this kind, and lists
             /// it: one per kind.
-            pub const fn apply_with(self) -> ApplyWith {
+            pub fn apply_with(self) -> ApplyWith {
                 match self {
                     $(Self::$variant => ApplyWith::$apply,)*
-                    Self::External(k) => ApplyWith::External(k.apply_with()),
+                    Self::External(k) => ApplyWith::External(k.family()),
                 }
             }
 
@@ -235,10 +235,10 @@ macro_rules! artifact_kinds {
 
             /// What becomes of an artifact of this kind that no resource declares any more
             /// (ADR 0002): the rule in the kind's module.
-            pub const fn orphans(self) -> OrphanRule {
+            pub fn orphans(self) -> OrphanRule {
                 match self {
                     $(Self::$variant => $orphans,)*
-                    Self::External(k) => k.orphans(),
+                    Self::External(k) => k.descriptor().orphans(),
                 }
             }
 
@@ -374,12 +374,12 @@ pub enum ApplyWith {
     /// Managed files.
     Files,
     /// A controller crate's family (its registered kinds' `applyWith`, ADR 0010).
-    External(&'static str),
+    External(FamilyId),
 }
 
 impl ApplyWith {
     /// The stable name.
-    pub const fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Self::Rtnetlink => "rtnetlink",
             Self::Nftnl => "nftnl",
@@ -394,7 +394,7 @@ impl ApplyWith {
             Self::Pppd => "pppd",
             Self::Scheduler => "routerd-scheduler",
             Self::Files => "files",
-            Self::External(name) => name,
+            Self::External(family) => family.name(),
         }
     }
 
