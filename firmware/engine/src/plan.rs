@@ -57,7 +57,7 @@ pub struct Desired {
 }
 
 impl Desired {
-    /// De-duplicates `rendered` (see [`dedupe`]), turns `spec.reconcile.protectedInterfaces`
+    /// De-duplicates `rendered` (see `dedupe`), turns `spec.reconcile.protectedInterfaces`
     /// (kernel names in `protected_ifnames`) into observe-only intents, and builds the intended
     /// graph. `support` says whether this build can apply an intent.
     pub fn new(
@@ -130,7 +130,7 @@ pub struct EnginePlan {
     /// Keys the ledger proves we own.
     pub owned: HashSet<ArtifactKey>,
     /// Desired artifacts absent from the host that no configurator can create there, with the
-    /// condition reason and message ([`uncreatable`]): reported `Blocked` and never planned as
+    /// condition reason and message (`uncreatable`): reported `Blocked` and never planned as
     /// a create, so plan never says `create` for what reconcile cannot create.
     pub unavailable: BTreeMap<ArtifactKey, (Reason, String)>,
     /// The time planned for ([`PlanInput::now`]); the Result document measures `for`

@@ -20,7 +20,7 @@ use super::Rendered;
 
 /// Read-only view of the config for resolving references by `metadata.name`.
 ///
-/// Lookups go through maps built once in [`RenderCtx::new`]: a config has thousands of
+/// Lookups go through maps built once in `RenderCtx::new`: a config has thousands of
 /// resources and most renderers resolve an interface, so a scan per lookup is quadratic.
 /// A controller crate's render ([`crate::registry::KindRender`]) reads the config, the target
 /// and the runtime values.

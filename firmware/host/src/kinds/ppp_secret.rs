@@ -9,7 +9,7 @@ use crate::secret::Secret;
 
 /// `ppp.secret`, named `path#block`: one entry of a pppd secrets file (`/etc/ppp/chap-secrets`,
 /// `/etc/ppp/pap-secrets`; pppd(8), AUTHENTICATION), in a routerd block of that file like a
-/// [`FileBlockSpec`]: the line `"client" * "secret" *`, any server and any address. The file is
+/// [`FileBlockSpec`](super::file_block::FileBlockSpec): the line `"client" * "secret" *`, any server and any address. The file is
 /// kept at mode 0600. The secret is a [`Secret`], so the password itself is in no document.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

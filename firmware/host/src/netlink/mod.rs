@@ -352,7 +352,7 @@ impl Backend for NetlinkBackend {
         self.create_artifact(desired).boxed()
     }
 
-    /// Routes: [`ROUTE_BATCH`] on a machine with two CPUs or more (see the module docs).
+    /// Routes: `ROUTE_BATCH` on a machine with two CPUs or more (see the module docs).
     fn create_batch_limit(&self, kind: ArtifactKind) -> usize {
         match kind {
             ArtifactKind::Ipv4Route | ArtifactKind::Ipv6Route if self.two_lanes => ROUTE_BATCH,
