@@ -12,7 +12,6 @@
 
 use std::any::Any;
 use std::fmt;
-use std::hash::{Hash, Hasher};
 use std::sync::{Arc, RwLock};
 
 use serde::de::DeserializeOwned;
@@ -36,8 +35,7 @@ type ParseFn =
 /// Runs the typed spec's [`ExternalKindSpec::validate`].
 type ValidateFn = fn(&ExternalSpec, &mut ExternalCheck<'_, '_, '_>);
 
-/// A resource kind from a controller crate: declared as a `static` and [`register`]ed. Equal
-/// by name.
+/// A resource kind from a controller crate: declared as a `static` and [`register`]ed.
 ///
 /// ```
 /// use routerd_model::external::{ExternalKind, ExternalKindSpec};
@@ -131,28 +129,6 @@ fn validate_as<T: ExternalKindSpec>(spec: &ExternalSpec, c: &mut ExternalCheck<'
     }
 }
 
-// A kind is its name: two descriptors of one name cannot both be registered.
-impl PartialEq for ExternalKind {
-    fn eq(&self, other: &Self) -> bool {
-        self.kind == other.kind
-    }
-}
-impl Eq for ExternalKind {}
-impl Hash for ExternalKind {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.kind.hash(state);
-    }
-}
-impl PartialOrd for ExternalKind {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for ExternalKind {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.kind.cmp(other.kind)
-    }
-}
 impl fmt::Debug for ExternalKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.api_version, self.kind)

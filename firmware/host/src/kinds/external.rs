@@ -10,7 +10,6 @@
 //! artifacts next to its thousands of routes.
 
 use std::fmt;
-use std::hash::{Hash, Hasher};
 use std::sync::RwLock;
 
 use serde::de::{DeserializeOwned, Error as _};
@@ -130,28 +129,6 @@ fn recreate_as<T: ExternalArtifactType>(desired: &Value, observed: &Value) -> bo
     }
 }
 
-// A kind is its string: two descriptors of one string cannot both be registered.
-impl PartialEq for ExternalArtifactKind {
-    fn eq(&self, other: &Self) -> bool {
-        self.kind == other.kind
-    }
-}
-impl Eq for ExternalArtifactKind {}
-impl Hash for ExternalArtifactKind {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.kind.hash(state);
-    }
-}
-impl PartialOrd for ExternalArtifactKind {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for ExternalArtifactKind {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.kind.cmp(other.kind)
-    }
-}
 impl fmt::Debug for ExternalArtifactKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.kind)
