@@ -14,6 +14,8 @@ apt_packages=(
   rauc squashfs-tools openssl                   # signed update bundles (scripts/bundle.sh)
   dbus-daemon                                   #   the OTA tests' private bus for rauc service
   dnsmasq-base busybox                          # DHCP/DNS tests: dnsmasq, udhcpc and nslookup
+  bind9 bind9-utils bind9-dnsutils              # DNS controller tests: named, named-checkconf,
+                                                #   tsig-keygen, dig and nsupdate
   ndisc6                                        #   and rdisc6, which solicits the RAs
   systemd                                       # DHCP client tests: the real systemd-networkd, busctl
   systemd-timesyncd                             # NTPClient tests: the real timesyncd

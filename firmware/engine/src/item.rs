@@ -302,6 +302,40 @@ impl Configurator<HostItem> for BackendConfigurator {
         })
     }
 
+    /// One at a time in strict mode, as creates.
+    fn change_batch_limit(&self) -> usize {
+        if self.shared.strict.load(Ordering::SeqCst) {
+            return 1;
+        }
+        self.backend.change_batch_limit(self.kind)
+    }
+
+    fn change_many<'a>(
+        &'a self,
+        _ctx: &'a OpContext,
+        changes: &'a [(&'a HostItem, Option<&'a HostItem>)],
+    ) -> BoxFuture<'a, Vec<Result<(), OpError>>> {
+        Box::pin(async move {
+            if let Err(refused) = self.gate() {
+                let refused = refused.to_string();
+                return changes.iter().map(|_| Err(refused.clone().into())).collect();
+            }
+            let artifacts: Vec<(&Artifact, Option<&Artifact>)> = changes
+                .iter()
+                .map(|(current, intended)| (&*current.artifact, intended.map(|i| &*i.artifact)))
+                .collect();
+            let results = self.backend.change_many(&artifacts).await;
+            results
+                .into_iter()
+                .zip(changes)
+                .map(|(r, (current, intended))| {
+                    let key = &intended.unwrap_or(current).artifact.key;
+                    self.record(key, r)
+                })
+                .collect()
+        })
+    }
+
     fn needs_recreate(&self, current: &HostItem, intended: &HostItem) -> bool {
         intended.artifact.spec.needs_recreate(&current.artifact.spec)
     }

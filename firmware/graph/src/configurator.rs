@@ -68,6 +68,37 @@ pub trait Configurator<I: Item>: Send + Sync {
         })
     }
 
+    /// How many modifies, or deletes, [`Configurator::change_many`] takes at once; 1 (the
+    /// default): one at a time through [`Configurator::modify`] and [`Configurator::delete`].
+    fn change_batch_limit(&self) -> usize {
+        1
+    }
+
+    /// Runs `changes`, all modifies or all deletes, none depending on another, in any order or
+    /// at the same time: `(current, Some(intended))` modifies `current` into `intended`,
+    /// `(current, None)` deletes it. One result per change, in the order of `changes`.
+    ///
+    /// Called instead of [`Configurator::modify`] or [`Configurator::delete`] for two or more
+    /// items when [`Configurator::change_batch_limit`] allows it; as for
+    /// [`Configurator::create_many`], they cannot continue in the background. Default: one
+    /// after another.
+    fn change_many<'a>(
+        &'a self,
+        ctx: &'a OpContext,
+        changes: &'a [(&'a I, Option<&'a I>)],
+    ) -> BoxFuture<'a, Vec<Result<(), OpError>>> {
+        Box::pin(async move {
+            let mut results = Vec::with_capacity(changes.len());
+            for (current, intended) in changes {
+                results.push(match intended {
+                    Some(intended) => self.modify(ctx, current, intended).await,
+                    None => self.delete(ctx, current).await,
+                });
+            }
+            results
+        })
+    }
+
     /// Whether going from `current` to `intended` needs delete + create instead of modify.
     ///
     /// Called only when `intended` does not match `current`. A recreate also deletes every item

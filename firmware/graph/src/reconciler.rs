@@ -184,30 +184,46 @@ impl<'r, I: Item> Reconciler<'r, I> {
     /// When `first` is a create whose configurator takes batches
     /// ([`Configurator::create_batch_limit`]), the creates that may run with it: the next
     /// ones in the run's order, of the same configurator, depending on none of the batch.
+    /// Likewise for a modify or a delete ([`Configurator::change_batch_limit`]): the next
+    /// stage-1 operations of its kind and configurator sharing no edge with the batch.
     /// `None` for anything else (run one at a time).
     fn batch<F: Fn(&I, &I) -> bool>(
         &self,
         seq: &mut Sequencer<'_, I, F>,
         first: &PlannedOp<I>,
     ) -> Option<(&'r dyn Configurator<I>, Vec<PlannedOp<I>>)> {
-        if first.op != Operation::Create {
-            return None;
-        }
-        let configurator = self.registry.configurator(first.after.as_ref()?)?;
-        let limit = configurator.create_batch_limit();
+        let (configurator, limit) = match first.op {
+            Operation::Create => {
+                let configurator = self.registry.configurator(first.after.as_ref()?)?;
+                (configurator, configurator.create_batch_limit())
+            }
+            Operation::Modify | Operation::Delete => {
+                let item = first.after.as_ref().or(first.before.as_ref())?;
+                let configurator = self.registry.configurator(item)?;
+                (configurator, configurator.change_batch_limit())
+            }
+            Operation::Recreate => return None,
+        };
         let same = |item: &I| {
             self.registry.configurator(item).is_some_and(|c| std::ptr::addr_eq(c, configurator))
         };
         let mut joined = Vec::new();
         while joined.len() + 1 < limit {
-            let Some(op) = seq.next_joining(same) else { break };
+            let next = match first.op {
+                Operation::Create => seq.next_joining(same),
+                Operation::Modify | Operation::Delete | Operation::Recreate => {
+                    seq.next_joining_change(same)
+                }
+            };
+            let Some(op) = next else { break };
             joined.push(op);
         }
         (!joined.is_empty()).then_some((configurator, joined))
     }
 
-    /// Runs `first` and the creates `joined` to it with one
-    /// [`Configurator::create_many`], then completes them in order.
+    /// Runs `first` and the operations `joined` to it with one
+    /// [`Configurator::create_many`] or [`Configurator::change_many`], then completes them in
+    /// order.
     ///
     /// Shape: every log entry of the batch carries the batch's start and end.
     async fn execute_batch<F: Fn(&I, &I) -> bool>(
@@ -218,30 +234,45 @@ impl<'r, I: Item> Reconciler<'r, I> {
         (configurator, joined): (&'r dyn Configurator<I>, Vec<PlannedOp<I>>),
         op_log: &mut Vec<OpLogEntry<I>>,
     ) {
+        let operation = first.op;
         let ops: Vec<PlannedOp<I>> = std::iter::once(first).chain(joined).collect();
-        let items: Vec<&I> = ops
-            .iter()
-            .map(|op| op.after.as_ref().expect("invariant: a create carries its intended item"))
-            .collect();
         let ctx = OpContext::new(Arc::clone(tracker));
         let start = SystemTime::now();
-        let results = configurator.create_many(&ctx, &items).await;
+        let results = if operation == Operation::Create {
+            let items: Vec<&I> = ops
+                .iter()
+                .map(|op| op.after.as_ref().expect("invariant: a create carries its intended item"))
+                .collect();
+            configurator.create_many(&ctx, &items).await
+        } else {
+            let changes: Vec<(&I, Option<&I>)> = ops
+                .iter()
+                .map(|op| {
+                    let before = op
+                        .before
+                        .as_ref()
+                        .expect("invariant: a stage-1 op carries its current item");
+                    (before, op.after.as_ref())
+                })
+                .collect();
+            configurator.change_many(&ctx, &changes).await
+        };
         let end = SystemTime::now();
         let mut results = results.into_iter();
-        for PlannedOp { key, after, .. } in ops {
+        for PlannedOp { key, after, before, .. } in ops {
             let previous_error = seq.last_error(&key);
             let result = match results.next() {
                 Some(result) => result.map_err(|error| error_chain(error.as_ref())),
-                None => Err("the configurator returned no result for this create".to_string()),
+                None => Err(format!("the configurator returned no result for this {operation}")),
             };
             let outcome = match &result {
                 Err(error) => Outcome::Failed(error.clone()),
                 Ok(()) => Outcome::Done,
             };
-            let item = after.expect("invariant: a create carries its intended item");
+            let item = after.or(before).expect("invariant: every planned op carries an item");
             op_log.push(OpLogEntry {
                 key,
-                operation: Operation::Create,
+                operation,
                 item,
                 start,
                 end: Some(end),

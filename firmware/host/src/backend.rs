@@ -85,4 +85,32 @@ pub trait Backend: Send + Sync {
 
     /// Removes `observed` from the host.
     fn delete<'a>(&'a self, observed: &'a Artifact) -> BoxFuture<'a, Result<(), HostError>>;
+
+    /// How many modifies, or deletes, of `kind` [`Backend::change_many`] takes at once; 1 (the
+    /// default): one at a time.
+    fn change_batch_limit(&self, _kind: ArtifactKind) -> usize {
+        1
+    }
+
+    /// Runs `changes` (artifacts of one kind, none depending on another), all modifies
+    /// `(observed, Some(desired))` or all deletes `(observed, None)`, in any order or at the
+    /// same time.
+    ///
+    /// Shape: one result per change, in the order of `changes`. Default: [`Backend::modify`]
+    /// or [`Backend::delete`] for each, one after another.
+    fn change_many<'a>(
+        &'a self,
+        changes: &'a [(&'a Artifact, Option<&'a Artifact>)],
+    ) -> BoxFuture<'a, Vec<Result<(), HostError>>> {
+        Box::pin(async move {
+            let mut results = Vec::with_capacity(changes.len());
+            for (observed, desired) in changes {
+                results.push(match desired {
+                    Some(desired) => self.modify(observed, desired).await,
+                    None => self.delete(observed).await,
+                });
+            }
+            results
+        })
+    }
 }

@@ -1,4 +1,6 @@
-//! Files of the file-based configurators (units, dnsmasq).
+//! Files of the file-based configurators (units, dnsmasq). [`write_atomically`] and
+//! [`Markers`] are public for the file-based backends of controller crates (the DNS
+//! controller's BIND configuration); the other helpers stay the host crate's.
 
 use std::io::ErrorKind;
 use std::path::Path;
@@ -9,7 +11,7 @@ use crate::error::HostError;
 /// reader (systemd, a daemon) never sees half a file. Creates the directory.
 ///
 /// Errors: [`HostError::File`].
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(), HostError> {
+pub fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(), HostError> {
     use std::io::Write;
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let err = |source| HostError::File { path: path.to_path_buf(), source };
@@ -84,7 +86,7 @@ pub(crate) fn read_dir_files(
 /// line
 /// {end}
 /// ```
-pub(crate) struct Markers {
+pub struct Markers {
     /// The line prefix that opens a block; the block's name follows it.
     pub begin: &'static str,
     /// The line that closes a block.

@@ -43,6 +43,12 @@ const APPLY_WITH: crate::kinds::ApplyWith = crate::kinds::ApplyWith::Files;
 
 const MARKERS: Markers = Markers { begin: "# routerd block ", end: "# routerd end" };
 
+/// The blocks of a file's `text` as the `file` kind writes them: `(block name, lines)` in file
+/// order. For a controller crate that reads a file routerd writes for it (the DNS endpoints).
+pub fn blocks(text: &str) -> Vec<(String, Vec<String>)> {
+    MARKERS.parse(text)
+}
+
 /// The first line of a file routerd created.
 const HEADER: &str = "# Written by routerd from router.yaml: edit router.yaml, not the blocks \
                       marked \"routerd block\". Lines outside them are left alone.";

@@ -22,7 +22,9 @@
 //!
 //! [`probe`] sends the ICMP echo requests of HealthCheck probes from inside the namespace.
 //!
-//! The file-based backends keep their files under a [`target::Target`]'s root.
+//! The file-based backends keep their files under a [`target::Target`]'s root; the module
+//! [`file`](mod@file) has the atomic write and the marked-section format they share (also with
+//! controller crates).
 //!
 //! Ownership policy is not here: backends list everything of their kind and do what the engine
 //! asks. See `firmware/engine` for what may be deleted.
@@ -32,7 +34,7 @@ pub mod backend;
 pub mod bus;
 pub mod dnsmasq;
 pub mod error;
-mod file;
+pub mod file;
 pub mod files;
 pub mod hostnamed;
 pub mod kinds;

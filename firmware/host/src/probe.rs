@@ -218,7 +218,9 @@ async fn exchange(
 }
 
 /// A non-blocking socket for `peer`'s family, created inside `netns` and bound to `ifname`.
-pub(crate) fn socket_in(
+///
+/// Errors: [`ProbeError::Failed`] when the namespace cannot be entered or the socket opened.
+pub fn socket_in(
     netns: &Netns,
     peer: SocketAddr,
     ty: Type,

@@ -19,6 +19,7 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use crate::config::Resource;
+use crate::diag::Diagnostics;
 use crate::kind::ResourceKind;
 use crate::validate::Check;
 
@@ -34,6 +35,8 @@ type ParseFn =
     fn(&Value) -> Result<Arc<dyn Any + Send + Sync>, serde_path_to_error::Error<serde_json::Error>>;
 /// Runs the typed spec's [`ExternalKindSpec::validate`].
 type ValidateFn = fn(&ExternalSpec, &mut ExternalCheck<'_, '_, '_>);
+/// A check over the whole file: rules between resources ([`ExternalKind::with_config_check`]).
+pub type ConfigCheckFn = fn(&mut ConfigCheck<'_, '_>);
 
 /// A resource kind from a controller crate: declared as a `static` and [`register`]ed.
 ///
@@ -54,12 +57,27 @@ pub struct ExternalKind {
     kind: &'static str,
     parse: ParseFn,
     validate: ValidateFn,
+    config_check: Option<ConfigCheckFn>,
 }
 
 impl ExternalKind {
     /// The kind `kind` of `api_version`, whose spec is `T`.
     pub const fn of<T: ExternalKindSpec>(api_version: &'static str, kind: &'static str) -> Self {
-        Self { api_version, kind, parse: parse_as::<T>, validate: validate_as::<T> }
+        Self {
+            api_version,
+            kind,
+            parse: parse_as::<T>,
+            validate: validate_as::<T>,
+            config_check: None,
+        }
+    }
+
+    /// Adds `check`, run once per file after every resource's own checks, for rules between
+    /// resources (two DNS records owning one RRset). One hashing pass over the file, where a
+    /// per-resource check that scanned every other resource would be quadratic.
+    pub const fn with_config_check(mut self, check: ConfigCheckFn) -> Self {
+        self.config_check = Some(check);
+        self
     }
 
     /// The kind as written in YAML (`DNSZone`).
@@ -210,6 +228,48 @@ impl ExternalCheck<'_, '_, '_> {
     /// `field` must name a resource of `kind` declared in the file (parsed or not).
     pub fn reference(&mut self, field: &str, name: &str, kind: ResourceKind) {
         self.check.reference_kind(field, name, kind);
+    }
+}
+
+/// What an [`ExternalKind::with_config_check`] check reads and records problems in: every
+/// resource of the file that parsed, and located errors on any of them.
+pub struct ConfigCheck<'a, 'm> {
+    diag: &'a mut Diagnostics<'m>,
+    resources: &'a [(usize, Resource)],
+}
+
+impl<'a, 'm> ConfigCheck<'a, 'm> {
+    pub(crate) fn new(diag: &'a mut Diagnostics<'m>, resources: &'a [(usize, Resource)]) -> Self {
+        Self { diag, resources }
+    }
+
+    /// The resources that parsed, in file order.
+    pub fn resources(&self) -> impl Iterator<Item = &'a Resource> + use<'a, 'm> {
+        self.resources.iter().map(|(_, r)| r)
+    }
+
+    /// Records `message` at `field` (a dotted path below `resource`'s `spec`, empty for the
+    /// spec itself) of `resource`, one of [`ConfigCheck::resources`].
+    pub fn error(&mut self, resource: &Resource, field: &str, message: impl Into<String>) {
+        let position = self.resources.iter().find(|(_, r)| std::ptr::eq(r, resource));
+        let id = resource.id();
+        let path = match (position, field) {
+            (Some((i, _)), "") => format!("spec.resources[{i}].spec"),
+            (Some((i, _)), field) => format!("spec.resources[{i}].spec.{field}"),
+            (None, _) => "spec.resources".to_owned(),
+        };
+        self.diag.at_value(Some(&id), &path, message);
+    }
+}
+
+/// Runs the config checks of every registered kind once.
+pub(crate) fn run_config_checks(diag: &mut Diagnostics<'_>, resources: &[(usize, Resource)]) {
+    let checks: Vec<ConfigCheckFn> = {
+        let kinds = KINDS.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        kinds.iter().filter_map(|k| k.config_check).collect()
+    };
+    for check in checks {
+        check(&mut ConfigCheck::new(diag, resources));
     }
 }
 

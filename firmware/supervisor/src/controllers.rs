@@ -2,6 +2,7 @@
 //! kinds, backends and doctor checks with one line in [`registry`]; nothing else in the
 //! supervisor, the engine, the model or host names them.
 
+use anyhow::Context;
 use routerd_engine::registry::Registry;
 
 /// The registry of this build's controller crates. Called once at start-up, before any config
@@ -9,9 +10,8 @@ use routerd_engine::registry::Registry;
 ///
 /// Errors: two crates claim one kind name (a build mistake, reported before anything runs).
 pub fn registry() -> anyhow::Result<Registry> {
-    #[allow(unused_mut)] // the controller crates' lines go below
     let mut registry = Registry::new();
-    // One line per controller crate, in the order their backends take precedence:
-    //     routerd_dns::register(&mut registry).context("DNS controller")?;
+    // One line per controller crate, in the order their backends take precedence.
+    routerd_dns::register(&mut registry).context("DNS controller")?;
     Ok(registry)
 }

@@ -36,6 +36,8 @@ pub struct RenderCtx<'a> {
     /// Gateway of the declared IPv4 static default route by interface resource name.
     default_gateways: HashMap<&'a str, IpAddr>,
     zones: Vec<(&'a str, &'a [String])>,
+    /// Indexes controller crates built over the config, one per type ([`RenderCtx::memo`]).
+    memos: std::sync::Mutex<Vec<Arc<dyn std::any::Any + Send + Sync>>>,
 }
 
 /// A resolved interface reference: the kernel name and the artifact that provides the link.
@@ -58,6 +60,7 @@ impl<'a> RenderCtx<'a> {
             addresses: HashMap::new(),
             default_gateways: HashMap::new(),
             zones: Vec::new(),
+            memos: std::sync::Mutex::new(Vec::new()),
         };
         // VLANs are named after their parent Interface, which may come later in the file.
         let mut vlans = Vec::new();
@@ -119,6 +122,19 @@ impl<'a> RenderCtx<'a> {
     /// The whole config being rendered.
     pub fn config(&self) -> &'a Config {
         self.config
+    }
+
+    /// The `T` built from the config by `build`, once per render of a config: how a controller
+    /// crate's render finds its other resources (a record's zone) without a scan of the config
+    /// per resource, which would be quadratic over 10,000 records.
+    pub fn memo<T: std::any::Any + Send + Sync>(&self, build: impl FnOnce(&Config) -> T) -> Arc<T> {
+        let mut memos = self.memos.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(found) = memos.iter().find_map(|m| Arc::clone(m).downcast::<T>().ok()) {
+            return found;
+        }
+        let built = Arc::new(build(self.config));
+        memos.push(Arc::clone(&built) as Arc<dyn std::any::Any + Send + Sync>);
+        built
     }
 
     pub(crate) fn declared_addresses(&self, iface: &str) -> &[IpNet] {

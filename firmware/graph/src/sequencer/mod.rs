@@ -153,6 +153,23 @@ enum Step {
     Stage2(usize),
 }
 
+/// An operation handed out and not completed yet: the id it was decided for, and its stage.
+#[derive(Clone, Copy, Debug)]
+enum Slot {
+    /// A stage-1 modify or delete of this id.
+    Change(usize),
+    /// A stage-2 create of this id.
+    Create(usize),
+}
+
+impl Slot {
+    fn id(self) -> usize {
+        match self {
+            Slot::Change(id) | Slot::Create(id) => id,
+        }
+    }
+}
+
 /// What the run left undone, for the plan or status.
 #[derive(Debug)]
 pub(crate) struct Report<K> {
@@ -192,10 +209,10 @@ pub(crate) struct Sequencer<'a, I: Item, F> {
     deleted: BTreeMap<Key<I::Kind>, Reason>,
     /// Items outside the selection deleted by a cascade: created again when possible.
     restorable: BTreeSet<Key<I::Kind>>,
-    /// Operations handed out and not completed yet, in hand-out order, with the id of a
-    /// stage-2 create (more than one only through [`Sequencer::next_joining`]).
-    running: VecDeque<(PlannedOp<I>, Option<usize>)>,
-    /// By id: a create handed out and not completed yet.
+    /// Operations handed out and not completed yet, in hand-out order (more than one only
+    /// through [`Sequencer::next_joining`] and [`Sequencer::next_joining_change`]).
+    running: VecDeque<(PlannedOp<I>, Slot)>,
+    /// By id: an operation handed out and not completed yet.
     in_flight: Vec<bool>,
     /// By id: the current graph's slot as last read, `None` until read and after the run
     /// changed the key. A dependency is asked about by every item that needs it (a link by
@@ -315,12 +332,12 @@ impl<'a, I: Item, F: Fn(&I, &I) -> bool> Sequencer<'a, I, F> {
         debug_assert!(self.running.is_empty(), "next_op called before complete");
         while let Some(&step) = self.steps.get(self.position) {
             self.position += 1;
-            let (op, create) = match step {
-                Step::Stage1(id) => (self.stage1_step(id), None),
-                Step::Stage2(id) => (self.stage2_step(id), Some(id)),
+            let (op, slot) = match step {
+                Step::Stage1(id) => (self.stage1_step(id), Slot::Change(id)),
+                Step::Stage2(id) => (self.stage2_step(id), Slot::Create(id)),
             };
             if let Some(op) = op {
-                return Some(self.hand_out(op, create));
+                return Some(self.hand_out(op, slot));
             }
         }
         None
@@ -338,7 +355,8 @@ impl<'a, I: Item, F: Fn(&I, &I) -> bool> Sequencer<'a, I, F> {
     /// and its dependencies only (see `stage2_step`), and none of its dependencies is running,
     /// so the outcomes still to come cannot change the decision.
     pub(crate) fn next_joining(&mut self, joins: impl Fn(&I) -> bool) -> Option<PlannedOp<I>> {
-        if self.running.is_empty() || self.running.iter().any(|(_, create)| create.is_none()) {
+        if self.running.is_empty() || self.running.iter().any(|(_, s)| matches!(s, Slot::Change(_)))
+        {
             return None;
         }
         while let Some(&Step::Stage2(id)) = self.steps.get(self.position) {
@@ -350,17 +368,67 @@ impl<'a, I: Item, F: Fn(&I, &I) -> bool> Sequencer<'a, I, F> {
             }
             self.position += 1;
             if let Some(op) = self.stage2_step(id) {
-                return Some(self.hand_out(op, Some(id)));
+                return Some(self.hand_out(op, Slot::Create(id)));
             }
         }
         None
     }
 
-    fn hand_out(&mut self, op: PlannedOp<I>, create: Option<usize>) -> PlannedOp<I> {
-        if let Some(id) = create {
-            self.in_flight[id] = true;
+    /// The next operation, if it is a stage-1 operation of the same kind (modify or delete) as
+    /// every operation handed out and not completed yet, on an item that shares no edge with
+    /// any of them, and `joins` accepts its current item.
+    ///
+    /// Shape: as [`Sequencer::next_joining`]: `None` with nothing consumed otherwise.
+    ///
+    /// Why this is the same run as one operation at a time: a stage-1 step is decided by its
+    /// item's action, its dependencies and its dependents (`stage1_step`): whether they are
+    /// gone, failed or held. With no edge in either direction, in the current or the intended
+    /// graph, to an operation still running, no outcome to come can change the decision.
+    pub(crate) fn next_joining_change(
+        &mut self,
+        joins: impl Fn(&I) -> bool,
+    ) -> Option<PlannedOp<I>> {
+        let kind = match self.running.front() {
+            Some((op, Slot::Change(_))) => op.op,
+            _ => return None,
+        };
+        if self.running.iter().any(|(op, slot)| op.op != kind || matches!(slot, Slot::Create(_))) {
+            return None;
         }
-        self.running.push_back((op.clone(), create));
+        while let Some(&Step::Stage1(id)) = self.steps.get(self.position) {
+            let same_kind = match &self.actions[id] {
+                Some(Action::Modify) => kind == Operation::Modify,
+                Some(Action::Delete { .. }) => kind == Operation::Delete,
+                None => true,
+            };
+            let flying = |to: usize| self.in_flight[to];
+            let linked = self.cur_deps[id].iter().any(|edge| flying(edge.to))
+                || self.index.int_deps[id].iter().any(|edge| flying(edge.to))
+                || self.dependents[id].iter().any(|&d| flying(d))
+                || self.int_dependents[id].iter().any(|&d| flying(d));
+            if !same_kind || linked {
+                return None;
+            }
+            if self.cur.get(&self.index.keys[id]).is_some_and(|item| !joins(item)) {
+                return None;
+            }
+            self.position += 1;
+            if let Some(op) = self.stage1_step(id) {
+                if op.op != kind {
+                    // Decided otherwise than its action said (never: a modify step yields a
+                    // modify, a delete step a delete); run it alone after the batch.
+                    self.position -= 1;
+                    return None;
+                }
+                return Some(self.hand_out(op, Slot::Change(id)));
+            }
+        }
+        None
+    }
+
+    fn hand_out(&mut self, op: PlannedOp<I>, slot: Slot) -> PlannedOp<I> {
+        self.in_flight[slot.id()] = true;
+        self.running.push_back((op.clone(), slot));
         op
     }
 
@@ -368,11 +436,8 @@ impl<'a, I: Item, F: Fn(&I, &I) -> bool> Sequencer<'a, I, F> {
     ///
     /// Side effects: updates the item and its state in the current graph.
     pub(crate) fn complete(&mut self, outcome: Outcome) {
-        let (op, create) =
-            self.running.pop_front().expect("invariant: complete() follows next_op()");
-        if let Some(id) = create {
-            self.in_flight[id] = false;
-        }
+        let (op, slot) = self.running.pop_front().expect("invariant: complete() follows next_op()");
+        self.in_flight[slot.id()] = false;
         match outcome {
             Outcome::Done => self.apply_success(op),
             Outcome::Failed(error) => self.apply_failure(op, error),

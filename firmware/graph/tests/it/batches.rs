@@ -1,5 +1,6 @@
-//! Creates of a configurator that takes batches ([`Configurator::create_batch_limit`]): which
-//! creates run together, and that the run's outcome is the same as one at a time.
+//! Creates, modifies and deletes of a configurator that takes batches
+//! ([`Configurator::create_batch_limit`], [`Configurator::change_batch_limit`]): which
+//! operations run together, and that the run's outcome is the same as one at a time.
 
 use std::sync::Mutex;
 
@@ -105,6 +106,29 @@ impl Configurator<TestItem> for Routes {
             let names = items.iter().map(|i| i.key().to_string()).collect();
             self.batches.lock().expect("test mutex").push(names);
             items.iter().map(|i| self.outcome(i)).collect()
+        })
+    }
+
+    fn change_batch_limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Records `modify route/r1` or `delete route/r1` for each change.
+    fn change_many<'a>(
+        &'a self,
+        _: &'a OpContext,
+        changes: &'a [(&'a TestItem, Option<&'a TestItem>)],
+    ) -> BoxFuture<'a, Vec<Result<(), OpError>>> {
+        Box::pin(async move {
+            let names = changes
+                .iter()
+                .map(|(current, intended)| {
+                    let op = if intended.is_some() { "modify" } else { "delete" };
+                    format!("{op} {}", current.key())
+                })
+                .collect();
+            self.batches.lock().expect("test mutex").push(names);
+            changes.iter().map(|_| Ok(())).collect()
         })
     }
 }
@@ -232,6 +256,70 @@ async fn a_batch_holds_the_creates_of_one_configurator_only() {
         assert!(log.contains(&other), "{other:?} created one at a time: {log:?}");
     }
     assert!(status.is_ok());
+}
+
+#[tokio::test]
+async fn independent_modifies_and_deletes_go_in_batches_of_their_own_kind() {
+    let mut current = graph([
+        item(Link, "eth0"),
+        route("r1").value("old"),
+        route("r2").value("old"),
+        route("r3").value("old"),
+        route("gone1"),
+        route("gone2"),
+    ]);
+    let intended = graph([
+        item(Link, "eth0"),
+        route("r1").value("new"),
+        route("r2").value("new"),
+        route("r3").value("new"),
+    ]);
+    let mut sequential = current.clone();
+    let one_at_a_time = Batching::new(1).reconcile(&mut sequential, &intended).await;
+    let batching = Batching::new(8);
+
+    let status = batching.reconcile(&mut current, &intended).await;
+
+    assert_eq!(
+        batching.batches(),
+        vec![
+            vec!["delete route/gone1", "delete route/gone2"],
+            vec!["modify route/r1", "modify route/r2", "modify route/r3"],
+        ]
+    );
+    assert_eq!(steps(&status), steps(&one_at_a_time), "same operations, same order");
+    assert!(status.is_ok());
+    assert_eq!(current.get(&key(Route, "r2")).map(|r| r.value.clone()), Some("new".into()));
+    assert!(current.get(&key(Route, "gone1")).is_none());
+    assert_eq!(current.len(), intended.len());
+}
+
+#[tokio::test]
+async fn a_delete_never_shares_a_batch_with_one_that_depends_on_it() {
+    // gone2 runs over gone1 (its gateway): gone2 goes first, in a batch without gone1.
+    let mut current = graph([
+        item(Link, "eth0"),
+        route("gone1"),
+        route("gone2").dep(Route, "gone1"),
+        route("gone3"),
+    ]);
+    let intended = graph([item(Link, "eth0")]);
+    let batching = Batching::new(8);
+
+    let status = batching.reconcile(&mut current, &intended).await;
+
+    let batches = batching.batches();
+    let position = |name: &str| batches.iter().position(|b| b.iter().any(|n| n.ends_with(name)));
+    assert!(position("gone2") < position("gone1"), "{batches:?}");
+    assert!(
+        batches
+            .iter()
+            .all(|b| !(b.iter().any(|n| n.ends_with("gone1"))
+                && b.iter().any(|n| n.ends_with("gone2")))),
+        "{batches:?}"
+    );
+    assert!(status.is_ok());
+    assert_eq!(current.len(), 1);
 }
 
 fn assert_all_present(current: &Graph<TestItem>, intended: &Graph<TestItem>) {

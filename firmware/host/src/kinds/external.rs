@@ -182,8 +182,8 @@ impl FamilyId {
 /// An artifact of a registered kind: its name and its attributes as JSON.
 ///
 /// Serialised as `{"kind": "dns.rrset", "name": ..., "attributes": {...}}`; reading one back
-/// needs its kind registered.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// needs its kind registered. Equality is kind, name and attributes.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ExternalArtifactSpec {
     /// The kind.
     #[serde(serialize_with = "serialize_kind", deserialize_with = "deserialize_kind")]
@@ -192,7 +192,19 @@ pub struct ExternalArtifactSpec {
     pub name: String,
     /// The typed attributes, as JSON.
     pub attributes: Value,
+    /// A secret the desired artifact carries to its backend in memory only (a TSIG key's):
+    /// never serialised, so never in a ledger, plan or Result document; the attributes hold
+    /// its digest ([`crate::secret::Secret`]). `None` when read back.
+    #[serde(skip)]
+    pub secret: Option<crate::secret::Secret>,
 }
+
+impl PartialEq for ExternalArtifactSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind && self.name == other.name && self.attributes == other.attributes
+    }
+}
+impl Eq for ExternalArtifactSpec {}
 
 impl ExternalArtifactSpec {
     /// An artifact of `kind` named `name` with `attributes`.
@@ -208,7 +220,15 @@ impl ExternalArtifactSpec {
             let message = format!("artifact kind {:?} is not registered", kind.kind);
             return Err(serde::ser::Error::custom(message));
         };
-        Ok(Self { kind: id, name: name.into(), attributes: serde_json::to_value(attributes)? })
+        let attributes = serde_json::to_value(attributes)?;
+        Ok(Self { kind: id, name: name.into(), attributes, secret: None })
+    }
+
+    /// `self` carrying `secret` to its backend ([`ExternalArtifactSpec::secret`]); put its
+    /// digest in the attributes too, so a changed secret is drift.
+    pub fn with_secret(mut self, secret: crate::secret::Secret) -> Self {
+        self.secret = Some(secret);
+        self
     }
 
     /// The attributes typed as `T`.

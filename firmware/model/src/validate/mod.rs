@@ -66,6 +66,7 @@ pub(crate) fn run(
         let mut check = Check::new(diag, &index, resource, *i);
         resource.spec.validator().validate(&mut check);
     }
+    crate::external::run_config_checks(diag, resources);
 }
 
 /// A resource kind's own checks: the parts of its spec serde cannot check (address syntax and

@@ -1,0 +1,474 @@
+//! The `dns` family: inventory and configurator of `dns.rrset` (design brief §3).
+//!
+//! Inventory reads each zone that holds a wanted RRset by zone transfer (AXFR with TSIG),
+//! cached by SOA serial, and lists every RRset in it (foreign ones too, so the engine reports
+//! them; never SOA, the apex NS set or DNSSEC records, which routerd never manages). The
+//! configurator replaces or deletes whole RRsets with RFC 2136 UPDATEs, as few messages as fit
+//! ([`crate::wire::update`]); creates come in batches of up to [`CREATE_BATCH`].
+//!
+//! Where a zone's UPDATEs go is its server's block of the endpoint file
+//! ([`crate::artifacts::ENDPOINTS_FILE`]): `address <ip>#<port>` and `key <key file>`. A zone
+//! whose server has no block yet has nothing of routerd's in it (the block is written before
+//! any RRset); a zone that cannot be read lists each wanted RRset as unobserved, so the engine
+//! neither forgets the ledger's entries nor believes them gone.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use hickory_proto::rr::{Name, RecordType};
+use routerd_host::kinds::external::ExternalArtifactSpec;
+use routerd_host::{
+    ApplyWith, Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, Backend, HostError, Netns, Target,
+};
+
+use crate::artifacts::{
+    DATA_DIR, DNS_RRSET, ENDPOINTS_FILE, RRset, RRsetName, Side, zone_file_name,
+};
+use crate::wire::{self, Endpoint, RRsetChange, TsigKey, WireError};
+
+/// How many RRset creates, modifies or deletes one call takes (the wire splits them into
+/// messages that fit).
+pub const CREATE_BATCH: usize = 2000;
+/// How long one exchange with a server may take.
+pub const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A zone as last transferred.
+struct Cached {
+    serial: u32,
+    sets: Arc<Vec<(String, RRset)>>,
+}
+
+/// The `dns` family of one target and namespace.
+pub struct DnsBackend {
+    target: Target,
+    netns: Netns,
+    /// Zones by `side:server/zone.`, so a zone whose serial did not move is not transferred.
+    cache: Mutex<HashMap<String, Cached>>,
+}
+
+/// A zone's RRsets, grouped for one server.
+type ZoneKey = (Side, String, Name);
+
+/// Changes by zone (`(side, server, zone)`), with their position in the call.
+type ByZone = BTreeMap<(u8, String, String), Vec<(usize, RRsetName, RRsetChange)>>;
+
+impl DnsBackend {
+    /// The backend for `target`, talking from inside `netns`.
+    pub fn new(target: &Target, netns: &Netns) -> Self {
+        Self { target: target.clone(), netns: netns.clone(), cache: Mutex::new(HashMap::new()) }
+    }
+
+    /// The endpoint blocks of the endpoint file: block name → (address, key file).
+    fn endpoints(&self) -> HashMap<String, (Option<SocketAddr>, Option<String>)> {
+        let path = self.target.path(ENDPOINTS_FILE);
+        let Ok(text) = std::fs::read_to_string(path) else { return HashMap::new() };
+        routerd_host::files::blocks(&text)
+            .into_iter()
+            .map(|(block, lines)| {
+                let mut address = None;
+                let mut key = None;
+                for line in lines {
+                    if let Some(a) = line.strip_prefix("address ") {
+                        address =
+                            a.replacen('#', ":", 1).parse::<SocketAddr>().ok().or_else(|| {
+                                // IPv6: `2001:db8::1#53`.
+                                let (ip, port) = a.rsplit_once('#')?;
+                                Some(SocketAddr::new(ip.parse().ok()?, port.parse().ok()?))
+                            });
+                    } else if let Some(k) = line.strip_prefix("key ") {
+                        key = Some(k.to_owned());
+                    }
+                }
+                (block, (address, key))
+            })
+            .collect()
+    }
+
+    /// The endpoint of `server` on `side`, `Ok(None)` when it has no block yet.
+    ///
+    /// Errors: the block is unreadable, or its key file.
+    fn endpoint(&self, side: Side, server: &str) -> Result<Option<Endpoint>, String> {
+        let block = block_name(side, server);
+        let Some((address, key)) = self.endpoints().remove(&block) else { return Ok(None) };
+        let address =
+            address.ok_or_else(|| format!("{ENDPOINTS_FILE}: block {block} has no address"))?;
+        let key = match key {
+            None => None,
+            Some(path) => {
+                let text =
+                    std::fs::read_to_string(&path).map_err(|e| format!("key file {path}: {e}"))?;
+                Some(TsigKey::parse_key_file(&text).map_err(|e| format!("key file {path}: {e}"))?)
+            }
+        };
+        Ok(Some(Endpoint { address, key }))
+    }
+
+    /// Whether a local zone was ever created (its zone file exists): before that nothing of
+    /// it can be on the server.
+    fn local_zone_exists(&self, server: &str, zone: &Name) -> bool {
+        self.target.path(&format!("{DATA_DIR}/{server}/{}", zone_file_name(zone))).exists()
+    }
+
+    /// Every RRset routerd may manage in `zone` on `ep`, by artifact name.
+    async fn read_zone(
+        &self,
+        key: &ZoneKey,
+        ep: &Endpoint,
+    ) -> Result<Arc<Vec<(String, RRset)>>, WireError> {
+        let (side, server, zone) = key;
+        let cache_key = format!("{}/{zone}", block_name(*side, server));
+        let serial = wire::soa_serial(&self.netns, ep, zone, TIMEOUT).await?;
+        if let Some(cached) = self.lock().get(&cache_key)
+            && cached.serial == serial
+        {
+            return Ok(Arc::clone(&cached.sets));
+        }
+        let contents = wire::axfr(&self.netns, ep, zone, TIMEOUT).await?;
+        let mut grouped: BTreeMap<(Name, RecordType), (u32, Vec<hickory_proto::rr::RData>)> =
+            BTreeMap::new();
+        for record in contents.records {
+            let rtype = record.record_type();
+            let owner = record.name.to_lowercase();
+            if !manageable(rtype) || (rtype == RecordType::NS && &owner == zone) {
+                continue;
+            }
+            let entry = grouped.entry((owner, rtype)).or_insert((record.ttl, Vec::new()));
+            entry.0 = entry.0.min(record.ttl);
+            entry.1.push(record.data);
+        }
+        let sets: Vec<(String, RRset)> = grouped
+            .into_iter()
+            .map(|((owner, rtype), (ttl, rdata))| {
+                let name = RRsetName {
+                    side: *side,
+                    server: server.clone(),
+                    zone: zone.clone(),
+                    owner,
+                    rtype,
+                };
+                (name.key_name(), RRset::new(ttl, rdata))
+            })
+            .collect();
+        let sets = Arc::new(sets);
+        self.lock().insert(cache_key, Cached { serial: contents.serial, sets: Arc::clone(&sets) });
+        Ok(sets)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Cached>> {
+        self.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Applies `artifacts` (creates or modifies: each replaces its RRset; `delete` empties it),
+    /// grouped by zone, one result per artifact in order.
+    async fn apply(
+        &self,
+        artifacts: &[&Artifact],
+        delete: bool,
+        op: &'static str,
+    ) -> Vec<Result<(), HostError>> {
+        let mut results: Vec<Option<Result<(), HostError>>> =
+            artifacts.iter().map(|_| None).collect();
+        let mut zones: ByZone = BTreeMap::new();
+        for (i, artifact) in artifacts.iter().enumerate() {
+            match change_of(artifact, delete) {
+                Ok((name, change)) => {
+                    let side = u8::from(name.side == Side::Remote);
+                    zones
+                        .entry((side, name.server.clone(), name.zone.to_ascii()))
+                        .or_default()
+                        .push((i, name, change));
+                }
+                Err(e) => results[i] = Some(Err(e)),
+            }
+        }
+        for (_, group) in zones {
+            let Some((_, first, _)) = group.first() else { continue };
+            let (side, server, zone) = (first.side, first.server.clone(), first.zone.clone());
+            let ep = match self.endpoint(side, &server) {
+                Ok(Some(ep)) => ep,
+                Ok(None) => {
+                    let message = format!(
+                        "no endpoint for {} in {ENDPOINTS_FILE}",
+                        block_name(side, &server)
+                    );
+                    for (i, ..) in &group {
+                        results[*i] = Some(Err(service(&artifacts[*i].key, op, message.clone())));
+                    }
+                    continue;
+                }
+                Err(message) => {
+                    for (i, ..) in &group {
+                        results[*i] = Some(Err(service(&artifacts[*i].key, op, message.clone())));
+                    }
+                    continue;
+                }
+            };
+            let changes: Vec<RRsetChange> = group.iter().map(|(_, _, c)| c.clone()).collect();
+            let outcomes = self.send(&ep, &zone, &changes).await;
+            for ((i, ..), outcome) in group.iter().zip(outcomes) {
+                results[*i] =
+                    Some(outcome.map_err(|e| {
+                        service(&artifacts[*i].key, op, format!("{}: {e}", e.reason()))
+                    }));
+            }
+            // The zone changed: the next observe transfers it again.
+            self.lock().remove(&format!("{}/{zone}", block_name(side, &server)));
+        }
+        results.into_iter().map(|r| r.unwrap_or(Ok(()))).collect()
+    }
+
+    /// Sends `changes`, one result per change. When the server refuses a message for what it
+    /// holds (its update policy, or its integrity check: an MX whose in-zone target has no
+    /// address), or one RRset cannot be sent at all, the changes from that message on are sent
+    /// one by one, so one bad RRset does not hold back the others of its batch.
+    async fn send(
+        &self,
+        ep: &Endpoint,
+        zone: &Name,
+        changes: &[RRsetChange],
+    ) -> Vec<Result<(), WireError>> {
+        let failure = match self.update_with_retry(ep, zone, changes).await {
+            Ok(_) => return changes.iter().map(|_| Ok(())).collect(),
+            Err(failure) => failure,
+        };
+        let mut results: Vec<Result<(), WireError>> =
+            (0..failure.applied).map(|_| Ok(())).collect();
+        let rest = &changes[failure.applied.min(changes.len())..];
+        let per_rrset = matches!(
+            failure.error,
+            WireError::UpdateRefused { .. }
+                | WireError::Rcode { .. }
+                | WireError::TooLarge { .. }
+                | WireError::BadChange { .. }
+        );
+        if rest.len() > 1 && per_rrset {
+            for change in rest {
+                let outcome =
+                    wire::update(&self.netns, ep, zone, std::slice::from_ref(change), TIMEOUT)
+                        .await;
+                results.push(outcome.map(|_| ()).map_err(|f| f.error));
+            }
+        } else {
+            let error = failure.error;
+            results.extend(rest.iter().map(|_| Err(error.clone())));
+        }
+        results
+    }
+
+    /// [`wire::update`], retried for a few seconds while the server refuses connections: a
+    /// local named started by this same apply takes a moment to listen.
+    async fn update_with_retry(
+        &self,
+        ep: &Endpoint,
+        zone: &Name,
+        changes: &[RRsetChange],
+    ) -> Result<wire::UpdateReport, wire::UpdateFailure> {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            match wire::update(&self.netns, ep, zone, changes, TIMEOUT).await {
+                Err(failure)
+                    if failure.applied == 0
+                        && matches!(
+                            failure.error,
+                            WireError::Unreachable { .. } | WireError::NotAuthoritative { .. }
+                        )
+                        && tokio::time::Instant::now() < deadline =>
+                {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                outcome => return outcome,
+            }
+        }
+    }
+}
+
+/// The endpoint block of `server`.
+fn block_name(side: Side, server: &str) -> String {
+    match side {
+        Side::Local => crate::kinds::server::local_endpoint(server),
+        Side::Remote => crate::kinds::server::remote_endpoint(server),
+    }
+}
+
+/// Whether routerd may manage RRsets of `rtype`: not the SOA, not DNSSEC's.
+fn manageable(rtype: RecordType) -> bool {
+    !matches!(
+        rtype,
+        RecordType::SOA
+            | RecordType::RRSIG
+            | RecordType::NSEC
+            | RecordType::NSEC3
+            | RecordType::NSEC3PARAM
+            | RecordType::DNSKEY
+            | RecordType::CDS
+            | RecordType::CDNSKEY
+    ) && u16::from(rtype) != 65534
+}
+
+fn service(key: &ArtifactKey, op: &'static str, message: String) -> HostError {
+    HostError::Service { key: key.clone(), op, message }
+}
+
+fn invalid(key: &ArtifactKey, message: impl Into<String>) -> HostError {
+    HostError::Invalid { key: key.clone(), message: message.into() }
+}
+
+/// The UPDATE change of `artifact`.
+fn change_of(artifact: &Artifact, delete: bool) -> Result<(RRsetName, RRsetChange), HostError> {
+    let key = &artifact.key;
+    let name = RRsetName::parse(&key.name).ok_or_else(|| invalid(key, "not a dns.rrset name"))?;
+    if !manageable(name.rtype) || (name.rtype == RecordType::NS && name.owner == name.zone) {
+        return Err(invalid(key, "routerd never changes SOA, apex NS or DNSSEC records"));
+    }
+    let (ttl, rdata) = if delete {
+        (0, Vec::new())
+    } else {
+        let ArtifactSpec::External(spec) = &artifact.spec else {
+            return Err(invalid(key, "not a dns.rrset"));
+        };
+        let rrset: RRset = spec.attributes().map_err(|e| invalid(key, e.to_string()))?;
+        let rdata = rrset.records(name.rtype).map_err(|e| invalid(key, e))?;
+        if rdata.is_empty() {
+            return Err(invalid(key, "an RRset holds at least one record"));
+        }
+        (rrset.ttl, rdata)
+    };
+    let change = RRsetChange { owner: name.owner.clone(), rtype: name.rtype, ttl, rdata };
+    Ok((name, change))
+}
+
+impl Backend for DnsBackend {
+    fn apply_with(&self) -> ApplyWith {
+        DNS_RRSET.family()
+    }
+
+    fn kinds(&self) -> &'static [ArtifactKind] {
+        DNS_RRSET.alone()
+    }
+
+    fn observes_wanted_only(&self) -> bool {
+        true
+    }
+
+    fn observe<'a>(
+        &'a self,
+        _kind: ArtifactKind,
+        wanted: &'a [ArtifactKey],
+    ) -> BoxFuture<'a, Result<Vec<Artifact>, HostError>> {
+        Box::pin(async move {
+            let mut zones: BTreeMap<(u8, String, String), (ZoneKey, Vec<&ArtifactKey>)> =
+                BTreeMap::new();
+            for key in wanted {
+                let Some(name) = RRsetName::parse(&key.name) else { continue };
+                let id = (
+                    u8::from(name.side == Side::Remote),
+                    name.server.clone(),
+                    name.zone.to_ascii(),
+                );
+                zones
+                    .entry(id)
+                    .or_insert_with(|| ((name.side, name.server, name.zone), Vec::new()))
+                    .1
+                    .push(key);
+            }
+            let mut listed = Vec::new();
+            for (_, (zone_key, keys)) in zones {
+                let (side, server, zone) = &zone_key;
+                if *side == Side::Local && !self.local_zone_exists(server, zone) {
+                    continue;
+                }
+                let outcome = match self.endpoint(*side, server) {
+                    Ok(None) => continue,
+                    Ok(Some(ep)) => self
+                        .read_zone(&zone_key, &ep)
+                        .await
+                        .map_err(|e| format!("{}: {e}", e.reason())),
+                    Err(message) => Err(message),
+                };
+                match outcome {
+                    Ok(sets) => {
+                        for (name, rrset) in sets.iter() {
+                            let spec = ExternalArtifactSpec::new(&DNS_RRSET, name.clone(), rrset)
+                                .map_err(|e| HostError::Dump {
+                                what: "RRsets".into(),
+                                message: e.to_string(),
+                            })?;
+                            listed.push(Artifact::new(ArtifactSpec::External(spec)));
+                        }
+                    }
+                    Err(reason) => {
+                        for key in keys {
+                            let rrset = RRset {
+                                ttl: 0,
+                                rdata: Vec::new(),
+                                unobserved: Some(reason.clone()),
+                            };
+                            let spec =
+                                ExternalArtifactSpec::new(&DNS_RRSET, key.name.clone(), &rrset)
+                                    .map_err(|e| HostError::Dump {
+                                        what: "RRsets".into(),
+                                        message: e.to_string(),
+                                    })?;
+                            listed.push(Artifact::new(ArtifactSpec::External(spec)));
+                        }
+                    }
+                }
+            }
+            Ok(listed)
+        })
+    }
+
+    fn create<'a>(&'a self, desired: &'a Artifact) -> BoxFuture<'a, Result<(), HostError>> {
+        Box::pin(async move {
+            self.apply(&[desired], false, "create").await.into_iter().next().unwrap_or(Ok(()))
+        })
+    }
+
+    fn create_batch_limit(&self, _kind: ArtifactKind) -> usize {
+        CREATE_BATCH
+    }
+
+    fn create_many<'a>(
+        &'a self,
+        desired: &'a [&'a Artifact],
+    ) -> BoxFuture<'a, Vec<Result<(), HostError>>> {
+        Box::pin(async move { self.apply(desired, false, "create").await })
+    }
+
+    fn change_batch_limit(&self, _kind: ArtifactKind) -> usize {
+        CREATE_BATCH
+    }
+
+    /// Modifies and deletes of many RRsets in as few UPDATEs as fit: a TTL change on 10,000
+    /// records is a few messages, not 10,000.
+    fn change_many<'a>(
+        &'a self,
+        changes: &'a [(&'a Artifact, Option<&'a Artifact>)],
+    ) -> BoxFuture<'a, Vec<Result<(), HostError>>> {
+        Box::pin(async move {
+            let delete = changes.first().is_some_and(|(_, desired)| desired.is_none());
+            let artifacts: Vec<&Artifact> =
+                changes.iter().map(|(observed, desired)| desired.unwrap_or(observed)).collect();
+            self.apply(&artifacts, delete, if delete { "delete" } else { "modify" }).await
+        })
+    }
+
+    fn modify<'a>(
+        &'a self,
+        _observed: &'a Artifact,
+        desired: &'a Artifact,
+    ) -> BoxFuture<'a, Result<(), HostError>> {
+        Box::pin(async move {
+            self.apply(&[desired], false, "modify").await.into_iter().next().unwrap_or(Ok(()))
+        })
+    }
+
+    fn delete<'a>(&'a self, observed: &'a Artifact) -> BoxFuture<'a, Result<(), HostError>> {
+        Box::pin(async move {
+            self.apply(&[observed], true, "delete").await.into_iter().next().unwrap_or(Ok(()))
+        })
+    }
+}
