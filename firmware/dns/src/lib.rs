@@ -13,11 +13,12 @@ pub mod wire;
 pub const API_VERSION: &str = "net.routerd.net/v1alpha1";
 pub mod doctor;
 pub mod kinds;
+pub mod notify;
 pub mod rrsets;
 
 use std::sync::Arc;
 
-use routerd_engine::registry::{BackendContext, Registry, RegistryError};
+use routerd_engine::registry::{BackendContext, Registry, RegistryError, WatchContext};
 
 /// Adds the DNS kinds, their artifact kinds, backends and doctor checks to `registry`: the one
 /// line the supervisor writes for this crate.
@@ -43,6 +44,7 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
         .backend(|cx: &BackendContext<'_>| {
             Ok(Arc::new(rrsets::DnsBackend::new(cx.target, cx.netns)) as _)
         })
-        .doctor_checks(doctor::DnsDoctor);
+        .doctor_checks(doctor::DnsDoctor)
+        .watcher(|cx: &WatchContext<'_>| notify::listen(cx.netns));
     Ok(())
 }

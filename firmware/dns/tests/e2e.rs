@@ -44,6 +44,7 @@ spec:
         nameServers: [{{hostname: ns1, ipv4: 127.0.0.1}}]
         records: [{{hostname: nas, ipv4: 192.0.2.20}}, {{hostname: mx1, ipv4: 192.0.2.25}}, {{hostname: sip, ipv4: 192.0.2.26}}]
         reverseZones: [{{name: 2.0.192.in-addr.arpa}}]
+        forwardFromDnsmasq: true
     - apiVersion: net.routerd.net/v1alpha1
       kind: AAAARecord
       metadata: {{name: www6}}
@@ -193,6 +194,13 @@ async fn records_of_every_kind_are_published_kept_repaired_and_removed() {
         dig(&ns, "20.2.0.192.in-addr.arpa", "PTR"),
         ["20.2.0.192.in-addr.arpa. 300 PTR nas.lab.example."]
     );
+
+    // The router's resolver (dnsmasq on port 53) answers the zone's names from named.
+    let through_dnsmasq =
+        ns.exec(&["dig", "@127.0.0.1", "-p", "53", "+short", "nas.lab.example", "A"]);
+    assert_eq!(through_dnsmasq.trim(), "192.0.2.20");
+    let reverse = ns.exec(&["dig", "@127.0.0.1", "-p", "53", "+short", "-x", "192.0.2.20"]);
+    assert_eq!(reverse.trim(), "nas.lab.example.");
 
     // Read back by transfer, the zone matches: nothing to do.
     let again = session.plan(&input, now, false).await.expect("plan");

@@ -47,4 +47,4 @@ pub use session::{ConfigInput, Session, SessionOptions, config_warnings};
 pub use routerd_host::artifact::LogSeverity;
 pub use routerd_host::bus::SystemBus;
 pub use routerd_host::logsink::{LogEvent, LogSinks};
-pub use routerd_host::{AttributeDiff, Netns};
+pub use routerd_host::{AttributeDiff, Netns, Target};

@@ -52,6 +52,22 @@ pub struct BackendContext<'a> {
     pub bus: &'a Arc<SystemBus>,
 }
 
+/// What a controller crate's watcher is started in: the daemon's namespace and files.
+pub struct WatchContext<'a> {
+    /// Where the router's files live.
+    pub target: &'a Target,
+    /// The network namespace the daemon works in.
+    pub netns: &'a Netns,
+}
+
+/// A stream of change notices (each one line, for the log): every notice asks the daemon for
+/// a reconcile soon, as a netlink notification does.
+pub type Notices = futures::stream::BoxStream<'static, String>;
+
+/// Starts a watcher in a daemon.
+pub type WatcherFactory =
+    Box<dyn Fn(&WatchContext<'_>) -> Result<Notices, HostError> + Send + Sync>;
+
 /// Builds a backend for a session.
 pub type BackendFactory =
     Box<dyn Fn(&BackendContext<'_>) -> Result<Arc<dyn Backend>, HostError> + Send + Sync>;
@@ -72,6 +88,7 @@ pub enum RegistryError {
 pub struct Registry {
     backends: Vec<BackendFactory>,
     doctor: Vec<Arc<dyn DoctorChecks>>,
+    watchers: Vec<WatcherFactory>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -79,6 +96,7 @@ impl std::fmt::Debug for Registry {
         f.debug_struct("Registry")
             .field("backends", &self.backends.len())
             .field("doctor", &self.doctor.len())
+            .field("watchers", &self.watchers.len())
             .finish()
     }
 }
@@ -132,6 +150,24 @@ impl Registry {
     ) -> &mut Self {
         self.backends.push(Box::new(factory));
         self
+    }
+
+    /// Adds a watcher: what the crate listens to on the host between resyncs (a DNS server's
+    /// NOTIFY), started once by the daemon ([`Registry::watchers`]). A notice only says that
+    /// something changed; the reconcile it triggers observes the host itself.
+    pub fn watcher(
+        &mut self,
+        factory: impl Fn(&WatchContext<'_>) -> Result<Notices, HostError> + Send + Sync + 'static,
+    ) -> &mut Self {
+        self.watchers.push(Box::new(factory));
+        self
+    }
+
+    /// Starts every watcher in `cx`.
+    ///
+    /// Errors: the first watcher that could not start (its socket was refused).
+    pub fn watchers(&self, cx: &WatchContext<'_>) -> Result<Vec<Notices>, HostError> {
+        self.watchers.iter().map(|f| f(cx)).collect()
     }
 
     /// Adds doctor checks.

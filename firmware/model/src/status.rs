@@ -114,6 +114,8 @@ pub enum Trigger {
     Aftr,
     /// Someone else committed an nf_tables transaction touching a `routerd_*` table.
     Nftables,
+    /// A controller crate's watcher saw a change (a DNS server's NOTIFY after a hand edit).
+    Controller,
 }
 
 impl Trigger {
@@ -133,6 +135,7 @@ impl Trigger {
             Self::State => "state",
             Self::Aftr => "aftr",
             Self::Nftables => "nftables",
+            Self::Controller => "controller",
         }
     }
 }

@@ -246,6 +246,24 @@ pub async fn serve(opts: ServeOptions, registry: Registry) -> anyhow::Result<u8>
             let _ = nft_changes.try_send(Msg::Reconcile(Trigger::Nftables));
         }
     });
+    let target = routerd_engine::Target::new(opts.netns.clone(), opts.host_root.clone());
+    let watch = routerd_engine::registry::WatchContext { target: &target, netns: &netns };
+    // A watcher that cannot start (its port is taken) leaves the periodic resync to repair
+    // what it would have seen.
+    let notices = registry
+        .watchers(&watch)
+        .inspect_err(|e| tracing::warn!("a controller's changes are not watched: {e}"))
+        .unwrap_or_default();
+    for mut notices in notices {
+        let controller_changes = msg_tx.clone();
+        tokio::spawn(async move {
+            use futures::StreamExt;
+            while let Some(notice) = notices.next().await {
+                tracing::debug!("controller: {notice}");
+                let _ = controller_changes.try_send(Msg::Reconcile(Trigger::Controller));
+            }
+        });
+    }
     let gateways = Arc::new(crate::gateway::GatewayStore::new(
         crate::gateway::interval(opts.gateway_interval),
         session.state(),

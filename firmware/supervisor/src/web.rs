@@ -613,6 +613,7 @@ fn trigger_phrase(triggers: &[Trigger]) -> String {
             Trigger::Route => host.push("routes"),
             Trigger::Rule => host.push("rules"),
             Trigger::Nftables => host.push("nftables"),
+            Trigger::Controller => other.push("a controller's notice (a DNS NOTIFY)"),
             Trigger::Other => host.push("objects"),
             Trigger::Resync => other.push("the periodic resync"),
             Trigger::Start => other.push("the start"),

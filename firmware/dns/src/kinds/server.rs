@@ -425,8 +425,11 @@ pub fn named_conf(
     } else {
         text.push_str(&format!("\tallow-transfer {{ {} }};\n", transfer.join(" ")));
     }
-    if !spec.secondaries.is_empty() {
-        let peers: Vec<String> = spec.secondaries.iter().map(peer).collect();
+    if spec.role == Role::Primary {
+        // routerd's NOTIFY listener first: a hand edit is repaired at once.
+        let listener = crate::notify::NOTIFY_LISTEN;
+        let mut peers = vec![format!("{} port {};", listener.ip(), listener.port())];
+        peers.extend(spec.secondaries.iter().map(peer));
         text.push_str(&format!("\talso-notify {{ {} }};\n", peers.join(" ")));
     }
     if spec.role == Role::Secondary && !spec.catalog_zones.is_empty() {

@@ -13,6 +13,8 @@ use hickory_proto::rr::{Name, RData, RecordType};
 use routerd_engine::intent::IntentDep;
 use routerd_engine::registry::KindRender;
 use routerd_engine::render::{Out, RenderCtx};
+use routerd_host::artifact::DnsmasqSectionSpec;
+use routerd_host::dnsmasq::DnsmasqOption;
 use routerd_host::kinds::external::ExternalArtifactSpec;
 use routerd_host::{ArtifactKey, ArtifactSpec};
 use routerd_model::Resource;
@@ -212,6 +214,7 @@ impl ExternalKindSpec for ZoneSpec {
                     ("catalog", self.catalog),
                     ("extraUpdateKeys", !self.extra_update_keys.is_empty()),
                     ("reverseZones", !self.reverse_zones.is_empty()),
+                    ("forwardFromDnsmasq", self.forward_from_dnsmasq),
                 ] {
                     if set {
                         c.error(field, format!("{field} is for a zone on a DNSServer: a remote zone is the remote primary's"));
@@ -409,6 +412,30 @@ pub fn reverse_name(address: std::net::IpAddr) -> Name {
     Name::from(address)
 }
 
+/// dnsmasq sections `server=/<zone>/<server's address>#<port>`, one per apex: the router's
+/// resolver (and so the LAN's) answers the zone's names from routerd's BIND.
+fn forward_from_dnsmasq(ctx: &RenderCtx<'_>, server_name: &str, apexes: &[Name], out: &mut Out) {
+    let server = server::DNS_SERVER
+        .resource_kind()
+        .and_then(|kind| ctx.config().resources_of(kind).find(|r| r.name == server_name));
+    let Some(address) = server
+        .and_then(|r| r.external_spec::<server::ServerSpec>())
+        .and_then(|spec| server::update_address(ctx.config(), spec))
+    else {
+        return out.warn("forwardFromDnsmasq: the server has no listen address to forward to");
+    };
+    let unit = routerd_engine::render::ensure_dnsmasq_unit(ctx, out);
+    for apex in apexes {
+        let domain = apex.to_ascii().trim_end_matches('.').to_owned();
+        let option = DnsmasqOption::DomainServer { domain: domain.clone(), address };
+        let section = DnsmasqSectionSpec::from_options(format!("server/{domain}"), [option]);
+        out.ensure(
+            ArtifactSpec::DnsmasqSection(section),
+            vec![IntentDep::on(&unit, "dnsmasq forwards the zone")],
+        );
+    }
+}
+
 /// Renders a `DNSZone`.
 pub(crate) struct ZoneRender;
 
@@ -451,6 +478,9 @@ impl KindRender for ZoneRender {
                     reverse.push(name.clone());
                     apexes.push(name);
                 }
+            }
+            if spec.forward_from_dnsmasq {
+                forward_from_dnsmasq(ctx, server_name, &apexes, out);
             }
             for apex in &apexes {
                 let seed = zone_seed(apex, zone.ttl, spec.soa.as_ref(), &spec.name_servers);

@@ -61,6 +61,13 @@ pub use ctx::{Out, RenderCtx};
 pub(crate) use deferred::when_of;
 pub use self_address_policy::SelectedAddress;
 
+/// Declares the dnsmasq unit every resource that needs the router's resolver shares, for a
+/// controller crate's dnsmasq section (a zone forwarded to routerd's BIND); returns its key for
+/// the section's dependency.
+pub fn ensure_dnsmasq_unit(ctx: &RenderCtx<'_>, out: &mut Out) -> routerd_host::ArtifactKey {
+    dhcp::ensure_dnsmasq_unit(ctx, out)
+}
+
 /// The intents of a whole config, and per-resource warnings.
 #[derive(Clone, Debug, Default)]
 pub struct Rendered {

@@ -43,6 +43,14 @@ pub enum DnsmasqOption {
         /// The upstream server (port 53).
         address: IpAddr,
     },
+    /// `server=/<domain>/<server>#<port>` (dnsmasq(8), `-S, --server`): the domain's server
+    /// on a port of its own (a zone of routerd's BIND on loopback port 5300).
+    DomainServer {
+        /// The domain, without leading or trailing dots.
+        domain: String,
+        /// The server's address and port.
+        address: std::net::SocketAddr,
+    },
     /// `cache-size=<cachesize>` (dnsmasq(8), `-c, --cache-size`): cached names; 0 disables the
     /// cache.
     CacheSize(u32),
@@ -212,7 +220,7 @@ impl DnsmasqOption {
             Self::Interface(_) => "interface",
             Self::Port(_) => "port",
             Self::NoResolv => "no-resolv",
-            Self::Server { .. } => "server",
+            Self::Server { .. } | Self::DomainServer { .. } => "server",
             Self::CacheSize(_) => "cache-size",
             Self::EnableRa => "enable-ra",
             Self::DhcpRange { .. } | Self::DhcpRange6 { .. } => "dhcp-range",
@@ -240,6 +248,9 @@ impl fmt::Display for DnsmasqOption {
             Self::Server { domain: None, address } => write!(f, "{name}={address}"),
             Self::Server { domain: Some(domain), address } => {
                 write!(f, "{name}=/{domain}/{address}")
+            }
+            Self::DomainServer { domain, address } => {
+                write!(f, "{name}=/{domain}/{}#{}", address.ip(), address.port())
             }
             Self::DhcpRange { tag, start, end, lease } => {
                 write!(f, "{name}=set:{},{start},{end}", Word(tag))?;
