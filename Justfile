@@ -51,6 +51,12 @@ bench *args:
     [[ -x target/bench-tools/bin/nmstatectl ]] || cargo install nmstatectl --locked --version 2.2.62 --root target/bench-tools
     scripts/bench/run.py target/release/routerd --nmstatectl target/bench-tools/bin/nmstatectl --markdown {{args}}
 
+# The DNS benchmark of docs/benchmarks.md (root; release): 10,000 records on a real named,
+# routerd beside nsupdate. `--records N`, `--repeat N`.
+bench-dns *args:
+    cargo build --release --locked -p routerd-dns --example bench
+    target/release/examples/bench {{args}}
+
 # Remove the demo lab namespaces.
 clean-lab:
     scripts/lab.sh down rd-demo

@@ -36,10 +36,15 @@ struct ChecksFragment {
 }
 
 async fn table<B: Backend>(app: &AppState<B>) -> String {
-    let fragment = match app.backend.doctor().await {
-        Ok(checks) => ChecksFragment { checks, error: None },
-        Err(e) => ChecksFragment { checks: Vec::new(), error: Some(e) },
-    };
+    match app.backend.doctor().await {
+        Ok(checks) => checks_table(checks, None),
+        Err(e) => checks_table(Vec::new(), Some(e)),
+    }
+}
+
+/// The checks table (`checks.html`), or `error` above it; also on the DNS page.
+pub(crate) fn checks_table(checks: Vec<CheckView>, error: Option<String>) -> String {
+    let fragment = ChecksFragment { checks, error };
     fragment.render().unwrap_or_else(|e| format!("rendering the checks: {e}"))
 }
 

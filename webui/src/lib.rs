@@ -18,6 +18,7 @@ mod assets;
 mod auth;
 mod charts;
 mod config;
+mod dns;
 mod doctor;
 mod graph;
 mod history;
@@ -46,6 +47,7 @@ pub use crate::artifacts::{ArtifactRow, ArtifactStatus};
 pub use crate::charts::{
     GatewayPoint, GatewaySeries, LinkPoint, LinkSeries, ReconcilePoint, SeriesView,
 };
+pub use crate::dns::{DnsRecordRow, DnsServerRow, DnsView, DnsZoneRow};
 pub use crate::graph::{DRAW_UP_TO, GraphChoice, GraphShown, GraphSvg, WHOLE_UP_TO, render_svg};
 pub(crate) use crate::overview::overview_page;
 
@@ -121,6 +123,9 @@ pub trait Backend: Send + Sync + 'static {
     fn resource_ids(&self) -> Vec<String>;
     /// The doctor's checks, run now.
     fn doctor(&self) -> impl Future<Output = Result<Vec<CheckView>, String>> + Send;
+    /// The DNS controller's servers, zones and RRsets from the last reconcile (the data of
+    /// owned RRsets from the ledger), and the doctor's `dns` checks, run now.
+    fn dns(&self) -> impl Future<Output = Result<DnsView, String>> + Send;
     /// RAUC's slots, the health gate's records and the staged bundle (`docs/ota.md`).
     fn ota(&self) -> impl Future<Output = Result<OtaView, String>> + Send;
     /// Stores an uploaded bundle as the staged one (replacing any before it) and has RAUC
@@ -624,6 +629,7 @@ pub fn router<B: Backend>(backend: Arc<B>, options: Options) -> Router {
         .route("/graph", get(graph::page::<B>))
         .route("/graph.svg", get(graph::svg::<B>))
         .route("/graph.dot", get(graph::dot::<B>))
+        .route("/dns", get(dns::page::<B>))
         .route("/doctor", get(doctor::page::<B>))
         .route("/doctor/events", get(doctor::events::<B>))
         .route("/ota", get(ota::page::<B>))

@@ -8,11 +8,11 @@ use axum::http::{Request, StatusCode, header};
 use axum::response::Response;
 use routerd_webui::{
     ActivityView, ApplyRequest, ApplyView, ArtifactRow, ArtifactStatus, AttributeChange, Backend,
-    BundleView, CandidateView, CheckView, ConfigProblem, ConfirmView, EditRefused, FallbackView,
-    GateRow, GatewayPoint, GatewaySeries, GenerationView, GraphChoice, GraphShown, GraphSvg,
-    InstallPhase, InstallView, LedgerRow, LinkPoint, LinkSeries, OperationView, Options,
-    OrphanView, OtaView, Overview, PlanOp, PlanView, ReconcilePoint, RollbackTo, SeriesView,
-    SlotRow, StaleView, Valid, router,
+    BundleView, CandidateView, CheckView, ConfigProblem, ConfirmView, DnsRecordRow, DnsServerRow,
+    DnsView, DnsZoneRow, EditRefused, FallbackView, GateRow, GatewayPoint, GatewaySeries,
+    GenerationView, GraphChoice, GraphShown, GraphSvg, InstallPhase, InstallView, LedgerRow,
+    LinkPoint, LinkSeries, OperationView, Options, OrphanView, OtaView, Overview, PlanOp, PlanView,
+    ReconcilePoint, RollbackTo, SeriesView, SlotRow, StaleView, Valid, router,
 };
 use tower::ServiceExt;
 
@@ -362,6 +362,87 @@ impl Backend for TestBackend {
             remedy: if broken { "routerctl reconcile repairs them" } else { "" }.into(),
             action: broken.then(|| ("Show the plan".into(), "/graph".into())),
         }])
+    }
+    async fn dns(&self) -> Result<DnsView, String> {
+        let record =
+            |zone: &str, name: &str, rtype: &str, data: &[&str], status: &str| DnsRecordRow {
+                server: if zone == "corp.example." { "corp" } else { "auth" }.into(),
+                side: if zone == "corp.example." { "remote" } else { "local" }.into(),
+                zone: zone.into(),
+                name: name.into(),
+                rtype: rtype.into(),
+                ttl: (status != "missing").then_some(300),
+                data: data.iter().map(|d| d.to_string()).collect(),
+                resource: if status == "foreign" {
+                    String::new()
+                } else {
+                    format!("ARecord/{name}")
+                },
+                status: status.into(),
+                detail: match status {
+                    "drift" => "the server has rdata 192.0.2.99".into(),
+                    "unobserved" => "TsigBadSig: the server refused the key".into(),
+                    "foreign" => "not in router.yaml, left alone".into(),
+                    _ => String::new(),
+                },
+            };
+        Ok(DnsView {
+            servers: vec![
+                DnsServerRow {
+                    name: "auth".into(),
+                    side: "local".into(),
+                    zones: 1,
+                    state: "unit running, named.conf in place, zones readable".into(),
+                    ok: true,
+                },
+                DnsServerRow {
+                    name: "corp".into(),
+                    side: "remote".into(),
+                    zones: 1,
+                    state: "unreadable: corp.example. (TsigBadSig: the server refused the key)"
+                        .into(),
+                    ok: false,
+                },
+            ],
+            zones: vec![
+                DnsZoneRow {
+                    server: "auth".into(),
+                    side: "local".into(),
+                    zone: "lab.example.".into(),
+                    declared: 2,
+                    owned: 2,
+                    foreign: 1,
+                    state: "1 drifted".into(),
+                    ok: false,
+                },
+                DnsZoneRow {
+                    server: "corp".into(),
+                    side: "remote".into(),
+                    zone: "corp.example.".into(),
+                    declared: 1,
+                    owned: 1,
+                    foreign: 0,
+                    state: "unreadable: TsigBadSig: the server refused the key".into(),
+                    ok: false,
+                },
+            ],
+            records: vec![
+                record("lab.example.", "printer", "TXT", &["\"<script>x</script>\""], "foreign"),
+                record("lab.example.", "router", "A", &["192.0.2.1"], "in-sync"),
+                record("lab.example.", "www", "A", &["192.0.2.10", "192.0.2.11"], "drift"),
+                record("corp.example.", "@", "TXT", &["\"v=spf1 -all\""], "unobserved"),
+            ],
+            checks: vec![CheckView {
+                area: "dns".into(),
+                code: "N006".into(),
+                name: "foreign RRsets".into(),
+                status: "warn".into(),
+                detail: "1 RRset(s) made outside router.yaml, left alone".into(),
+                remedy: "declare them in router.yaml (then adopt)".into(),
+                action: None,
+            }],
+            observed: true,
+        })
     }
     async fn rollback_to(&self, request: RollbackTo) -> Result<(), String> {
         // Generation 1 with a 60 s window and the typed comment is what the test asks for.
@@ -1279,6 +1360,56 @@ async fn a_failing_check_offers_its_remedy_as_a_link_to_the_page_that_does_it() 
         "the remedy is an action on the page: {page}"
     );
     assert!(!page.contains("routerctl reconcile"), "no console command on the page: {page}");
+}
+
+#[tokio::test]
+async fn the_dns_page_shows_servers_zones_records_and_checks_and_filters_by_zone() {
+    let ui = Ui::with_password();
+    assert_eq!(location(&ui.get("/dns", None).await), "/login");
+    let cookie = ui.login().await;
+    let page = body(ui.get("/dns", Some(&cookie)).await).await;
+    assert!(
+        page.contains(r#"<a href="/dns" aria-current="page">DNS</a>"#),
+        "linked from the navigation and marked: {page}"
+    );
+    assert!(
+        page.contains(
+            "<td>auth</td><td>local</td><td>1</td><td class=\"state-ok\">unit running, \
+             named.conf in place, zones readable</td>"
+        ),
+        "{page}"
+    );
+    assert!(
+        page.contains("<td class=\"state-bad\">unreadable: corp.example. (TsigBadSig"),
+        "{page}"
+    );
+    assert!(
+        page.contains(r##"<a href="/dns?zone=lab.example.#records">lab.example.</a></td><td>local</td><td>2 of 2</td><td>1</td><td class="state-bad">1 drifted</td>"##),
+        "{page}"
+    );
+    assert!(page.contains("4 of 4 RRsets (1 foreign)."), "{page}");
+    // The foreign RRset is highlighted, its data escaped, its resource `foreign`.
+    assert!(page.contains(r#"<tr class="st-foreign foreign"><td>foreign<br>"#), "{page}");
+    assert!(
+        page.contains("&#60;script&#62;x&#60;/script&#62;") && !page.contains("<script>x"),
+        "{page}"
+    );
+    assert!(page.contains("<td><strong>foreign</strong></td>"), "{page}");
+    assert!(
+        page.contains("<td class=\"name\">192.0.2.10<br>192.0.2.11</td><td>ARecord/www</td>"),
+        "{page}"
+    );
+    assert!(page.contains(r#"<tr class="st-drift"><td>drift<br><span class="sub">the server has rdata 192.0.2.99</span>"#), "{page}");
+    assert!(page.contains("check-warn") && page.contains("N006"), "the dns checks: {page}");
+
+    // The zone filter takes the apex without its final dot, in any case.
+    let corp = body(ui.get("/dns?zone=Corp.Example", Some(&cookie)).await).await;
+    assert!(corp.contains("1 of 4 RRsets"), "{corp}");
+    assert!(corp.contains(r#"<option value="corp.example." selected>"#), "{corp}");
+    assert!(corp.contains("v=spf1") && !corp.contains("192.0.2.10<br>"), "{corp}");
+    let foreign = body(ui.get("/dns?foreign=on", Some(&cookie)).await).await;
+    assert!(foreign.contains("1 of 4 RRsets") && foreign.contains(" checked>"), "{foreign}");
+    assert!(!foreign.contains("ARecord/www"), "{foreign}");
 }
 
 #[tokio::test]

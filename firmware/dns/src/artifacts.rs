@@ -313,9 +313,10 @@ pub static BIND_CONFIG: ExternalArtifactKind =
     ExternalArtifactKind::of::<BindConfig>("bind.config", "bind");
 /// `bind.zone`, applied by the `bind` family.
 pub static BIND_ZONE: ExternalArtifactKind =
-    ExternalArtifactKind::of::<BindZone>("bind.zone", "bind");
+    ExternalArtifactKind::of::<BindZone>("bind.zone", "bind").report_unrecorded();
 /// `dns.rrset`, applied by the `dns` family.
-pub static DNS_RRSET: ExternalArtifactKind = ExternalArtifactKind::of::<RRset>("dns.rrset", "dns");
+pub static DNS_RRSET: ExternalArtifactKind =
+    ExternalArtifactKind::of::<RRset>("dns.rrset", "dns").report_unrecorded();
 
 #[cfg(test)]
 mod tests {

@@ -25,7 +25,7 @@ use routerd_host::{
 };
 
 use crate::artifacts::{
-    DATA_DIR, DNS_RRSET, ENDPOINTS_FILE, RRset, RRsetName, Side, zone_file_name,
+    CONF_DIR, DATA_DIR, DNS_RRSET, ENDPOINTS_FILE, RRset, RRsetName, Side, zone_file_name,
 };
 use crate::wire::{self, Endpoint, RRsetChange, TsigKey, WireError};
 
@@ -106,10 +106,17 @@ impl DnsBackend {
         Ok(Some(Endpoint { address, key }))
     }
 
-    /// Whether a local zone was ever created (its zone file exists): before that nothing of
-    /// it can be on the server.
+    /// Whether a local zone is served from routerd's files: its zone file exists and its
+    /// section is in the server's `zones.conf`. Before that nothing of it can be on the
+    /// server; after its section is removed, its RRsets went with it (a zone's removal drops
+    /// them from the ledger with no UPDATE each: the brief's cascade).
     fn local_zone_exists(&self, server: &str, zone: &Name) -> bool {
-        self.target.path(&format!("{DATA_DIR}/{server}/{}", zone_file_name(zone))).exists()
+        let file = self.target.path(&format!("{DATA_DIR}/{server}/{}", zone_file_name(zone)));
+        let zones_conf = self.target.path(&format!("{CONF_DIR}/{server}/zones.conf"));
+        let marker = format!("# routerd zone {}", zone.to_lowercase());
+        file.exists()
+            && std::fs::read_to_string(zones_conf)
+                .is_ok_and(|t| t.lines().any(|l| l.trim_end() == marker))
     }
 
     /// Every RRset routerd may manage in `zone` on `ep`, by artifact name.
@@ -173,7 +180,7 @@ impl DnsBackend {
             artifacts.iter().map(|_| None).collect();
         let mut zones: ByZone = BTreeMap::new();
         for (i, artifact) in artifacts.iter().enumerate() {
-            match change_of(artifact, delete) {
+            match change_of(artifact, delete, op == "create") {
                 Ok((name, change)) => {
                     let side = u8::from(name.side == Side::Remote);
                     zones
@@ -207,7 +214,15 @@ impl DnsBackend {
                 }
             };
             let changes: Vec<RRsetChange> = group.iter().map(|(_, _, c)| c.clone()).collect();
-            let outcomes = self.send(&ep, &zone, &changes).await;
+            let mut outcomes = self.send(&ep, &zone, &changes, !delete).await;
+            if delete && side == Side::Local {
+                // The zone's section went first: its RRsets went with it.
+                for outcome in &mut outcomes {
+                    if matches!(outcome, Err(WireError::NotAuthoritative { .. })) {
+                        *outcome = Ok(());
+                    }
+                }
+            }
             for ((i, ..), outcome) in group.iter().zip(outcomes) {
                 results[*i] =
                     Some(outcome.map_err(|e| {
@@ -229,8 +244,9 @@ impl DnsBackend {
         ep: &Endpoint,
         zone: &Name,
         changes: &[RRsetChange],
+        wait_for_zone: bool,
     ) -> Vec<Result<(), WireError>> {
-        let failure = match self.update_with_retry(ep, zone, changes).await {
+        let failure = match self.update_with_retry(ep, zone, changes, wait_for_zone).await {
             Ok(_) => return changes.iter().map(|_| Ok(())).collect(),
             Err(failure) => failure,
         };
@@ -241,6 +257,7 @@ impl DnsBackend {
             failure.error,
             WireError::UpdateRefused { .. }
                 | WireError::Rcode { .. }
+                | WireError::Exists { .. }
                 | WireError::TooLarge { .. }
                 | WireError::BadChange { .. }
         );
@@ -258,23 +275,24 @@ impl DnsBackend {
         results
     }
 
-    /// [`wire::update`], retried for a few seconds while the server refuses connections: a
-    /// local named started by this same apply takes a moment to listen.
+    /// [`wire::update`], retried for a few seconds while the server refuses connections (or,
+    /// with `wait_for_zone`, does not serve the zone yet): a local named started or
+    /// reconfigured by this same apply takes a moment to listen and load.
     async fn update_with_retry(
         &self,
         ep: &Endpoint,
         zone: &Name,
         changes: &[RRsetChange],
+        wait_for_zone: bool,
     ) -> Result<wire::UpdateReport, wire::UpdateFailure> {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         loop {
             match wire::update(&self.netns, ep, zone, changes, TIMEOUT).await {
                 Err(failure)
                     if failure.applied == 0
-                        && matches!(
-                            failure.error,
-                            WireError::Unreachable { .. } | WireError::NotAuthoritative { .. }
-                        )
+                        && (matches!(failure.error, WireError::Unreachable { .. })
+                            || wait_for_zone
+                                && matches!(failure.error, WireError::NotAuthoritative { .. }))
                         && tokio::time::Instant::now() < deadline =>
                 {
                     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -317,7 +335,15 @@ fn invalid(key: &ArtifactKey, message: impl Into<String>) -> HostError {
 }
 
 /// The UPDATE change of `artifact`.
-fn change_of(artifact: &Artifact, delete: bool) -> Result<(RRsetName, RRsetChange), HostError> {
+///
+/// A create on a remote primary carries the "RRset does not exist" prerequisite: what is there
+/// already is someone else's until adopted. In a local zone routerd made, only its seed (SOA,
+/// apex NS, glue) was there before, and those are declared.
+fn change_of(
+    artifact: &Artifact,
+    delete: bool,
+    create: bool,
+) -> Result<(RRsetName, RRsetChange), HostError> {
     let key = &artifact.key;
     let name = RRsetName::parse(&key.name).ok_or_else(|| invalid(key, "not a dns.rrset name"))?;
     if !manageable(name.rtype) || (name.rtype == RecordType::NS && name.owner == name.zone) {
@@ -336,7 +362,9 @@ fn change_of(artifact: &Artifact, delete: bool) -> Result<(RRsetName, RRsetChang
         }
         (rrset.ttl, rdata)
     };
-    let change = RRsetChange { owner: name.owner.clone(), rtype: name.rtype, ttl, rdata };
+    let absent_before = create && name.side == Side::Remote;
+    let change =
+        RRsetChange { owner: name.owner.clone(), rtype: name.rtype, ttl, rdata, absent_before };
     Ok((name, change))
 }
 

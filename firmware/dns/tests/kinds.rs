@@ -58,6 +58,7 @@ fn every_kind_renders_its_artifacts() {
         "dns.rrset/local:auth/lab.example./_sip._tcp.lab.example./SRV",
         "dns.rrset/local:auth/lab.example./lab.example./CAA",
         "dns.rrset/local:auth/lab.example./nas.lab.example./A",
+        "dns.rrset/local:auth/lab.example./ns1.lab.example./A",
         "dns.rrset/local:auth/lab.example./nas.lab.example./AAAA",
         "dns.rrset/local:auth/2.0.192.in-addr.arpa./20.2.0.192.in-addr.arpa./PTR",
         "dns.rrset/local:auth/2.0.192.in-addr.arpa./21.2.0.192.in-addr.arpa./PTR",
@@ -178,6 +179,20 @@ fn server_and_key_mistakes_are_refused() {
     assert!(err.contains("the secret is base64"), "{err}");
     let err = refused(&edited("updateKey: routerd-update", "updateKey: nope"));
     assert!(err.contains("\"nope\" is not declared by any DNSTSIGKey resource"), "{err}");
+    let err = refused(
+        &edited(
+            "kind: DNSServer\n      metadata: {name: auth}",
+            "kind: DNSServer\n      metadata: {name: key}",
+        )
+        .replace("server: auth", "server: key"),
+    );
+    assert!(err.contains("\"key\" is reserved"), "{err}");
+    let secondary = "    - apiVersion: net.routerd.net/v1alpha1\n      kind: DNSServer\n      metadata: {name: sec}\n      spec: {role: secondary, listen: [{address: 127.0.0.1, port: 5301}], control: {port: 954}, statistics: {port: 8054}, primaries: [{address: 127.0.0.1, port: 5300}]}\n";
+    let err = refused(&format!(
+        "{}{secondary}",
+        edited("zone: lab.example\n        server: auth", "zone: lab.example\n        server: sec")
+    ));
+    assert!(err.contains("server \"sec\" is a secondary"), "{err}");
     let err = refused(&edited(
         "reverseZones: [{name: 2.0.192.in-addr.arpa}]",
         "reverseZones: [{name: lab.example}]",

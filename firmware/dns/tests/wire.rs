@@ -144,7 +144,7 @@ fn name(text: &str) -> Name {
 fn rrset(owner: &str, rtype: RecordType, ttl: u32, rdata: &[&str]) -> RRsetChange {
     let rdata =
         rdata.iter().map(|text| RData::try_from_str(rtype, text).expect("record data")).collect();
-    RRsetChange { owner: name(owner), rtype, ttl, rdata }
+    RRsetChange { owner: name(owner), rtype, ttl, rdata, absent_before: false }
 }
 
 #[tokio::test]
@@ -209,6 +209,25 @@ async fn replacing_an_rrset_leaves_exactly_the_new_set_and_an_empty_one_deletes_
     let none = rrset("www.lab.example.", RecordType::A, 60, &[]);
     bind.update(&ep, &[none]).await.expect("deleted");
     assert_eq!(bind.dig("www.lab.example.", "A"), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn a_create_that_must_not_replace_refuses_an_existing_rrset_and_changes_nothing() {
+    let bind = Bind::start();
+    let ep = bind.granted();
+    let theirs = rrset("mail.lab.example.", RecordType::A, 300, &["192.0.2.25"]);
+    bind.update(&ep, &[theirs]).await.expect("someone else's RRset");
+
+    let mut ours = rrset("mail.lab.example.", RecordType::A, 60, &["198.51.100.25"]);
+    ours.absent_before = true;
+    let mut fresh = rrset("new.lab.example.", RecordType::A, 60, &["198.51.100.26"]);
+    fresh.absent_before = true;
+    let failure = bind.update(&ep, &[ours]).await.expect_err("exists");
+    assert_eq!(failure.reason(), "ForeignRRset");
+    assert!(failure.to_string().contains("does not overwrite"), "{}", failure);
+    assert_eq!(bind.dig("mail.lab.example.", "A"), ["mail.lab.example. 300 IN A 192.0.2.25"]);
+    bind.update(&ep, &[fresh]).await.expect("an absent RRset is created");
+    assert_eq!(bind.dig("new.lab.example.", "A"), ["new.lab.example. 60 IN A 198.51.100.26"]);
 }
 
 #[tokio::test]

@@ -10,7 +10,7 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0   success
   1   the daemon answered with an error
-  2   doctor: at least one check failed
+  2   doctor, dns status: at least one check failed
   64  usage error
   69  the daemon is not reachable (not running, wrong --socket, not permitted)";
 
@@ -75,7 +75,8 @@ pub(crate) enum Command {
     Passwd,
     /// Run the daemon's checks; exits 2 when any fails.
     Doctor {
-        /// Only this area (reconcile, ledger, routes, firewall, mgmt, leases, disk, runtime).
+        /// Only this area (reconcile, ledger, routes, firewall, mgmt, leases, gateway, disk,
+        /// runtime, dns).
         area: Option<String>,
     },
     /// Apply a config; unless confirmed within the window, the previous one comes back.
@@ -116,6 +117,27 @@ pub(crate) enum Command {
         #[command(subcommand)]
         what: OtaCommand,
     },
+    /// The DNS controller: zones, RRsets and servers as the last reconcile found them.
+    Dns {
+        #[command(subcommand)]
+        what: DnsCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum DnsCommand {
+    /// One row per zone and server: RRsets owned, foreign RRsets, and what is wrong.
+    Zones,
+    /// One row per RRset: its TTL and data, the resource declaring it (or `foreign`), its
+    /// state.
+    Records {
+        /// Only the RRsets of this zone (`lab.example`; the final dot is optional).
+        #[arg(long, value_name = "ZONE")]
+        zone: Option<String>,
+    },
+    /// The servers (unit running, named.conf in place), then the `dns` doctor checks; exits 2
+    /// when one fails.
+    Status,
 }
 
 /// The confirm window and comment of a change (an apply, a rollback to a generation).

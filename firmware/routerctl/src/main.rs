@@ -11,6 +11,7 @@ mod cli;
 mod client;
 mod config;
 mod console;
+mod dns;
 mod history;
 mod ledger;
 mod ota;
@@ -18,7 +19,7 @@ mod passwd;
 mod status;
 mod tables;
 
-use cli::{Cli, Command, HistoryCommand, OtaCommand, Output};
+use cli::{Cli, Command, DnsCommand, HistoryCommand, OtaCommand, Output};
 use client::parse;
 
 /// Failures with their exit codes.
@@ -95,6 +96,11 @@ async fn run(cli: &Cli) -> Result<(), Failure> {
             OtaCommand::Install { file, digest } => {
                 ota::install(cli, file, digest.as_deref()).await
             }
+        },
+        Command::Dns { what } => match what {
+            DnsCommand::Zones => dns::zones(cli).await,
+            DnsCommand::Records { zone } => dns::records(cli, zone.as_deref()).await,
+            DnsCommand::Status => dns::status(cli).await,
         },
     }
 }

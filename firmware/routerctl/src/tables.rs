@@ -7,6 +7,7 @@ use std::time::Duration;
 use routerd_model::status::{CheckStatus, DaemonStatus, DoctorCheck, ResourceStatus};
 
 use crate::console;
+use crate::dns::{Record, RecordState, Server, Zone};
 
 /// `STATE ORIGIN GEN ARTIFACT  OWNER` per entry, `width` columns (long names wrap under
 /// their column).
@@ -285,6 +286,104 @@ pub(crate) fn ota_table(status: &serde_json::Value, width: usize) -> String {
         let prefix =
             format!("{:<10} {:<9} {:<8} ", text(&record["slot"]), text(&record["phase"]), window);
         push_row(&mut out, &prefix, &text(&record["detail"]), 30, width);
+    }
+    out
+}
+
+/// The width of column `header` holding `cells`: the longest of them, but at most `cap` (a
+/// longer cell pushes the rest of its row right, so one long name does not widen every row).
+fn column<'a>(header: &str, cap: usize, cells: impl Iterator<Item = &'a str>) -> usize {
+    cells.map(|c| c.chars().count()).max().unwrap_or(0).min(cap).max(header.len())
+}
+
+/// `apiVersion/kind/name` → `kind/name`: the group is implied by the kind.
+fn short_id(id: &str) -> &str {
+    id.splitn(3, '/').nth(2).unwrap_or(id)
+}
+
+/// `SERVER ZONE SIDE OWNED FOREIGN STATE` per zone, `width` columns: the state (`OK`,
+/// `unreadable: <reason>`, `2 drifted, 1 missing`) wraps under its column.
+pub(crate) fn dns_zones_table(zones: &[Zone], width: usize) -> String {
+    if zones.is_empty() {
+        return "no DNS zones in the applied config\n".into();
+    }
+    let server = column("SERVER", 12, zones.iter().map(|z| z.server.as_str()));
+    let apex = column("ZONE", 28, zones.iter().map(|z| z.zone.as_str()));
+    let row = |s: &str, z: &str, side: &str, owned: &str, foreign: &str| {
+        format!("{s:<server$} {z:<apex$} {side:<6} {owned:<5} {foreign:<7} ")
+    };
+    let header = row("SERVER", "ZONE", "SIDE", "OWNED", "FOREIGN");
+    let indent = header.chars().count();
+    let mut out = String::new();
+    push_row(&mut out, &header, "STATE", indent, width);
+    for z in zones {
+        let prefix =
+            row(&z.server, &z.zone, z.side.as_str(), &z.owned.to_string(), &z.foreign.to_string());
+        push_row(&mut out, &prefix, &z.state(), indent, width);
+    }
+    out
+}
+
+/// `SERVER ZONE NAME TYPE TTL STATE` per RRset (the name relative to its zone, `@` for the
+/// apex), then its data one record a line and the resource declaring it (`foreign` when none
+/// does), indented; `width` columns, long texts wrapped under their column.
+pub(crate) fn dns_records_table(records: &[Record], width: usize) -> String {
+    if records.is_empty() {
+        return "no RRsets\n".into();
+    }
+    let owners: Vec<String> = records.iter().map(|r| r.name.relative_owner()).collect();
+    let ttls: Vec<String> =
+        records.iter().map(|r| r.ttl.map_or_else(|| "-".into(), |t| t.to_string())).collect();
+    let server = column("SERVER", 12, records.iter().map(|r| r.name.server.as_str()));
+    let apex = column("ZONE", 28, records.iter().map(|r| r.name.zone.as_str()));
+    let owner = column("NAME", 24, owners.iter().map(String::as_str));
+    let rtype = column("TYPE", 10, records.iter().map(|r| r.name.rtype.as_str()));
+    let ttl = column("TTL", 10, ttls.iter().map(String::as_str));
+    let row = |s: &str, z: &str, o: &str, t: &str, l: &str| {
+        format!("{s:<server$} {z:<apex$} {o:<owner$} {t:<rtype$} {l:<ttl$} ")
+    };
+    let header = row("SERVER", "ZONE", "NAME", "TYPE", "TTL");
+    let indent = header.chars().count();
+    let mut out = String::new();
+    push_row(&mut out, &header, "STATE", indent, width);
+    for ((r, o), l) in records.iter().zip(&owners).zip(&ttls) {
+        let prefix = row(&r.name.server, &r.name.zone, o, &r.name.rtype, l);
+        push_row(&mut out, &prefix, &r.state_text(), indent, width);
+        for data in &r.rdata {
+            push_row(&mut out, "    ", data, 4, width);
+        }
+        let resource = if r.state == RecordState::Foreign {
+            "foreign".to_string()
+        } else {
+            format!("resource {}", short_id(&r.resource))
+        };
+        push_row(&mut out, "    ", &resource, 4, width);
+    }
+    out
+}
+
+/// `SERVER SIDE ZONES STATE` per server, then the `dns` doctor checks as `routerctl doctor`
+/// prints them; `width` columns.
+pub(crate) fn dns_status_table(servers: &[Server], checks: &[DoctorCheck], width: usize) -> String {
+    let mut out = String::new();
+    if servers.is_empty() {
+        out.push_str("no DNS servers in the applied config\n");
+    } else {
+        let name = column("SERVER", 12, servers.iter().map(|s| s.name.as_str()));
+        let row = |n: &str, side: &str, zones: &str| format!("{n:<name$} {side:<6} {zones:<5} ");
+        let header = row("SERVER", "SIDE", "ZONES");
+        let indent = header.chars().count();
+        push_row(&mut out, &header, "STATE", indent, width);
+        for s in servers {
+            let prefix = row(&s.name, s.side.as_str(), &s.zones.to_string());
+            push_row(&mut out, &prefix, &s.state, indent, width);
+        }
+    }
+    out.push('\n');
+    if checks.is_empty() {
+        out.push_str("no dns checks\n");
+    } else {
+        out.push_str(&doctor_table(checks, width));
     }
     out
 }

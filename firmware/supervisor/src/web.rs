@@ -15,9 +15,9 @@ use axum::serve::ListenerExt;
 use routerd_ledger::Channel;
 use routerd_webui::{
     ActivityView, ApplyRequest, ApplyView, ArtifactRow, ArtifactStatus, AttributeChange, Backend,
-    BundleView, CandidateView, CheckView, ConfigProblem, ConfirmView, EditRefused, GatewayPoint,
-    GatewaySeries, GenerationView, GraphChoice, GraphShown, GraphSvg, InstallView, LedgerRow,
-    LinkSeries, OperationView, Options, OrphanView, OtaView, Overview, PlanOp, PlanView,
+    BundleView, CandidateView, CheckView, ConfigProblem, ConfirmView, DnsView, EditRefused,
+    GatewayPoint, GatewaySeries, GenerationView, GraphChoice, GraphShown, GraphSvg, InstallView,
+    LedgerRow, LinkSeries, OperationView, Options, OrphanView, OtaView, Overview, PlanOp, PlanView,
     RollbackTo, SeriesView, StaleView, Valid, WHOLE_UP_TO,
 };
 use tokio::sync::{mpsc, oneshot, watch};
@@ -29,6 +29,8 @@ use crate::daemon::{
     Trigger, request,
 };
 use crate::metrics::Metrics;
+
+mod dns;
 
 /// The daemon's side of the UI.
 pub struct WebBackend {
@@ -538,6 +540,29 @@ impl Backend for WebBackend {
                 remedy: c.remedy,
             })
             .collect())
+    }
+
+    async fn dns(&self) -> Result<DnsView, String> {
+        let doc = self.snapshot.borrow().result.clone();
+        let checks = self.doctor().await?;
+        // The ledger holds the data routerd wrote into each RRset; it is read only when the
+        // document has RRsets.
+        let has_rrsets = doc.as_deref().is_some_and(|d| {
+            d.resources.iter().flat_map(|r| &r.artifacts).any(|a| a.kind == "dns.rrset")
+                || d.orphans.iter().any(|o| o.kind == "dns.rrset")
+        });
+        let entries = if has_rrsets {
+            match self.engine(EngineQuery::Ledger).await {
+                Ok(EngineAnswer::Entries(entries)) => entries,
+                Ok(_) => return Err("unexpected engine answer".into()),
+                Err(refusal) => return Err(sentence(refusal)),
+            }
+        } else {
+            Vec::new()
+        };
+        let ledger =
+            entries.iter().map(|e| (e.kind.as_str(), e.name.as_str(), e.attributes.json()));
+        Ok(dns::view(doc.as_deref(), ledger, checks))
     }
 
     async fn ota(&self) -> Result<OtaView, String> {

@@ -11,7 +11,7 @@ use routerd_model::external::ConfigCheck;
 use routerd_model::spec::all::{Ipv4DhcpScopeSpec, Ipv4DhcpServerSpec, Ipv6DhcpServerSpec};
 
 use super::index::{DnsIndex, ZoneAt};
-use super::server::ServerSpec;
+use super::server::{Role, ServerSpec};
 use super::zone::ZoneSpec;
 use super::{names, records};
 
@@ -29,9 +29,43 @@ pub fn check_file(c: &mut ConfigCheck<'_, '_>) {
     let mut apexes: HashMap<(ZoneAt, Name), &Resource> = HashMap::new();
     let mut errors: Vec<(&Resource, String, String)> = Vec::new();
 
+    let secondaries: HashSet<&str> = resources
+        .iter()
+        .filter(|r| r.external_spec::<ServerSpec>().is_some_and(|s| s.role == Role::Secondary))
+        .map(|r| r.name.as_str())
+        .collect();
     for r in &resources {
         let Some(spec) = r.external_spec::<ZoneSpec>() else { continue };
         let Some(zone) = index.zone(&r.name) else { continue };
+        if let ZoneAt::Local(server) = &zone.at
+            && secondaries.contains(server.as_str())
+        {
+            errors.push((
+                r,
+                "server".into(),
+                format!("server {server:?} is a secondary: its zones come from its primaries' catalog zones"),
+            ));
+        }
+        for (i, ns) in spec.name_servers.iter().enumerate() {
+            let Ok(owner) = names::absolute(&ns.hostname, &zone.apex) else { continue };
+            if !names::in_zone(&owner, &zone.apex) {
+                continue;
+            }
+            let field = format!("nameServers[{i}].hostname");
+            for (set, rtype) in
+                [(ns.ipv4.is_some(), RecordType::A), (ns.ipv6.is_some(), RecordType::AAAA)]
+            {
+                let key = (zone.at.clone(), owner.to_lowercase(), rtype);
+                if set
+                    && let Some(first) = owners.get(&key)
+                    && !std::ptr::eq(first.resource, *r)
+                {
+                    errors.push((r, field.clone(), owned_by(&key.1, rtype, first)));
+                } else if set {
+                    owners.entry(key).or_insert(Claim { resource: r, field: field.clone() });
+                }
+            }
+        }
         let mut zone_apexes = vec![zone.apex.clone()];
         zone_apexes
             .extend(spec.reverse_zones.iter().filter_map(|z| names::zone_apex(&z.name).ok()));

@@ -152,6 +152,10 @@ impl ExternalKindSpec for ServerSpec {
         if !super::is_bind_name(&c.resource().name) {
             c.error("", "a server's name is letters, digits, '-', '_' and '.' (it names its unit)");
         }
+        if c.resource().name == "key" {
+            // `key/<name>` names the key files among the `bind.config` artifacts.
+            c.error("", "\"key\" is reserved: name the server otherwise");
+        }
         let key_kind = super::key::DNS_TSIG_KEY.resource_kind();
         let reference = |c: &mut ExternalCheck<'_, '_, '_>, field: &str, name: &str| {
             if let Some(kind) = key_kind {

@@ -319,10 +319,20 @@ pub fn zone_clause(apex: &Name, keys: &[&str]) -> String {
 
 /// The zone file a new zone starts from: `$TTL`, SOA (serial 1), apex NS and in-zone glue
 /// (RFC 1035 §5).
-pub fn zone_seed(apex: &Name, ttl: u32, soa: Option<&Soa>, name_servers: &[NameServer]) -> String {
+///
+/// Names of the SOA and the name servers are completed with `origin`, the `DNSZone`'s own zone
+/// (so `ns1` is `ns1.lab.example.` in its reverse zones too); glue is written for the name
+/// servers inside `apex` only.
+pub fn zone_seed(
+    apex: &Name,
+    origin_zone: &Name,
+    ttl: u32,
+    soa: Option<&Soa>,
+    name_servers: &[NameServer],
+) -> String {
     let origin = apex.to_ascii();
     let absolute =
-        |text: &str| names::absolute(text, apex).map(|n| n.to_ascii()).unwrap_or_default();
+        |text: &str| names::absolute(text, origin_zone).map(|n| n.to_ascii()).unwrap_or_default();
     let mut ns: Vec<(String, &NameServer)> =
         name_servers.iter().map(|n| (absolute(&n.hostname), n)).collect();
     let fallback = NameServer { hostname: "localhost.".into(), ipv4: None, ipv6: None };
@@ -483,7 +493,8 @@ impl KindRender for ZoneRender {
                 forward_from_dnsmasq(ctx, server_name, &apexes, out);
             }
             for apex in &apexes {
-                let seed = zone_seed(apex, zone.ttl, spec.soa.as_ref(), &spec.name_servers);
+                let seed =
+                    zone_seed(apex, &zone.apex, zone.ttl, spec.soa.as_ref(), &spec.name_servers);
                 let attrs = BindZone { clause: zone_clause(apex, &keys), seed };
                 match ExternalArtifactSpec::new(
                     &BIND_ZONE,
@@ -502,6 +513,25 @@ impl KindRender for ZoneRender {
             Default::default();
         let mut ptrs: std::collections::BTreeMap<Name, (u32, Name, Vec<RData>)> =
             Default::default();
+        // The glue of in-zone name servers is in the zone file from the start; declared here
+        // too, it is owned and kept as declared rather than reported foreign.
+        for ns in &spec.name_servers {
+            let Ok(owner) = names::absolute(&ns.hostname, &zone.apex) else { continue };
+            if !names::in_zone(&owner, &zone.apex) || !matches!(zone.at, ZoneAt::Local(_)) {
+                continue;
+            }
+            let owner = owner.to_lowercase();
+            if let Some(a) = ns.ipv4 {
+                let entry =
+                    sets.entry((owner.clone(), RecordType::A)).or_insert((zone.ttl, Vec::new()));
+                entry.1.push(RData::A(a.into()));
+            }
+            if let Some(a) = ns.ipv6 {
+                let entry =
+                    sets.entry((owner.clone(), RecordType::AAAA)).or_insert((zone.ttl, Vec::new()));
+                entry.1.push(RData::AAAA(a.into()));
+            }
+        }
         for r in &spec.records {
             let Ok(owner) = names::absolute(&r.hostname, &zone.apex) else { continue };
             let owner = owner.to_lowercase();

@@ -141,6 +141,22 @@ pub enum WireError {
         /// What failed (`connecting: Connection refused`, `no reply within 5s`).
         message: String,
     },
+    /// An RRset routerd was to create exists already (YXRRSET to the "RRset does not exist"
+    /// prerequisite, RFC 2136 §2.4.3): someone else's data, never overwritten.
+    #[error(
+        "an RRset to create in zone {zone} exists already on server {}{}: routerd does not \
+         overwrite what it did not create; adopt it (routerctl adopt --apply) or remove it there",
+        at(.server),
+        with_key(.key)
+    )]
+    Exists {
+        /// The server.
+        server: SocketAddr,
+        /// The zone apex, absolute.
+        zone: String,
+        /// The key name, if the request was signed.
+        key: Option<String>,
+    },
     /// Any other response code.
     #[error(
         "server {} answered {rcode} (rcode {}) to the {op} of zone {zone}{}",
@@ -213,7 +229,7 @@ pub enum WireError {
 impl WireError {
     /// The stable status reason of the condition: `TsigBadKey`, `TsigBadSig`, `TsigBadTime`,
     /// `UpdateRefused` (also for [`WireError::TsigRequired`]), `NotAuthoritative`,
-    /// `ServerUnreachable`, otherwise `UpdateFailed`.
+    /// `ServerUnreachable`, `ForeignRRset` ([`WireError::Exists`]), otherwise `UpdateFailed`.
     pub fn reason(&self) -> &'static str {
         match self {
             Self::TsigBadKey { .. } => "TsigBadKey",
@@ -221,6 +237,7 @@ impl WireError {
             Self::TsigBadTime { .. } => "TsigBadTime",
             Self::UpdateRefused { .. } | Self::TsigRequired { .. } => "UpdateRefused",
             Self::NotAuthoritative { .. } => "NotAuthoritative",
+            Self::Exists { .. } => "ForeignRRset",
             Self::Unreachable { .. } => "ServerUnreachable",
             Self::TransferRefused { .. }
             | Self::Rcode { .. }

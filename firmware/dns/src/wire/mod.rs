@@ -57,6 +57,10 @@ pub struct RRsetChange {
     pub ttl: u32,
     /// The records' data; empty deletes the RRset.
     pub rdata: Vec<RData>,
+    /// Only if the RRset does not exist yet: the "RRset does not exist" prerequisite
+    /// (RFC 2136 §2.4.3: class NONE, TTL 0, no data), so a create never replaces data routerd
+    /// did not write; the server answers YXRRSET ([`WireError::Exists`]) otherwise.
+    pub absent_before: bool,
 }
 
 /// What [`update`] did.
@@ -213,12 +217,13 @@ struct Batch {
 fn update_messages(peer: &Peer, changes: &[RRsetChange]) -> Result<Vec<Batch>, WireError> {
     let sets: Vec<Vec<Record>> =
         changes.iter().map(|c| update_records(&peer.zone, c)).collect::<Result<_, _>>()?;
+    let prerequisites: Vec<Option<Record>> = changes.iter().map(prerequisite).collect();
     let zone_section = zone_section(&peer.zone);
     let budget = MAX_UPDATE_BYTES - if peer.signer.is_some() { TSIG_RESERVE } else { 0 };
     let mut batches = Vec::new();
     let mut start = 0;
     while start < sets.len() {
-        let end = start + fitting(&zone_section, &sets[start..], budget);
+        let end = start + fitting(&zone_section, &sets[start..], &prerequisites[start..], budget);
         if end == start {
             let change = &changes[start];
             return Err(WireError::TooLarge {
@@ -231,6 +236,7 @@ fn update_messages(peer: &Peer, changes: &[RRsetChange]) -> Result<Vec<Batch>, W
         message.metadata.op_code = OpCode::Update;
         message.metadata.recursion_desired = false;
         message.add_zone(zone_section.clone());
+        message.add_pre_requisites(prerequisites[start..end].iter().flatten().cloned());
         message.add_updates(sets[start..end].iter().flatten().cloned());
         batches.push(Batch { changes: start..end, message });
         start = end;
@@ -241,7 +247,12 @@ fn update_messages(peer: &Peer, changes: &[RRsetChange]) -> Result<Vec<Batch>, W
 /// How many of `sets`, from the first, fit in one UPDATE of at most `budget` bytes. Encodes
 /// them as [`Message`] will, name compression included (RFC 1035 §4.1.4; hickory keeps only
 /// the first 64 names as pointer targets), so the count is exact, not an estimate.
-fn fitting(zone_section: &Query, sets: &[Vec<Record>], budget: usize) -> usize {
+fn fitting(
+    zone_section: &Query,
+    sets: &[Vec<Record>],
+    prerequisites: &[Option<Record>],
+    budget: usize,
+) -> usize {
     let mut buffer = Vec::with_capacity(budget);
     let mut encoder = BinEncoder::new(&mut buffer);
     // The header is 12 octets whatever its content.
@@ -249,9 +260,12 @@ fn fitting(zone_section: &Query, sets: &[Vec<Record>], budget: usize) -> usize {
         return 0;
     }
     let mut count = 0;
-    for set in sets {
-        // Past 65,535 octets the encoder refuses, which also means "does not fit".
-        if set.iter().any(|r| r.emit(&mut encoder).is_err()) || encoder.len() > budget {
+    for (set, prerequisite) in sets.iter().zip(prerequisites) {
+        // Past 65,535 octets the encoder refuses, which also means "does not fit". A
+        // prerequisite goes in its own section; counted beside its RRset, its size is the
+        // same give or take a compression pointer, well inside the budget's margin.
+        let records = prerequisite.iter().chain(set);
+        if records.into_iter().any(|r| r.emit(&mut encoder).is_err()) || encoder.len() > budget {
             break;
         }
         count += 1;
@@ -291,6 +305,15 @@ fn update_records(zone: &Name, change: &RRsetChange) -> Result<Vec<Record>, Wire
         .iter()
         .map(|r| Record::from_rdata(change.owner.clone(), change.ttl, r.clone()));
     Ok(std::iter::once(delete).chain(adds).collect())
+}
+
+/// The "RRset does not exist" prerequisite of `change`, if it asks for one.
+fn prerequisite(change: &RRsetChange) -> Option<Record> {
+    change.absent_before.then(|| {
+        let mut record = Record::update0(change.owner.clone(), 0, change.rtype);
+        record.dns_class = DNSClass::NONE;
+        record
+    })
 }
 
 fn soa_serial_of(record: &Record) -> Option<u32> {
@@ -427,6 +450,9 @@ impl<'a> Peer<'a> {
             // Without recursion a server refuses queries for zones it does not serve.
             (ResponseCode::Refused, Operation::SoaQuery, _) | (ResponseCode::NotAuth, ..) => {
                 self.not_authoritative()
+            }
+            (ResponseCode::YXRRSet, Operation::Update, _) => {
+                WireError::Exists { server, zone, key: self.key_label() }
             }
             (rcode, ..) => WireError::Rcode { server, zone, key: self.key_label(), op, rcode },
         })

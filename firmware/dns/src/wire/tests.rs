@@ -21,7 +21,7 @@ fn a_rrset(owner: &str, addresses: usize) -> RRsetChange {
     let rdata = (0..addresses)
         .map(|i| RData::try_from_str(RecordType::A, &format!("192.0.2.{i}")).expect("an A"))
         .collect();
-    RRsetChange { owner: name(owner), rtype: RecordType::A, ttl: 300, rdata }
+    RRsetChange { owner: name(owner), rtype: RecordType::A, ttl: 300, rdata, absent_before: false }
 }
 
 #[test]
@@ -101,8 +101,13 @@ fn an_rrset_larger_than_a_message_is_too_large() {
     let rdata = (0..300)
         .map(|i| RData::try_from_str(RecordType::TXT, &format!("{i:0>250}")).expect("a TXT"))
         .collect();
-    let huge =
-        RRsetChange { owner: name("big.lab.example."), rtype: RecordType::TXT, ttl: 1, rdata };
+    let huge = RRsetChange {
+        owner: name("big.lab.example."),
+        rtype: RecordType::TXT,
+        ttl: 1,
+        rdata,
+        absent_before: false,
+    };
     let err = update_messages(&peer, &[a_rrset("a.lab.example.", 1), huge]).expect_err("large");
     assert!(matches!(err, WireError::TooLarge { .. }), "{err:?}");
     assert_eq!(

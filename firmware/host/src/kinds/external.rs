@@ -43,6 +43,7 @@ pub struct ExternalArtifactKind {
     drift: DriftFn,
     needs_recreate: RecreateFn,
     keep_orphans: bool,
+    report_unrecorded: bool,
 }
 
 impl ExternalArtifactKind {
@@ -55,6 +56,7 @@ impl ExternalArtifactKind {
             drift: drift_as::<T>,
             needs_recreate: recreate_as::<T>,
             keep_orphans: false,
+            report_unrecorded: false,
         }
     }
 
@@ -63,6 +65,13 @@ impl ExternalArtifactKind {
     /// orphan the ledger records is deleted, and one it does not record is left (ADR 0002).
     pub const fn keep_orphans(self) -> Self {
         Self { keep_orphans: true, ..self }
+    }
+
+    /// Every object of this kind the backend lists is routerd's business (an RRset in a zone
+    /// routerd manages): one the ledger does not record is reported as an orphan that is kept
+    /// (`ArtifactType::in_routerd_namespace`), not passed over in silence.
+    pub const fn report_unrecorded(self) -> Self {
+        Self { report_unrecorded: true, ..self }
     }
 
     /// The kind's orphan rule: deleted when the ledger records it, unless
@@ -261,6 +270,10 @@ impl ArtifactType for ExternalArtifactSpec {
     }
 
     observed_as_self!(External);
+
+    fn in_routerd_namespace(&self) -> bool {
+        self.kind.descriptor().report_unrecorded
+    }
 
     fn drift(&self, o: &Self, diffs: &mut Diffs) {
         let kind = self.kind.descriptor();

@@ -473,7 +473,7 @@ async fn see_the_charts(ui: &Ui) {
 }
 
 /// The pages an operator visits, by name for the screenshots.
-const PAGES: [(&str, &str); 13] = [
+const PAGES: [(&str, &str); 14] = [
     ("overview", "/"),
     ("config", "/config"),
     ("history", "/history"),
@@ -484,6 +484,7 @@ const PAGES: [(&str, &str); 13] = [
     ("artifacts", "/artifacts"),
     ("ledger", "/ledger"),
     ("graph", "/graph"),
+    ("dns", "/dns"),
     ("doctor", "/doctor"),
     ("updates", "/ota"),
     ("graph-whole", "/graph?view=whole"),

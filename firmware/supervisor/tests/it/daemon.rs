@@ -612,6 +612,19 @@ fn plan_adopt_ledger_and_graph_through_routerctl() {
         dot.starts_with("digraph ") && dot.contains("linux.ipv4.address/lan0/10.9.0.1/24"),
         "{dot}"
     );
+
+    // `routerctl dns` on a router without DNS: nothing to list, no checks (the doctor's
+    // `dns` area answers 404), success.
+    let text = |args: &[&str]| {
+        let out = s.ctl(args);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(text(&["dns", "zones"]), "no DNS zones in the applied config\n");
+    assert_eq!(text(&["dns", "records", "--zone", "lab.example"]), "no RRsets\n");
+    assert_eq!(text(&["dns", "status"]), "no DNS servers in the applied config\n\nno dns checks\n");
+    assert_eq!(json(&["dns", "records"]), serde_json::json!([]));
+    assert_eq!(json(&["dns", "status"]), serde_json::json!({"servers": [], "checks": []}));
     s.stop();
 }
 

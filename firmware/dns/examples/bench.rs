@@ -1,0 +1,264 @@
+//! The DNS benchmark of `docs/benchmarks.md` (issue 36 §5; root; `just bench-dns`):
+//! 10,000 A records in one zone of a real named, applied by routerd's engine, side by side in
+//! one run with BIND's own `nsupdate` (one record per message, and batched at routerd's message
+//! size) on the same server.
+//!
+//! ```text
+//! cargo run --release -p routerd-dns --example bench -- [--records 10000] [--repeat 3]
+//! ```
+//!
+//! Each repeat makes a fresh namespace and root, starts named through the service manager
+//! stand-in as routerd's unit would, and measures, as wall time around the engine call:
+//! (a) cold apply of the records (the zone already served); (b) a no-op reconcile; (c) a TTL
+//! change on every record; (d) a hand edit (`nsupdate`) repaired: from the edit to the end of
+//! the reconcile the NOTIFY triggered; then (e) `nsupdate` creating the same records in a
+//! fresh zone, one per message and in messages of 1,000. Peak RSS is this process's (the
+//! engine, the ledger, the harness), an upper bound of routerd's share.
+
+use std::io::Write;
+use std::process::Stdio;
+use std::time::{Duration, Instant, SystemTime};
+
+use futures::StreamExt;
+use routerd_engine::registry::Registry;
+use routerd_engine::{ConfigInput, ResultDocument, Session, SessionOptions};
+use routerd_host::testing::FakeSystemd;
+use routerd_test_kit::netns::Netns;
+
+const SECRET: &str = "c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LXNlY3JldA==";
+
+fn config(records: usize, ttl: u32, zones: &[&str]) -> String {
+    let mut text = format!(
+        "apiVersion: routerd.net/v1alpha1
+kind: Router
+metadata: {{name: dns-bench}}
+spec:
+  resources:
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: DNSTSIGKey
+      metadata: {{name: routerd-update}}
+      spec: {{secret: \"{SECRET}\"}}
+    - apiVersion: net.routerd.net/v1alpha1
+      kind: DNSServer
+      metadata: {{name: auth}}
+      spec: {{updateKey: routerd-update, control: {{port: 9953}}, statistics: {{port: 9980}}}}
+"
+    );
+    for zone in zones {
+        text.push_str(&format!(
+            "    - apiVersion: net.routerd.net/v1alpha1
+      kind: DNSZone
+      metadata: {{name: {}}}
+      spec: {{zone: {zone}, server: auth}}
+",
+            zone.replace('.', "-")
+        ));
+    }
+    for i in 0..records {
+        text.push_str(&format!(
+            "    - apiVersion: net.routerd.net/v1alpha1
+      kind: ARecord
+      metadata: {{name: h{i}}}
+      spec: {{zone: bench-example, name: h{i}, ipv4Addresses: [10.{}.{}.{}], ttl: {ttl}}}
+",
+            (i >> 16) & 255,
+            (i >> 8) & 255,
+            i & 255
+        ));
+    }
+    text
+}
+
+fn parse(text: &str) -> ConfigInput {
+    ConfigInput::parse(text, "bench.yaml").expect("the generated config is valid")
+}
+
+fn failed(doc: &ResultDocument) -> usize {
+    doc.operations.iter().filter(|op| op.error.is_some()).count()
+}
+
+fn peak_rss_kib() -> i64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Runs `nsupdate -k key` in `ns` with `script`, returns the wall time.
+fn nsupdate(ns: &Netns, key: &str, script: &str) -> Duration {
+    let started = Instant::now();
+    let mut cmd = ns.command("nsupdate");
+    cmd.args(["-v", "-k", key]).stdin(Stdio::piped()).stdout(Stdio::null());
+    let mut child = cmd.spawn().expect("nsupdate runs");
+    child.stdin.take().expect("stdin").write_all(script.as_bytes()).expect("script");
+    assert!(child.wait().expect("nsupdate").success(), "nsupdate failed");
+    started.elapsed()
+}
+
+fn nsupdate_script(zone: &str, records: usize, per_message: usize) -> String {
+    let mut script = format!("server 127.0.0.1 5300\nzone {zone}\n");
+    for i in 0..records {
+        script.push_str(&format!(
+            "update add h{i}.{zone} 300 A 10.{}.{}.{}\n",
+            (i >> 16) & 255,
+            (i >> 8) & 255,
+            i & 255
+        ));
+        if (i + 1) % per_message == 0 || i + 1 == records {
+            script.push_str("send\n");
+        }
+    }
+    script
+}
+
+fn count_a(ns: &Netns, zone: &str, key: &str) -> usize {
+    let out = ns.exec(&[
+        "dig",
+        "@127.0.0.1",
+        "-p",
+        "5300",
+        "-k",
+        key,
+        "+tcp",
+        "+noall",
+        "+answer",
+        zone,
+        "AXFR",
+    ]);
+    out.lines().filter(|l| l.split_whitespace().nth(3) == Some("A")).count()
+}
+
+struct Row {
+    cold: Duration,
+    noop: Duration,
+    ttl: Duration,
+    repair: Duration,
+    ns_single: Duration,
+    ns_batched: Duration,
+}
+
+async fn repeat(records: usize) -> Row {
+    let ns = Netns::new("dnsbench");
+    let mut registry = Registry::new();
+    routerd_dns::register(&mut registry).expect("kinds");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("root");
+    let target = routerd_host::Target::new(Some(ns.name().to_owned()), Some(root.clone()));
+    let fake = FakeSystemd::start(dir.path(), &target.unit_dir()).await;
+    let opts = SessionOptions {
+        netns: Some(ns.name().to_owned()),
+        ledger_path: root.join("ledger.redb"),
+        read_only: false,
+        root: Some(root.clone()),
+        system_bus: Some(fake.address().to_owned()),
+        exit_after_command: false,
+    };
+    let mut session = Session::open_with(opts, &registry).await.expect("session");
+    let zones = ["bench.example", "single.example", "batched.example"];
+    let now = SystemTime::now();
+    // The server and its zones, before the clock starts.
+    let base = session.reconcile(&parse(&config(0, 300, &zones)), now).await.expect("reconcile");
+    assert_eq!(failed(&base), 0, "the server and its zones come up");
+
+    let input = parse(&config(records, 300, &zones));
+    let started = Instant::now();
+    let doc = session.reconcile(&input, now).await.expect("reconcile");
+    let cold = started.elapsed();
+    assert_eq!(failed(&doc), 0);
+    let key = root.join("etc/routerd/dns/keys/routerd-update.key");
+    let key = key.to_str().expect("utf-8");
+    assert_eq!(count_a(&ns, "bench.example", key), records);
+
+    // The first reconcile after routerd's own UPDATEs transfers the zone again (its serial
+    // moved); the no-op is the one after, as a resync finds it.
+    let doc = session.reconcile(&input, now).await.expect("reconcile");
+    assert!(doc.operations.is_empty(), "the no-op changes nothing");
+    let loops =
+        std::env::var("DNS_BENCH_NOOP_LOOPS").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
+    let started = Instant::now();
+    for _ in 0..loops {
+        let doc = session.reconcile(&input, now).await.expect("reconcile");
+        assert!(doc.operations.is_empty(), "the no-op changes nothing");
+    }
+    let noop = started.elapsed() / loops;
+
+    let changed = parse(&config(records, 600, &zones));
+    let started = Instant::now();
+    let doc = session.reconcile(&changed, now).await.expect("reconcile");
+    let ttl = started.elapsed();
+    assert_eq!(failed(&doc), 0);
+    assert_eq!(doc.operations.len(), records, "one modify per RRset");
+
+    let router_ns = routerd_host::Netns::named(ns.name()).expect("namespace");
+    let mut notices = routerd_dns::notify::listen(&router_ns).expect("listens");
+    let started = Instant::now();
+    nsupdate(
+        &ns,
+        key,
+        "server 127.0.0.1 5300\nzone bench.example\nupdate delete h7.bench.example A\nupdate add h7.bench.example 600 A 192.0.2.7\nsend\n",
+    );
+    tokio::time::timeout(Duration::from_secs(10), notices.next())
+        .await
+        .expect("a NOTIFY")
+        .expect("listening");
+    let doc = session.reconcile(&changed, now).await.expect("reconcile");
+    let repair = started.elapsed();
+    assert_eq!(doc.operations.len(), 1, "the edited RRset is put back");
+
+    let ns_single = nsupdate(&ns, key, &nsupdate_script("single.example", records, 1));
+    let ns_batched = nsupdate(&ns, key, &nsupdate_script("batched.example", records, 1000));
+    assert_eq!(count_a(&ns, "single.example", key), records);
+    assert_eq!(count_a(&ns, "batched.example", key), records);
+    drop(session);
+    drop(fake);
+    Row { cold, noop, ttl, repair, ns_single, ns_batched }
+}
+
+fn median(mut v: Vec<Duration>) -> (Duration, Duration, Duration) {
+    v.sort();
+    (v[v.len() / 2], v[0], v[v.len() - 1])
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let arg = |name: &str, default: usize| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let records = arg("--records", 10_000);
+    let repeats = arg("--repeat", 3).max(1);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let rows: Vec<Row> = (0..repeats).map(|_| runtime.block_on(repeat(records))).collect();
+    let show = |name: &str, target: &str, pick: fn(&Row) -> Duration| {
+        let (med, min, max) = median(rows.iter().map(pick).collect());
+        println!(
+            "| {name} | {} ms | {} – {} ms | {target} |",
+            med.as_millis(),
+            min.as_millis(),
+            max.as_millis()
+        );
+    };
+    println!("{records} A records, {repeats} repeat(s); median, min – max\n");
+    println!("| case | median | range | target |\n|---|---|---|---|");
+    show("routerd: cold apply", "≤ 2,000 ms", |r| r.cold);
+    show("routerd: no-op reconcile", "< 100 ms", |r| r.noop);
+    show("routerd: TTL change on every record", "≤ 1,000 ms", |r| r.ttl);
+    show("routerd: hand edit repaired (edit → NOTIFY → reconcile done)", "≤ 1,000 ms", |r| {
+        r.repair
+    });
+    show("nsupdate: one record per message", "", |r| r.ns_single);
+    show("nsupdate: 1,000 records per message", "", |r| r.ns_batched);
+    println!(
+        "| peak RSS of the whole run (engine, ledger, harness) | {} MiB | | |",
+        peak_rss_kib() / 1024
+    );
+}
