@@ -35,10 +35,10 @@ pub const CREATE_BATCH: usize = 2000;
 /// How long one exchange with a server may take.
 pub const TIMEOUT: Duration = Duration::from_secs(5);
 
-/// A zone as last transferred.
+/// A zone as last transferred: its RRsets as the artifacts observe lists.
 struct Cached {
     serial: u32,
-    sets: Arc<Vec<(String, RRset)>>,
+    sets: Arc<Vec<Artifact>>,
 }
 
 /// The `dns` family of one target and namespace.
@@ -120,20 +120,19 @@ impl DnsBackend {
     }
 
     /// Every RRset routerd may manage in `zone` on `ep`, by artifact name.
-    async fn read_zone(
-        &self,
-        key: &ZoneKey,
-        ep: &Endpoint,
-    ) -> Result<Arc<Vec<(String, RRset)>>, WireError> {
+    ///
+    /// Errors: the reason the zone could not be read (`TsigBadSig: …`).
+    async fn read_zone(&self, key: &ZoneKey, ep: &Endpoint) -> Result<Arc<Vec<Artifact>>, String> {
+        let unread = |e: WireError| format!("{}: {e}", e.reason());
         let (side, server, zone) = key;
         let cache_key = format!("{}/{zone}", block_name(*side, server));
-        let serial = wire::soa_serial(&self.netns, ep, zone, TIMEOUT).await?;
+        let serial = wire::soa_serial(&self.netns, ep, zone, TIMEOUT).await.map_err(unread)?;
         if let Some(cached) = self.lock().get(&cache_key)
             && cached.serial == serial
         {
             return Ok(Arc::clone(&cached.sets));
         }
-        let contents = wire::axfr(&self.netns, ep, zone, TIMEOUT).await?;
+        let contents = wire::axfr(&self.netns, ep, zone, TIMEOUT).await.map_err(unread)?;
         let mut grouped: BTreeMap<(Name, RecordType), (u32, Vec<hickory_proto::rr::RData>)> =
             BTreeMap::new();
         for record in contents.records {
@@ -146,7 +145,7 @@ impl DnsBackend {
             entry.0 = entry.0.min(record.ttl);
             entry.1.push(record.data);
         }
-        let sets: Vec<(String, RRset)> = grouped
+        let sets: Vec<Artifact> = grouped
             .into_iter()
             .map(|((owner, rtype), (ttl, rdata))| {
                 let name = RRsetName {
@@ -156,9 +155,12 @@ impl DnsBackend {
                     owner,
                     rtype,
                 };
-                (name.key_name(), RRset::new(ttl, rdata))
+                let spec =
+                    ExternalArtifactSpec::new(&DNS_RRSET, name.key_name(), &RRset::new(ttl, rdata))
+                        .map_err(|e| format!("RRsets of {zone}: {e}"))?;
+                Ok(Artifact::new(ArtifactSpec::External(spec)))
             })
-            .collect();
+            .collect::<Result<_, String>>()?;
         let sets = Arc::new(sets);
         self.lock().insert(cache_key, Cached { serial: contents.serial, sets: Arc::clone(&sets) });
         Ok(sets)
@@ -410,23 +412,11 @@ impl Backend for DnsBackend {
                 }
                 let outcome = match self.endpoint(*side, server) {
                     Ok(None) => continue,
-                    Ok(Some(ep)) => self
-                        .read_zone(&zone_key, &ep)
-                        .await
-                        .map_err(|e| format!("{}: {e}", e.reason())),
+                    Ok(Some(ep)) => self.read_zone(&zone_key, &ep).await,
                     Err(message) => Err(message),
                 };
                 match outcome {
-                    Ok(sets) => {
-                        for (name, rrset) in sets.iter() {
-                            let spec = ExternalArtifactSpec::new(&DNS_RRSET, name.clone(), rrset)
-                                .map_err(|e| HostError::Dump {
-                                what: "RRsets".into(),
-                                message: e.to_string(),
-                            })?;
-                            listed.push(Artifact::new(ArtifactSpec::External(spec)));
-                        }
-                    }
+                    Ok(sets) => listed.extend(sets.iter().cloned()),
                     Err(reason) => {
                         for key in keys {
                             let rrset = RRset {

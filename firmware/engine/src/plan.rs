@@ -228,6 +228,9 @@ pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan,
             let Some((position, intent, desired_item)) = next_wanted else { break };
             next_wanted = wanted.next();
             let obs = observed.next_if(|(key, _)| *key == intent.key()).map(|(_, a)| a);
+            // Unread and not routerd's: planned as absent, so the create that publishes it
+            // records it (the ledger keeps an owned one, unknown, rather than forget it).
+            let obs = obs.filter(|o| !o.spec.is_unobserved() || owned.contains(intent.key()));
             if intent.apply_with == ApplyWith::Routerd {
                 // Engine-internal artifacts have no host state: they exist as soon as declared.
                 current_items.push(desired_item.clone());
@@ -265,7 +268,7 @@ pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan,
             continue;
         }
         let is_owned = owned.contains(key);
-        if !is_owned && !in_routerd_namespace(obs) {
+        if !is_owned && (!in_routerd_namespace(obs) || obs.spec.is_unobserved()) {
             continue;
         }
         let foreign_inside = key.kind == ArtifactKind::Ipv4RouteTable

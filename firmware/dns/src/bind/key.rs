@@ -102,29 +102,12 @@ impl KeyClause {
         )
     }
 
-    /// The first `key` clause of `text` (comments and blank lines skipped, whitespace free),
-    /// if it has a name, a supported algorithm and a base64 secret.
+    /// The first `key` clause of `text` as `tsig-keygen` writes it (comments allowed), if it
+    /// has a name, a supported algorithm and a base64 secret: read by the wire client's
+    /// parser ([`crate::wire::TsigKey::parse_key_file`]), the one key-file reader of the crate.
     pub fn parse(text: &str) -> Option<Self> {
-        let tokens = tokens(text)?;
-        let mut it = tokens.iter().map(String::as_str);
-        while it.next()? != "key" {}
-        let name = it.next()?.trim_matches('"');
-        if it.next()? != "{" {
-            return None;
-        }
-        let (mut algorithm, mut secret) = (None, None);
-        loop {
-            match it.next()? {
-                "}" => break,
-                "algorithm" => algorithm = TsigAlgorithm::parse(it.next()?),
-                "secret" => secret = Some(it.next()?.trim_matches('"')),
-                _ => return None,
-            }
-            if it.next()? != ";" {
-                return None;
-            }
-        }
-        Self::new(name, algorithm?, secret?).ok()
+        let key = crate::wire::TsigKey::parse_key_file(text).ok()?;
+        Self::new(&key.label(), key.algorithm, &key.secret_base64()).ok()
     }
 }
 
@@ -191,63 +174,6 @@ pub fn is_plain_name(name: &str) -> bool {
 /// Whether `s` is non-empty padded base64 (RFC 4648 §4), what BIND takes as a secret.
 pub(crate) fn is_base64(s: &str) -> bool {
     !s.is_empty() && BASE64.decode(s.as_bytes()).is_ok_and(|b| !b.is_empty())
-}
-
-/// The tokens of BIND configuration text: quoted strings (quotes kept), `{`, `}`, `;` and
-/// words; comments (`#`, `//`, `/* */`) dropped. `None` for an unterminated string or comment.
-fn tokens(text: &str) -> Option<Vec<String>> {
-    let mut out = Vec::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            c if c.is_whitespace() => {}
-            '#' => skip_line(&mut chars),
-            '/' if chars.peek() == Some(&'/') => skip_line(&mut chars),
-            '/' if chars.peek() == Some(&'*') => {
-                chars.next();
-                let mut last = ' ';
-                loop {
-                    let c = chars.next()?;
-                    if last == '*' && c == '/' {
-                        break;
-                    }
-                    last = c;
-                }
-            }
-            '"' => {
-                let mut s = String::from('"');
-                loop {
-                    let c = chars.next()?;
-                    s.push(c);
-                    if c == '"' {
-                        break;
-                    }
-                }
-                out.push(s);
-            }
-            '{' | '}' | ';' => out.push(c.to_string()),
-            c => {
-                let mut s = c.to_string();
-                while let Some(&n) = chars.peek() {
-                    if n.is_whitespace() || matches!(n, '{' | '}' | ';' | '"' | '#') {
-                        break;
-                    }
-                    s.push(n);
-                    chars.next();
-                }
-                out.push(s);
-            }
-        }
-    }
-    Some(out)
-}
-
-fn skip_line(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    for c in chars.by_ref() {
-        if c == '\n' {
-            break;
-        }
-    }
 }
 
 #[cfg(test)]

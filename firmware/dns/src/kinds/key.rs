@@ -58,15 +58,10 @@ impl ExternalKindSpec for TsigKeySpec {
     }
 }
 
-/// Whether `text` is non-empty standard base64 with padding (RFC 4648 §4).
+/// Whether `text` is non-empty standard base64 with padding (RFC 4648 §4), as BIND takes a
+/// secret.
 pub fn is_base64(text: &str) -> bool {
-    let t = text.trim();
-    !t.is_empty()
-        && t.len().is_multiple_of(4)
-        && t.trim_end_matches('=')
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
-        && t.len() - t.trim_end_matches('=').len() <= 2
+    crate::bind::key::is_base64(text.trim())
 }
 
 /// The resource kind `DNSTSIGKey`.

@@ -120,6 +120,11 @@ impl TsigKey {
     pub fn label(&self) -> String {
         key_label(&self.name)
     }
+
+    /// The secret in base64 (RFC 4648 §4), as a key file holds it.
+    pub fn secret_base64(&self) -> String {
+        BASE64.encode(&self.secret)
+    }
 }
 
 impl fmt::Debug for TsigKey {

@@ -94,6 +94,13 @@ pub trait ArtifactType: Sized {
     fn in_routerd_namespace(&self) -> bool {
         false
     }
+
+    /// Whether the inventory could not read this object (its server did not answer) and lists
+    /// it only so that its state counts as unknown: the ledger keeps an owned one, and the
+    /// engine plans one the ledger does not hold as absent. Default: no.
+    fn is_unobserved(&self) -> bool {
+        false
+    }
 }
 
 /// [`ArtifactType::observed`] for a type that is its own observed form, stored in the
@@ -497,6 +504,11 @@ macro_rules! artifact_specs {
             /// ([`ArtifactType::in_routerd_namespace`]).
             pub fn in_routerd_namespace(&self) -> bool {
                 match self { $(Self::$variant(s) => ArtifactType::in_routerd_namespace(s),)* }
+            }
+
+            /// Whether the inventory could not read the object ([`ArtifactType::is_unobserved`]).
+            pub fn is_unobserved(&self) -> bool {
+                match self { $(Self::$variant(s) => ArtifactType::is_unobserved(s),)* }
             }
 
             /// The `type` tag (`link`, `nftTableObserved`).
