@@ -15,37 +15,22 @@
 //! fresh zone, one per message and in messages of 1,000. Peak RSS is this process's (the
 //! engine, the ledger, the harness), an upper bound of routerd's share.
 
-use std::io::Write;
-use std::process::Stdio;
+use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
 use futures::StreamExt;
-use routerd_engine::registry::Registry;
-use routerd_engine::{ConfigInput, ResultDocument, Session, SessionOptions};
-use routerd_host::testing::FakeSystemd;
-use routerd_test_kit::netns::Netns;
+use routerd_engine::{ConfigInput, ResultDocument};
 
-const SECRET: &str = "c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LXNlY3JldA==";
+#[path = "../tests/it/common.rs"]
+mod common;
 
-fn config(records: usize, ttl: u32, zones: &[&str]) -> String {
-    let mut text = format!(
-        "apiVersion: routerd.net/v1alpha1
-kind: Router
-metadata: {{name: dns-bench}}
-spec:
-  resources:
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: DNSTSIGKey
-      metadata: {{name: routerd-update}}
-      spec: {{secret: \"{SECRET}\"}}
-    - apiVersion: net.routerd.net/v1alpha1
-      kind: DNSServer
-      metadata: {{name: auth}}
-      spec: {{updateKey: routerd-update, control: {{port: 9953}}, statistics: {{port: 9980}}}}
-"
-    );
+use common::{AUTH_PORT, KEY, Lab, SERVER};
+
+/// Server `auth` with `zones` and `records` A records `h<i>` in `bench.example` with `ttl`.
+fn config(records: usize, ttl: u32, zones: &[&str]) -> ConfigInput {
+    let mut resources = vec![KEY.to_owned(), SERVER.to_owned()];
     for zone in zones {
-        text.push_str(&format!(
+        resources.push(format!(
             "    - apiVersion: net.routerd.net/v1alpha1
       kind: DNSZone
       metadata: {{name: {}}}
@@ -55,22 +40,23 @@ spec:
         ));
     }
     for i in 0..records {
-        text.push_str(&format!(
+        resources.push(format!(
             "    - apiVersion: net.routerd.net/v1alpha1
       kind: ARecord
       metadata: {{name: h{i}}}
-      spec: {{zone: bench-example, name: h{i}, ipv4Addresses: [10.{}.{}.{}], ttl: {ttl}}}
+      spec: {{zone: bench-example, name: h{i}, ipv4Addresses: [{}], ttl: {ttl}}}
 ",
-            (i >> 16) & 255,
-            (i >> 8) & 255,
-            i & 255
+            address(i)
         ));
     }
-    text
+    let resources: Vec<&str> = resources.iter().map(String::as_str).collect();
+    ConfigInput::parse(&common::config_text(&resources), "bench.yaml")
+        .expect("the generated config is valid")
 }
 
-fn parse(text: &str) -> ConfigInput {
-    ConfigInput::parse(text, "bench.yaml").expect("the generated config is valid")
+/// The address of host `h<i>`: 10.x.y.z.
+fn address(i: usize) -> String {
+    format!("10.{}.{}.{}", (i >> 16) & 255, (i >> 8) & 255, i & 255)
 }
 
 fn failed(doc: &ResultDocument) -> usize {
@@ -86,48 +72,24 @@ fn peak_rss_kib() -> i64 {
         .unwrap_or(0)
 }
 
-/// Runs `nsupdate -k key` in `ns` with `script`, returns the wall time.
-fn nsupdate(ns: &Netns, key: &str, script: &str) -> Duration {
-    let started = Instant::now();
-    let mut cmd = ns.command("nsupdate");
-    cmd.args(["-v", "-k", key]).stdin(Stdio::piped()).stdout(Stdio::null());
-    let mut child = cmd.spawn().expect("nsupdate runs");
-    child.stdin.take().expect("stdin").write_all(script.as_bytes()).expect("script");
-    assert!(child.wait().expect("nsupdate").success(), "nsupdate failed");
-    started.elapsed()
-}
-
-fn nsupdate_script(zone: &str, records: usize, per_message: usize) -> String {
-    let mut script = format!("server 127.0.0.1 5300\nzone {zone}\n");
+/// `nsupdate` creating `records` hosts in `zone`, `per_message` to an UPDATE: its wall time.
+fn nsupdate_hosts(lab: &Lab, zone: &str, records: usize, per_message: usize) -> Duration {
+    let mut script = format!("server 127.0.0.1 {AUTH_PORT}\nzone {zone}\n");
     for i in 0..records {
-        script.push_str(&format!(
-            "update add h{i}.{zone} 300 A 10.{}.{}.{}\n",
-            (i >> 16) & 255,
-            (i >> 8) & 255,
-            i & 255
-        ));
+        script.push_str(&format!("update add h{i}.{zone} 300 A {}\n", address(i)));
         if (i + 1) % per_message == 0 || i + 1 == records {
             script.push_str("send\n");
         }
     }
-    script
+    let started = Instant::now();
+    common::nsupdate(&lab.ns, &lab.update_key_file(), &script);
+    started.elapsed()
 }
 
-fn count_a(ns: &Netns, zone: &str, key: &str) -> usize {
-    let out = ns.exec(&[
-        "dig",
-        "@127.0.0.1",
-        "-p",
-        "5300",
-        "-k",
-        key,
-        "+tcp",
-        "+noall",
-        "+answer",
-        zone,
-        "AXFR",
-    ]);
-    out.lines().filter(|l| l.split_whitespace().nth(3) == Some("A")).count()
+/// The A records of `zone`, by zone transfer.
+fn count_a(lab: &Lab, key: &Path, zone: &str) -> usize {
+    let records = common::axfr(&lab.ns, AUTH_PORT, key, zone);
+    records.iter().filter(|l| l.split_whitespace().nth(3) == Some("A")).count()
 }
 
 struct Row {
@@ -140,79 +102,58 @@ struct Row {
 }
 
 async fn repeat(records: usize) -> Row {
-    let ns = Netns::new("dnsbench");
-    let mut registry = Registry::new();
-    routerd_dns::register(&mut registry).expect("kinds");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("root");
-    let target = routerd_host::Target::new(Some(ns.name().to_owned()), Some(root.clone()));
-    let fake = FakeSystemd::start(dir.path(), &target.unit_dir()).await;
-    let opts = SessionOptions {
-        netns: Some(ns.name().to_owned()),
-        ledger_path: root.join("ledger.redb"),
-        read_only: false,
-        root: Some(root.clone()),
-        system_bus: Some(fake.address().to_owned()),
-        exit_after_command: false,
-    };
-    let mut session = Session::open_with(opts, &registry).await.expect("session");
+    let mut lab = Lab::new("dnsbench").await;
     let zones = ["bench.example", "single.example", "batched.example"];
     let now = SystemTime::now();
     // The server and its zones, before the clock starts.
-    let base = session.reconcile(&parse(&config(0, 300, &zones)), now).await.expect("reconcile");
+    let base = lab.reconcile(&config(0, 300, &zones)).await;
     assert_eq!(failed(&base), 0, "the server and its zones come up");
 
-    let input = parse(&config(records, 300, &zones));
+    let input = config(records, 300, &zones);
     let started = Instant::now();
-    let doc = session.reconcile(&input, now).await.expect("reconcile");
+    let doc = lab.session().reconcile(&input, now).await.expect("reconcile");
     let cold = started.elapsed();
     assert_eq!(failed(&doc), 0);
-    let key = root.join("etc/routerd/dns/keys/routerd-update.key");
-    let key = key.to_str().expect("utf-8");
-    assert_eq!(count_a(&ns, "bench.example", key), records);
+    let key = lab.update_key_file();
+    assert_eq!(count_a(&lab, &key, "bench.example"), records);
 
     // The first reconcile after routerd's own UPDATEs transfers the zone again (its serial
     // moved); the no-op is the one after, as a resync finds it.
-    let doc = session.reconcile(&input, now).await.expect("reconcile");
+    let doc = lab.session().reconcile(&input, now).await.expect("reconcile");
     assert!(doc.operations.is_empty(), "the no-op changes nothing");
     let loops =
         std::env::var("DNS_BENCH_NOOP_LOOPS").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
     let started = Instant::now();
     for _ in 0..loops {
-        let doc = session.reconcile(&input, now).await.expect("reconcile");
+        let doc = lab.session().reconcile(&input, now).await.expect("reconcile");
         assert!(doc.operations.is_empty(), "the no-op changes nothing");
     }
     let noop = started.elapsed() / loops;
 
-    let changed = parse(&config(records, 600, &zones));
+    let changed = config(records, 600, &zones);
     let started = Instant::now();
-    let doc = session.reconcile(&changed, now).await.expect("reconcile");
+    let doc = lab.session().reconcile(&changed, now).await.expect("reconcile");
     let ttl = started.elapsed();
     assert_eq!(failed(&doc), 0);
     assert_eq!(doc.operations.len(), records, "one modify per RRset");
 
-    let router_ns = routerd_host::Netns::named(ns.name()).expect("namespace");
+    let router_ns = routerd_host::Netns::named(lab.ns.name()).expect("namespace");
     let mut notices = routerd_dns::notify::listen(&router_ns).expect("listens");
     let started = Instant::now();
-    nsupdate(
-        &ns,
-        key,
-        "server 127.0.0.1 5300\nzone bench.example\nupdate delete h7.bench.example A\nupdate add h7.bench.example 600 A 192.0.2.7\nsend\n",
-    );
+    lab.nsupdate("zone bench.example\nupdate delete h7.bench.example A\nupdate add h7.bench.example 600 A 192.0.2.7\n");
     tokio::time::timeout(Duration::from_secs(10), notices.next())
         .await
         .expect("a NOTIFY")
         .expect("listening");
-    let doc = session.reconcile(&changed, now).await.expect("reconcile");
+    let doc = lab.session().reconcile(&changed, now).await.expect("reconcile");
     let repair = started.elapsed();
     assert_eq!(doc.operations.len(), 1, "the edited RRset is put back");
 
-    let ns_single = nsupdate(&ns, key, &nsupdate_script("single.example", records, 1));
-    let ns_batched = nsupdate(&ns, key, &nsupdate_script("batched.example", records, 1000));
-    assert_eq!(count_a(&ns, "single.example", key), records);
-    assert_eq!(count_a(&ns, "batched.example", key), records);
-    drop(session);
-    drop(fake);
+    let ns_single = nsupdate_hosts(&lab, "single.example", records, 1);
+    let ns_batched = nsupdate_hosts(&lab, "batched.example", records, 1000);
+    assert_eq!(count_a(&lab, &key, "single.example"), records);
+    assert_eq!(count_a(&lab, &key, "batched.example"), records);
+    lab.finish();
     Row { cold, noop, ttl, repair, ns_single, ns_batched }
 }
 

@@ -31,7 +31,7 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
         .resource_kind(&server::DNS_SERVER, server::ServerRender)?
         .resource_kind(&server::DNS_EXTERNAL_SERVER, server::ExternalServerRender)?
         .resource_kind(&zone::DNS_ZONE, zone::ZoneRender)?;
-    for kind in records::RECORD_KINDS {
+    for kind in records::RECORDS.iter().map(|record| record.kind) {
         registry.resource_kind(kind, zone::RecordRender)?;
     }
     registry

@@ -1,5 +1,5 @@
 //! The backend's file handling on a temporary root, with `/bin/true` and `/bin/false` standing
-//! in for BIND's check programs (the real ones and a real named: `tests/bind.rs`). Servers
+//! in for BIND's check programs (the real ones and a real named: `tests/it/bind.rs`). Servers
 //! point their control channel at a closed port, so no reconfig is sent.
 
 use std::os::unix::fs::PermissionsExt;

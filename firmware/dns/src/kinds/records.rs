@@ -91,57 +91,54 @@ macro_rules! record_kind {
     };
 }
 
-record_kind!(
+macro_rules! record_kinds {
+    ($($(#[$doc:meta])* $spec:ident, $kind_static:ident, $kind:literal, $rtype:ident,
+       $(#[$fdoc:meta])* $field:ident: $ty:ty;)*) => {
+        $(record_kind!($(#[$doc])* $spec, $kind_static, $kind, $rtype, $(#[$fdoc])* $field: $ty);)*
+
+        /// Every record kind with its typed readers, in registration order: the one table
+        /// [`rrset_of`], [`zone_of`] and registration go through.
+        pub static RECORDS: &[RecordKind] = &[$(RecordKind::of::<$spec>(&$kind_static)),*];
+    };
+}
+
+record_kinds! {
     /// `spec` of an `ARecord`: IPv4 addresses (RFC 1035 §3.4.1).
     ARecordSpec, A_RECORD, "ARecord", A,
     /// `ipv4Addresses`: at least one.
-    ipv4_addresses: Vec<Ipv4Addr>
-);
-record_kind!(
+    ipv4_addresses: Vec<Ipv4Addr>;
     /// `spec` of an `AAAARecord`: IPv6 addresses (RFC 3596).
     AaaaRecordSpec, AAAA_RECORD, "AAAARecord", AAAA,
     /// `ipv6Addresses`: at least one.
-    ipv6_addresses: Vec<Ipv6Addr>
-);
-record_kind!(
+    ipv6_addresses: Vec<Ipv6Addr>;
     /// `spec` of a `CNAMERecord`: an alias (RFC 1034 §3.6.2): no other data at its name, never
     /// at the apex.
     CnameRecordSpec, CNAME_RECORD, "CNAMERecord", CNAME,
     /// `target`: the canonical name (relative to the zone unless it ends with a dot).
-    target: String
-);
-record_kind!(
+    target: String;
     /// `spec` of a `TXTRecord`: one TXT record per entry (RFC 1035 §3.3.14), split into
     /// character-strings of at most 255 bytes.
     TxtRecordSpec, TXT_RECORD, "TXTRecord", TXT,
     /// `text`: at least one entry.
-    text: Vec<String>
-);
-record_kind!(
+    text: Vec<String>;
     /// `spec` of an `MXRecord`: mail exchangers (RFC 1035 §3.3.9).
     MxRecordSpec, MX_RECORD, "MXRecord", MX,
     /// `exchanges`: at least one.
-    exchanges: Vec<MxExchange>
-);
-record_kind!(
+    exchanges: Vec<MxExchange>;
     /// `spec` of an `NSRecord`: a delegation below the apex (RFC 1034 §4.2.2); the apex NS
     /// set is the zone's `nameServers`.
     NsRecordSpec, NS_RECORD, "NSRecord", NS,
     /// `nameservers`: at least one.
-    nameservers: Vec<String>
-);
-record_kind!(
+    nameservers: Vec<String>;
     /// `spec` of an `SRVRecord`: service locations (RFC 2782); `name` is `_service._proto`.
     SrvRecordSpec, SRV_RECORD, "SRVRecord", SRV,
     /// `targets`: at least one.
-    targets: Vec<SrvTarget>
-);
-record_kind!(
+    targets: Vec<SrvTarget>;
     /// `spec` of a `CAARecord`: certification authority authorization (RFC 8659).
     CaaRecordSpec, CAA_RECORD, "CAARecord", CAA,
     /// `entries`: at least one.
-    entries: Vec<CaaEntry>
-);
+    entries: Vec<CaaEntry>;
+}
 
 /// One mail exchanger of an `MXRecord`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -345,56 +342,52 @@ pub struct RecordRRset {
 /// A problem at a field: `(field path below spec, message)`.
 pub type FieldError = (String, String);
 
+/// One record kind: the resource kind and readers of its typed spec.
+pub struct RecordKind {
+    /// The resource kind, for registration.
+    pub kind: &'static ExternalKind,
+    rrset: fn(&Resource, &Name) -> Option<Result<RecordRRset, FieldError>>,
+    zone: fn(&Resource) -> Option<&str>,
+}
+
+impl RecordKind {
+    const fn of<T: RecordSpec>(kind: &'static ExternalKind) -> Self {
+        Self { kind, rrset: typed_rrset::<T>, zone: typed_zone::<T> }
+    }
+}
+
+fn typed_rrset<T: RecordSpec>(
+    res: &Resource,
+    origin: &Name,
+) -> Option<Result<RecordRRset, FieldError>> {
+    let spec = res.external_spec::<T>()?;
+    let owner = match names::absolute(spec.name(), origin) {
+        Ok(owner) => owner,
+        Err(message) => return Some(Err(("name".to_owned(), message))),
+    };
+    Some(spec.rdata(origin).map(|rdata| RecordRRset {
+        rtype: T::TYPE,
+        owner,
+        ttl: spec.ttl(),
+        rdata,
+    }))
+}
+
+fn typed_zone<T: RecordSpec>(res: &Resource) -> Option<&str> {
+    res.external_spec::<T>().map(RecordSpec::zone)
+}
+
 /// A record resource's RRset in `origin`; `None` when `res` is not a record.
 ///
 /// Errors: [`FieldError`] as [`RecordSpec::rdata`], or a name that does not parse.
 pub fn rrset_of(res: &Resource, origin: &Name) -> Option<Result<RecordRRset, FieldError>> {
-    fn typed<T: RecordSpec>(
-        res: &Resource,
-        origin: &Name,
-    ) -> Option<Result<RecordRRset, FieldError>> {
-        let spec = res.external_spec::<T>()?;
-        Some((|| {
-            let owner = names::absolute(spec.name(), origin).map_err(|m| ("name".to_owned(), m))?;
-            Ok(RecordRRset { rtype: T::TYPE, owner, ttl: spec.ttl(), rdata: spec.rdata(origin)? })
-        })())
-    }
-    typed::<ARecordSpec>(res, origin)
-        .or_else(|| typed::<AaaaRecordSpec>(res, origin))
-        .or_else(|| typed::<CnameRecordSpec>(res, origin))
-        .or_else(|| typed::<TxtRecordSpec>(res, origin))
-        .or_else(|| typed::<MxRecordSpec>(res, origin))
-        .or_else(|| typed::<NsRecordSpec>(res, origin))
-        .or_else(|| typed::<SrvRecordSpec>(res, origin))
-        .or_else(|| typed::<CaaRecordSpec>(res, origin))
+    RECORDS.iter().find_map(|kind| (kind.rrset)(res, origin))
 }
 
 /// The `zone` field of a record resource, if `res` is one.
 pub fn zone_of(res: &Resource) -> Option<&str> {
-    fn typed<T: RecordSpec>(res: &Resource) -> Option<&str> {
-        res.external_spec::<T>().map(RecordSpec::zone)
-    }
-    typed::<ARecordSpec>(res)
-        .or_else(|| typed::<AaaaRecordSpec>(res))
-        .or_else(|| typed::<CnameRecordSpec>(res))
-        .or_else(|| typed::<TxtRecordSpec>(res))
-        .or_else(|| typed::<MxRecordSpec>(res))
-        .or_else(|| typed::<NsRecordSpec>(res))
-        .or_else(|| typed::<SrvRecordSpec>(res))
-        .or_else(|| typed::<CaaRecordSpec>(res))
+    RECORDS.iter().find_map(|kind| (kind.zone)(res))
 }
-
-/// Every record kind, for registration.
-pub static RECORD_KINDS: [&ExternalKind; 8] = [
-    &A_RECORD,
-    &AAAA_RECORD,
-    &CNAME_RECORD,
-    &TXT_RECORD,
-    &MX_RECORD,
-    &NS_RECORD,
-    &SRV_RECORD,
-    &CAA_RECORD,
-];
 
 #[cfg(test)]
 mod tests {

@@ -10,7 +10,7 @@ use routerd_engine::registry::Registry;
 use routerd_engine::render::render;
 use routerd_host::ArtifactSpec;
 
-const ALL_KINDS: &str = include_str!("fixtures/all-kinds.yaml");
+const ALL_KINDS: &str = include_str!("../fixtures/all-kinds.yaml");
 
 fn registered() {
     let mut registry = Registry::new();

@@ -13,9 +13,9 @@ use routerd_engine::render::{Rendered, render};
 use routerd_host::ArtifactSpec;
 use routerd_test_kit::router::{self, RouterDoc};
 
-const HOME: &str = include_str!("../../../examples/home-dns.yaml");
-const EXTERNAL: &str = include_str!("../../../examples/external-dns.yaml");
-const DOC: &str = include_str!("../../../docs/resources.md");
+const HOME: &str = include_str!("../../../../examples/home-dns.yaml");
+const EXTERNAL: &str = include_str!("../../../../examples/external-dns.yaml");
+const DOC: &str = include_str!("../../../../docs/resources.md");
 
 /// The kinds of this crate, each with its `## <Kind>` section in `docs/resources.md`.
 const DNS_KINDS: [&str; 12] = [

@@ -6,11 +6,10 @@
 //! running [`child_reconciles_and_is_killed`]. Needs root and BIND 9 (`named`, `dig`,
 //! `nsupdate`, `rndc`).
 
-mod common;
-
 use std::time::SystemTime;
 
-use common::{
+use crate::common;
+use crate::common::{
     KEY, Lab, SERVER, WWW, ZONE_LAB, config, deletes, dig_status, failures, operations,
     operations_on, orphan, serial,
 };
@@ -430,23 +429,9 @@ fn big_zone() -> String {
 
 /// The host records `h<i>` of `lab.example` on `auth`, read by zone transfer.
 fn hosts_served(lab: &Lab) -> usize {
-    let key = lab.update_key_file();
-    let key = key.to_str().expect("utf-8");
-    let port = common::AUTH_PORT.to_string();
-    let out = lab.ns.exec(&[
-        "dig",
-        "-k",
-        key,
-        "@127.0.0.1",
-        "-p",
-        &port,
-        "+noall",
-        "+answer",
-        "lab.example",
-        "AXFR",
-    ]);
-    let hosts: std::collections::BTreeSet<&str> = out
-        .lines()
+    let records = common::axfr(&lab.ns, common::AUTH_PORT, &lab.update_key_file(), "lab.example");
+    let hosts: std::collections::BTreeSet<&str> = records
+        .iter()
         .filter_map(|l| l.split_whitespace().next())
         .filter(|owner| owner.starts_with('h') && owner.ends_with(".lab.example."))
         .collect();
@@ -502,7 +487,12 @@ async fn a_reconcile_killed_mid_batch_converges_with_nothing_lost() {
     let exe = std::env::current_exe().expect("the test binary");
     let mut child = routerd_test_kit::daemon::Daemon::spawn(
         std::process::Command::new(exe)
-            .args(["child_reconciles_and_is_killed", "--exact", "--ignored", "--nocapture"])
+            .args([
+                "ownership::child_reconciles_and_is_killed",
+                "--exact",
+                "--ignored",
+                "--nocapture",
+            ])
             .env(CHILD_ENV, spec)
             .stdout(std::process::Stdio::null()),
     );

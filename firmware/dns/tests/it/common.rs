@@ -3,7 +3,7 @@
 //! session opened as the daemon opens it), configs assembled from resource snippets, `dig` and
 //! `nsupdate` beside the server, and a second `named` the test runs itself (a remote primary).
 //!
-//! Every test binary uses part of these helpers only.
+//! The benchmark (`examples/bench.rs`) includes this file too and uses part of it only.
 #![allow(dead_code)]
 
 use std::io::Write;
@@ -246,10 +246,11 @@ pub fn serial(ns: &Netns, port: u16, zone: &str) -> u32 {
         .unwrap_or_else(|| panic!("no serial in {line:?}"))
 }
 
-/// Runs `nsupdate -k key` in `ns` with `script`; panics when it fails.
+/// Runs `nsupdate -v -k key` (over TCP, as routerd sends) in `ns` with `script`; panics when
+/// it fails.
 pub fn nsupdate(ns: &Netns, key: &Path, script: &str) {
     let mut cmd = ns.command("nsupdate");
-    cmd.args(["-k", key.to_str().expect("utf-8")]);
+    cmd.args(["-v", "-k", key.to_str().expect("utf-8")]);
     cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("nsupdate");
     child.stdin.take().expect("stdin").write_all(script.as_bytes()).expect("script");
@@ -259,6 +260,16 @@ pub fn nsupdate(ns: &Netns, key: &Path, script: &str) {
         "nsupdate failed: {script}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// The records of `zone` at 127.0.0.1#`port` by zone transfer signed with `key`, as `dig`
+/// prints them (`owner ttl class type data`).
+pub fn axfr(ns: &Netns, port: u16, key: &Path, zone: &str) -> Vec<String> {
+    let port = port.to_string();
+    let key = key.to_str().expect("utf-8");
+    let out =
+        ns.exec(&["dig", "-k", key, "@127.0.0.1", "-p", &port, "+noall", "+answer", zone, "AXFR"]);
+    out.lines().map(str::to_owned).collect()
 }
 
 /// One test's router: namespace, target root, FakeSystemd and the session.

@@ -9,9 +9,8 @@
 //! session is given, and named reads the real clock too (no libfaketime here; a time namespace
 //! does not offset `CLOCK_REALTIME`). The wire tests cover it with `wire::update_at`.
 
-mod common;
-
-use common::{
+use crate::common;
+use crate::common::{
     RemoteKey, RemoteNamed, RemoteZone, a_record, config, deletes, dig, external_server,
     external_zone, failures, operations, tsig_key,
 };
