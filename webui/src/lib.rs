@@ -40,6 +40,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
+use routerd_model::dns_view::DnsView;
 use serde::Deserialize;
 use tokio::sync::{mpsc, watch};
 
@@ -47,7 +48,6 @@ pub use crate::artifacts::{ArtifactRow, ArtifactStatus};
 pub use crate::charts::{
     GatewayPoint, GatewaySeries, LinkPoint, LinkSeries, ReconcilePoint, SeriesView,
 };
-pub use crate::dns::{DnsRecordRow, DnsServerRow, DnsView, DnsZoneRow};
 pub use crate::graph::{DRAW_UP_TO, GraphChoice, GraphShown, GraphSvg, WHOLE_UP_TO, render_svg};
 pub(crate) use crate::overview::overview_page;
 
@@ -124,8 +124,9 @@ pub trait Backend: Send + Sync + 'static {
     /// The doctor's checks, run now.
     fn doctor(&self) -> impl Future<Output = Result<Vec<CheckView>, String>> + Send;
     /// The DNS controller's servers, zones and RRsets from the last reconcile (the data of
-    /// owned RRsets from the ledger), and the doctor's `dns` checks, run now.
-    fn dns(&self) -> impl Future<Output = Result<DnsView, String>> + Send;
+    /// owned RRsets from the ledger), and the doctor's `dns` checks, run now: the view
+    /// `GET /v1/dns` serves, its checks as the Doctor page shows them.
+    fn dns(&self) -> impl Future<Output = Result<DnsView<CheckView>, String>> + Send;
     /// RAUC's slots, the health gate's records and the staged bundle (`docs/ota.md`).
     fn ota(&self) -> impl Future<Output = Result<OtaView, String>> + Send;
     /// Stores an uploaded bundle as the staged one (replacing any before it) and has RAUC

@@ -6,13 +6,14 @@ use std::sync::{Arc, Mutex};
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use axum::response::Response;
+use routerd_model::dns_view::{DnsRecordRow, DnsServerRow, DnsView, DnsZoneRow, RecordState, Side};
 use routerd_webui::{
     ActivityView, ApplyRequest, ApplyView, ArtifactRow, ArtifactStatus, AttributeChange, Backend,
-    BundleView, CandidateView, CheckView, ConfigProblem, ConfirmView, DnsRecordRow, DnsServerRow,
-    DnsView, DnsZoneRow, EditRefused, FallbackView, GateRow, GatewayPoint, GatewaySeries,
-    GenerationView, GraphChoice, GraphShown, GraphSvg, InstallPhase, InstallView, LedgerRow,
-    LinkPoint, LinkSeries, OperationView, Options, OrphanView, OtaView, Overview, PlanOp, PlanView,
-    ReconcilePoint, RollbackTo, SeriesView, SlotRow, StaleView, Valid, router,
+    BundleView, CandidateView, CheckView, ConfigProblem, ConfirmView, EditRefused, FallbackView,
+    GateRow, GatewayPoint, GatewaySeries, GenerationView, GraphChoice, GraphShown, GraphSvg,
+    InstallPhase, InstallView, LedgerRow, LinkPoint, LinkSeries, OperationView, Options,
+    OrphanView, OtaView, Overview, PlanOp, PlanView, ReconcilePoint, RollbackTo, SeriesView,
+    SlotRow, StaleView, Valid, router,
 };
 use tower::ServiceExt;
 
@@ -363,41 +364,45 @@ impl Backend for TestBackend {
             action: broken.then(|| ("Show the plan".into(), "/graph".into())),
         }])
     }
-    async fn dns(&self) -> Result<DnsView, String> {
-        let record =
-            |zone: &str, name: &str, rtype: &str, data: &[&str], status: &str| DnsRecordRow {
-                server: if zone == "corp.example." { "corp" } else { "auth" }.into(),
-                side: if zone == "corp.example." { "remote" } else { "local" }.into(),
+    async fn dns(&self) -> Result<DnsView<CheckView>, String> {
+        let record = |zone: &str, name: &str, rtype: &str, data: &[&str], state| {
+            let remote = zone == "corp.example.";
+            DnsRecordRow {
+                side: if remote { Side::Remote } else { Side::Local },
+                server: if remote { "corp" } else { "auth" }.into(),
                 zone: zone.into(),
-                name: name.into(),
+                owner: if name == "@" { zone.into() } else { format!("{name}.{zone}") },
                 rtype: rtype.into(),
-                ttl: (status != "missing").then_some(300),
-                data: data.iter().map(|d| d.to_string()).collect(),
-                resource: if status == "foreign" {
+                ttl: (state != RecordState::Missing).then_some(300),
+                rdata: data.iter().map(|d| d.to_string()).collect(),
+                resource: if state == RecordState::Foreign {
                     String::new()
                 } else {
-                    format!("ARecord/{name}")
+                    format!("net.routerd.net/v1alpha1/ARecord/{name}")
                 },
-                status: status.into(),
-                detail: match status {
-                    "drift" => "the server has rdata 192.0.2.99".into(),
-                    "unobserved" => "TsigBadSig: the server refused the key".into(),
-                    "foreign" => "not in router.yaml, left alone".into(),
+                foreign: state == RecordState::Foreign,
+                owned: state != RecordState::Foreign,
+                state,
+                detail: match state {
+                    RecordState::Drift => "the server has rdata 192.0.2.99".into(),
+                    RecordState::Unobserved => "TsigBadSig: the server refused the key".into(),
+                    RecordState::Foreign => "not in router.yaml, left alone".into(),
                     _ => String::new(),
                 },
-            };
+            }
+        };
         Ok(DnsView {
             servers: vec![
                 DnsServerRow {
                     name: "auth".into(),
-                    side: "local".into(),
+                    side: Side::Local,
                     zones: 1,
                     state: "unit running, named.conf in place, zones readable".into(),
                     ok: true,
                 },
                 DnsServerRow {
                     name: "corp".into(),
-                    side: "remote".into(),
+                    side: Side::Remote,
                     zones: 1,
                     state: "unreadable: corp.example. (TsigBadSig: the server refused the key)"
                         .into(),
@@ -407,30 +412,46 @@ impl Backend for TestBackend {
             zones: vec![
                 DnsZoneRow {
                     server: "auth".into(),
-                    side: "local".into(),
+                    side: Side::Local,
                     zone: "lab.example.".into(),
                     declared: 2,
                     owned: 2,
                     foreign: 1,
+                    drifted: 1,
                     state: "1 drifted".into(),
                     ok: false,
+                    ..DnsZoneRow::default()
                 },
                 DnsZoneRow {
                     server: "corp".into(),
-                    side: "remote".into(),
+                    side: Side::Remote,
                     zone: "corp.example.".into(),
                     declared: 1,
                     owned: 1,
                     foreign: 0,
+                    unreadable: Some("TsigBadSig: the server refused the key".into()),
                     state: "unreadable: TsigBadSig: the server refused the key".into(),
                     ok: false,
+                    ..DnsZoneRow::default()
                 },
             ],
             records: vec![
-                record("lab.example.", "printer", "TXT", &["\"<script>x</script>\""], "foreign"),
-                record("lab.example.", "router", "A", &["192.0.2.1"], "in-sync"),
-                record("lab.example.", "www", "A", &["192.0.2.10", "192.0.2.11"], "drift"),
-                record("corp.example.", "@", "TXT", &["\"v=spf1 -all\""], "unobserved"),
+                record(
+                    "lab.example.",
+                    "printer",
+                    "TXT",
+                    &["\"<script>x</script>\""],
+                    RecordState::Foreign,
+                ),
+                record("lab.example.", "router", "A", &["192.0.2.1"], RecordState::InSync),
+                record(
+                    "lab.example.",
+                    "www",
+                    "A",
+                    &["192.0.2.10", "192.0.2.11"],
+                    RecordState::Drift,
+                ),
+                record("corp.example.", "@", "TXT", &["\"v=spf1 -all\""], RecordState::Unobserved),
             ],
             checks: vec![CheckView {
                 area: "dns".into(),

@@ -130,7 +130,7 @@ fn section_name(config: &BindConfig) -> &'static str {
 }
 
 /// Attributes of a `bind.zone` artifact: a zone clause of routerd's `zones.conf`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BindZone {
     /// The `zone "…" { … };` clause, as written in `zones.conf`.
@@ -140,6 +140,29 @@ pub struct BindZone {
     /// file and its journal, and routerd changes the zone by UPDATE only.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub seed: String,
+    /// Observed only (`rndc zonestatus`): whether named has the zone loaded; `None` when its
+    /// control channel did not answer (named stopped) or not asked. Never compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loaded: Option<bool>,
+    /// Observed only: the SOA serial named serves, when loaded. Never compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serial: Option<u32>,
+    /// Observed only: the serial each secondary the server notifies serves (asked by SOA
+    /// query), in `named.conf`'s order. Never compared.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secondaries: Vec<SecondarySerial>,
+}
+
+/// What one secondary serves of a zone (observed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SecondarySerial {
+    /// The secondary, as BIND writes it: `192.0.2.53#53`.
+    pub address: String,
+    /// Its serial of the zone; `None` when it did not answer with authority (not
+    /// transferred yet, or unreachable).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serial: Option<u32>,
 }
 
 /// The zone file of `zone` (absolute, `lab.example.`) in its server's data directory:
@@ -294,7 +317,7 @@ impl RRsetName {
             _ => return None,
         };
         let mut parts = rest.splitn(4, '/');
-        let server = parts.next()?.to_owned();
+        let server = parts.next().filter(|s| !s.is_empty())?.to_owned();
         let zone = Name::from_ascii(parts.next()?).ok()?;
         let owner = Name::from_ascii(parts.next()?).ok()?;
         let rtype: RecordType = parts.next()?.parse().ok()?;
@@ -315,8 +338,17 @@ pub static BIND_CONFIG: ExternalArtifactKind =
 pub static BIND_ZONE: ExternalArtifactKind =
     ExternalArtifactKind::of::<BindZone>("bind.zone", "bind").report_unrecorded();
 /// `dns.rrset`, applied by the `dns` family.
-pub static DNS_RRSET: ExternalArtifactKind =
-    ExternalArtifactKind::of::<RRset>("dns.rrset", "dns").report_unrecorded();
+pub static DNS_RRSET: ExternalArtifactKind = ExternalArtifactKind::of::<RRset>("dns.rrset", "dns")
+    .report_unrecorded()
+    .unowned_kept_if(is_remote);
+
+/// Whether the `dns.rrset` named `name` is on a remote primary (`remote:…`): there an RRset
+/// the ledger does not hold that differs from the config is someone else's, a `Conflict`
+/// until the config matches it and it is adopted (design brief §3). In a local zone a
+/// declared RRset is routerd's and differing data is drift.
+fn is_remote(name: &str) -> bool {
+    name.starts_with("remote:")
+}
 
 #[cfg(test)]
 mod tests {
@@ -337,6 +369,7 @@ mod tests {
         assert_eq!(back.key_name(), key);
         assert_eq!(RRsetName::parse("local:auth/lab.example./www.other./A"), None);
         assert_eq!(RRsetName::parse("elsewhere:auth/a./a./A"), None);
+        assert_eq!(RRsetName::parse("local:/lab.example./www.lab.example./A"), None, "no server");
     }
 
     #[test]

@@ -9,11 +9,13 @@
 //! | N004 | the servers accept routerd's TSIG keys |
 //! | N005 | owned RRsets match the declared data |
 //! | N006 | foreign RRsets inside managed zones |
+//! | N007 | each secondary a primary notifies serves the primary's serial of each zone |
 //! | N008 | the clock is synchronised (TSIG allows 300 s of skew) |
 //! | N009 | journal size and zone files of zones no longer declared |
 //!
-//! Secondaries in sync (N007) needs the per-server zone status, which is not observed yet; it
-//! is not reported rather than reported as passing.
+//! N007 reads the zones' `SecondariesInSync` conditions (`crate::status`): a secondary is
+//! asked for its serial at every observation, so a lag right after a change shows until it
+//! has transferred, which is why it warns rather than fails.
 
 use std::path::Path;
 
@@ -92,6 +94,7 @@ impl DoctorChecks for DnsDoctor {
         config_accepted(doc, out);
         zones_and_keys(doc, out);
         owned_and_foreign(doc, out);
+        secondaries(doc, out);
         clock(Path::new(TIMESYNC_FLAG), out);
         journals(Path::new("/"), &index, out);
     }
@@ -279,6 +282,48 @@ fn owned_and_foreign(doc: &ResultDocument, out: &mut Vec<DoctorCheck>) {
                 list(&foreign)
             ),
             "declare them in router.yaml (then adopt), or remove them on the server",
+        )
+    });
+}
+
+/// N007.
+fn secondaries(doc: &ResultDocument, out: &mut Vec<DoctorCheck>) {
+    let conditions: Vec<(&str, &routerd_engine::result::Condition)> = doc
+        .resources
+        .iter()
+        .flat_map(|r| r.conditions.iter().map(move |c| (r.id.as_str(), c)))
+        .filter(|(_, c)| c.type_.as_str() == crate::status::words::SECONDARIES_IN_SYNC.as_str())
+        .collect();
+    if conditions.is_empty() {
+        return out.push(check(
+            "N007",
+            "secondaries in sync",
+            CheckStatus::Skip,
+            "no DNSServer has secondaries".into(),
+            "",
+        ));
+    }
+    let behind: Vec<String> = conditions
+        .iter()
+        .filter(|(_, c)| c.status != routerd_engine::ConditionStatus::True)
+        .map(|(_, c)| c.message.clone())
+        .collect();
+    out.push(if behind.is_empty() {
+        check(
+            "N007",
+            "secondaries in sync",
+            CheckStatus::Pass,
+            format!("every secondary serves the primary's serial ({} zone(s))", conditions.len()),
+            "",
+        )
+    } else {
+        check(
+            "N007",
+            "secondaries in sync",
+            CheckStatus::Warn,
+            format!("behind: {}", list(&behind)),
+            "a secondary transfers after the primary's NOTIFY; if it stays behind, read its \
+             log, check the transfer key, or run `rndc retransfer <zone>` on it",
         )
     });
 }

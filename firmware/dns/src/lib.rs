@@ -13,8 +13,10 @@ pub mod wire;
 pub const API_VERSION: &str = "net.routerd.net/v1alpha1";
 pub mod doctor;
 pub mod kinds;
+pub mod lease_watch;
 pub mod notify;
 pub mod rrsets;
+pub mod status;
 
 use std::sync::Arc;
 
@@ -45,6 +47,7 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
             Ok(Arc::new(rrsets::DnsBackend::new(cx.target, cx.netns)) as _)
         })
         .doctor_checks(doctor::DnsDoctor)
+        .watcher(|cx: &WatchContext<'_>| Ok(lease_watch::watch(cx.target.dnsmasq_leases())))
         .watcher(|cx: &WatchContext<'_>| notify::listen(cx.netns));
     Ok(())
 }

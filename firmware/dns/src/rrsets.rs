@@ -226,10 +226,7 @@ impl DnsBackend {
                 }
             }
             for ((i, ..), outcome) in group.iter().zip(outcomes) {
-                results[*i] =
-                    Some(outcome.map_err(|e| {
-                        service(&artifacts[*i].key, op, format!("{}: {e}", e.reason()))
-                    }));
+                results[*i] = Some(outcome.map_err(|e| refused(&artifacts[*i].key, op, &e)));
             }
             // The zone changed: the next observe transfers it again.
             self.lock().remove(&format!("{}/{zone}", block_name(side, &server)));
@@ -326,6 +323,12 @@ fn manageable(rtype: RecordType) -> bool {
             | RecordType::CDS
             | RecordType::CDNSKEY
     ) && u16::from(rtype) != 65534
+}
+
+/// A refused or failed UPDATE, with the wire reason (`TsigBadKey`) the engine prefixes to its
+/// error and the `Published` condition reads back.
+fn refused(key: &ArtifactKey, op: &'static str, e: &WireError) -> HostError {
+    HostError::Refused { key: key.clone(), reason: e.reason(), message: format!("{op}: {e}") }
 }
 
 fn service(key: &ArtifactKey, op: &'static str, message: String) -> HostError {

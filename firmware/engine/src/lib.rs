@@ -19,6 +19,7 @@ pub mod health;
 pub mod host_events;
 pub mod intent;
 pub mod item;
+pub mod kind_status;
 mod listing;
 
 pub mod plan;

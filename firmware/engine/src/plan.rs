@@ -131,8 +131,14 @@ pub struct EnginePlan {
     pub owned: HashSet<ArtifactKey>,
     /// Desired artifacts absent from the host that no configurator can create there, with the
     /// condition reason and message (`uncreatable`): reported `Blocked` and never planned as
-    /// a create, so plan never says `create` for what reconcile cannot create.
+    /// a create, so plan never says `create` for what reconcile cannot create. Also the
+    /// unrecorded objects of a kind that keeps them (`ArtifactKind::keeps_unowned`) that
+    /// differ from the config: never modified (`ForeignObject`).
     pub unavailable: BTreeMap<ArtifactKey, (Reason, String)>,
+    /// Observed artifacts of unknown state (their zone could not be read) the ledger does not
+    /// hold: planned as absent, left out of `current` and the orphans; kept here for the
+    /// status a controller crate reports ([`crate::kind_status`]).
+    pub unobserved: Vec<Arc<Artifact>>,
     /// The time planned for ([`PlanInput::now`]); the Result document measures `for`
     /// durations at it too.
     pub now: u64,
@@ -211,6 +217,7 @@ pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan,
     let mut candidates = Vec::new();
     let mut unavailable = BTreeMap::new();
     let mut awaited = Vec::new();
+    let mut unobserved = Vec::new();
     let mut wanted = desired
         .by_key
         .iter()
@@ -230,7 +237,13 @@ pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan,
             let obs = observed.next_if(|(key, _)| *key == intent.key()).map(|(_, a)| a);
             // Unread and not routerd's: planned as absent, so the create that publishes it
             // records it (the ledger keeps an owned one, unknown, rather than forget it).
-            let obs = obs.filter(|o| !o.spec.is_unobserved() || owned.contains(intent.key()));
+            let obs = match obs {
+                Some(o) if o.spec.is_unobserved() && !owned.contains(intent.key()) => {
+                    unobserved.push(Arc::clone(o));
+                    None
+                }
+                obs => obs,
+            };
             if intent.apply_with == ApplyWith::Routerd {
                 // Engine-internal artifacts have no host state: they exist as soon as declared.
                 current_items.push(desired_item.clone());
@@ -247,9 +260,22 @@ pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan,
             } else if let Some(obs) = obs {
                 // Owner and dependencies are the intent's: shared with the intended item.
                 current_items.push(HostItem { artifact: Arc::clone(obs), ..desired_item.clone() });
-                if intent.action == Action::Ensure
-                    && is_inventory_backed(intent.kind())
-                    && !owned.contains(intent.key())
+                let unowned = !owned.contains(intent.key());
+                if unowned
+                    && intent.kind().keeps_unowned(&intent.key().name)
+                    && !intent.artifact.spec.drift(&obs.spec).is_empty()
+                {
+                    // Someone else's object with other data: observed only, never modified,
+                    // until the config matches it and it is adopted.
+                    awaited.push(desired_item.key.clone());
+                    let message = format!(
+                        "{} is there with other data and the ledger does not record it: routerd \
+                         leaves it until the config matches it and it is adopted",
+                        intent.key()
+                    );
+                    unavailable.insert(intent.key().clone(), (Reason::ForeignObject, message));
+                }
+                if intent.action == Action::Ensure && is_inventory_backed(intent.kind()) && unowned
                 {
                     candidates.push((
                         position,
@@ -268,7 +294,11 @@ pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan,
             continue;
         }
         let is_owned = owned.contains(key);
-        if !is_owned && (!in_routerd_namespace(obs) || obs.spec.is_unobserved()) {
+        if !is_owned && obs.spec.is_unobserved() {
+            unobserved.push(Arc::clone(obs));
+            continue;
+        }
+        if !is_owned && !in_routerd_namespace(obs) {
             continue;
         }
         let foreign_inside = key.kind == ArtifactKind::Ipv4RouteTable
@@ -339,6 +369,7 @@ pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan,
         candidates,
         owned,
         unavailable,
+        unobserved,
         now: input.now,
         adjusted,
     })

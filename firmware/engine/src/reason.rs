@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use routerd_host::error::HostReason;
+pub use routerd_host::error::{ControllerCode, HostReason};
 
 /// A stable CamelCase reason code, shown in conditions, the UI and the CLI.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -39,6 +39,10 @@ pub enum Reason {
     OperationSkipped,
     /// An operation on the artifact waits for a dependency that is not in place yet.
     DependencyPending,
+    /// The object is on the host with other data and the ledger does not record it, and its
+    /// kind leaves such objects alone (an RRset on a remote primary): never modified until
+    /// the config matches it and it is adopted.
+    ForeignObject,
 
     // `Standby` and `Active` (an intent withdrawn on purpose).
     /// `Standby` is `True`: the artifact is withdrawn while a HealthCheck it follows fails.
@@ -85,9 +89,16 @@ pub enum Reason {
     NotInLedger,
 
     /// Why a host operation failed ([`routerd_host::HostError::reason_code`]): prefixed to
-    /// the error text of a failed operation.
+    /// the error text of a failed operation. Never [`HostReason::Controller`]: that is
+    /// [`Reason::Controller`].
     #[serde(untagged)]
     Host(HostReason),
+
+    /// A word of a controller crate's vocabulary (`Published`'s `TsigBadKey`, ADR 0013): the
+    /// reasons of the conditions the crate reports ([`crate::registry::KindRender::status`])
+    /// and of its failed operations ([`routerd_host::HostError::Refused`]).
+    #[serde(untagged)]
+    Controller(ControllerCode),
 }
 
 impl Reason {
@@ -106,6 +117,7 @@ impl Reason {
             Self::OperationFailed => "OperationFailed",
             Self::OperationSkipped => "OperationSkipped",
             Self::DependencyPending => "DependencyPending",
+            Self::ForeignObject => "ForeignObject",
             Self::HealthCheckFailing => "HealthCheckFailing",
             Self::StateConditionUnmet => "StateConditionUnmet",
             Self::ProbesSucceed => "ProbesSucceed",
@@ -122,6 +134,7 @@ impl Reason {
             Self::NoLease => "NoLease",
             Self::OperationsPending => "OperationsPending",
             Self::NotInLedger => "NotInLedger",
+            Self::Controller(c) => c.as_str(),
             Self::Host(r) => r.as_str(),
         }
     }
@@ -129,7 +142,10 @@ impl Reason {
 
 impl From<HostReason> for Reason {
     fn from(r: HostReason) -> Self {
-        Self::Host(r)
+        match r {
+            HostReason::Controller(c) => Self::Controller(c),
+            r => Self::Host(r),
+        }
     }
 }
 
@@ -144,7 +160,7 @@ mod tests {
     use super::*;
 
     /// Every reason, the engine's and the host's.
-    const ALL: [Reason; 40] = [
+    const ALL: [Reason; 42] = [
         Reason::ArtifactsInPlace,
         Reason::Drifted,
         Reason::Blocked,
@@ -157,6 +173,7 @@ mod tests {
         Reason::OperationFailed,
         Reason::OperationSkipped,
         Reason::DependencyPending,
+        Reason::ForeignObject,
         Reason::HealthCheckFailing,
         Reason::StateConditionUnmet,
         Reason::ProbesSucceed,
@@ -185,6 +202,7 @@ mod tests {
         Reason::Host(HostReason::BusUnavailable),
         Reason::Host(HostReason::FileFailed),
         Reason::Host(HostReason::SysctlFailed),
+        Reason::Controller(ControllerCode::new("TsigBadKey")),
     ];
 
     #[test]
@@ -199,7 +217,13 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_code_is_refused() {
-        assert!(serde_json::from_str::<Reason>("\"Sunny\"").is_err());
+    fn an_unknown_word_is_a_controller_reason_and_a_non_word_is_refused() {
+        let sunny = serde_json::from_str::<Reason>("\"Sunny\"").expect("a CamelCase word");
+        assert_eq!(sunny, Reason::Controller(ControllerCode::new("Sunny")));
+        for bad in ["\"sunny\"", "\"Sun ny\"", "\"\"", "3"] {
+            assert!(serde_json::from_str::<Reason>(bad).is_err(), "{bad}");
+        }
+        let host = Reason::from(HostReason::Controller(ControllerCode::new("TsigBadKey")));
+        assert_eq!(host, Reason::Controller(ControllerCode::new("TsigBadKey")));
     }
 }

@@ -20,6 +20,7 @@ use routerd_model::external::{self as model_external, ExternalKind};
 use routerd_model::status::DoctorCheck;
 use routerd_model::{Config, Resource};
 
+use crate::kind_status::{KindStatus, StatusFacts};
 use crate::render::{Out, RenderCtx};
 use crate::result::ResultDocument;
 
@@ -31,6 +32,16 @@ pub trait KindRender: Send + Sync {
     /// is `res.external_spec::<T>()`; a reference that does not resolve is a warning
     /// ([`Out::warn`]), never a panic.
     fn render(&self, ctx: &RenderCtx<'_>, res: &Resource, out: &mut Out);
+
+    /// The conditions and status fields of `res` beyond its phase (ADR 0013), from `facts`:
+    /// its artifacts as this plan or reconcile found and changed them. Listed after the
+    /// engine's own conditions (`Ready`, `Blocked`, ...), which still decide the phase. Pure
+    /// and cheap: it runs for every resource of the kind in every Result document. Default:
+    /// nothing.
+    fn status(&self, res: &Resource, facts: &StatusFacts<'_>) -> KindStatus {
+        let _ = (res, facts);
+        KindStatus::default()
+    }
 }
 
 /// A controller crate's doctor checks, run with the built-in ones (`routerctl doctor`, the web

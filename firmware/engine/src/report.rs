@@ -10,6 +10,7 @@ use routerd_model::Config;
 
 use crate::intent::{Action, Intent};
 use crate::item::{HostItem, artifact_key};
+use crate::kind_status::KindIndex;
 use crate::plan::EnginePlan;
 use crate::policy::Cleanup;
 use crate::reason::Reason;
@@ -82,6 +83,7 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
     let (no_intents, no_ops) = (Vec::new(), Vec::new());
 
     let executed = input.executed.is_some();
+    let kinds = KindIndex::new(plan);
     let one = |res: &routerd_model::Resource| -> ResourceResult {
         let id = res.id();
         let here: &Vec<&(&Intent, &HostItem)> = intents_of.get(id.as_str()).unwrap_or(&no_intents);
@@ -106,6 +108,7 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
                 .collect(),
             warnings: plan.desired.warnings.get(&id).cloned().unwrap_or_default(),
             conditions: Vec::new(),
+            status: None,
         };
         if executed {
             let ran = operations_of.get(id.as_str()).unwrap_or(&no_ops);
@@ -197,6 +200,19 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
             let last_transition_time = Arc::clone(&now);
             Condition { type_, status, reason, message, last_transition_time }
         }));
+        if let Some(render) = kind_render(res) {
+            let ops = if executed { operations_of.get(id.as_str()) } else { Some(planned_here) };
+            let facts = kinds.facts(here, ops.map_or(&[][..], Vec::as_slice), executed);
+            let status = render.status(res, &facts);
+            r.conditions.extend(status.conditions.into_iter().map(|c| Condition {
+                type_: ConditionType::Controller(c.type_),
+                status: c.status,
+                reason: Reason::Controller(c.reason),
+                message: c.message,
+                last_transition_time: Arc::clone(&now),
+            }));
+            r.status = status.fields;
+        }
         r
     };
     let resources: Vec<ResourceResult> = input.config.spec.resources.iter().map(one).collect();
@@ -489,6 +505,18 @@ fn failing_check<'a>(plan: &EnginePlan, i: &'a Intent) -> Option<&'a str> {
                 .is_some_and(|c| crate::health::is_healthy(&c.artifact.spec))
         })
         .map(|d| d.key.name.as_str())
+}
+
+/// The render of a controller crate's resource, which may report its status.
+fn kind_render(
+    res: &routerd_model::Resource,
+) -> Option<std::sync::Arc<dyn crate::registry::KindRender>> {
+    match &res.spec {
+        routerd_model::ResourceSpec::External(spec) => {
+            crate::registry::render_of(spec.descriptor())
+        }
+        _ => None,
+    }
 }
 
 fn observed(plan: &EnginePlan, i: &Intent, item: &HostItem) -> ObservedArtifact {

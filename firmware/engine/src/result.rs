@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 pub use routerd_graph::Operation;
-use routerd_host::AttributeDiff;
+use routerd_host::{AttributeDiff, ControllerCode};
 
 use crate::intent::{Action, ApplyWith};
 pub use crate::reason::Reason;
@@ -92,8 +92,14 @@ pub struct ResourceResult {
     pub artifacts: Vec<ArtifactIntentRef>,
     /// Warnings from rendering.
     pub warnings: Vec<String>,
-    /// Kubernetes-style conditions (`Ready`, `Blocked`, ...).
+    /// Kubernetes-style conditions (`Ready`, `Blocked`, ...), then those its controller crate
+    /// reports (`Published`, ADR 0013).
     pub conditions: Vec<Condition>,
+    /// The kind's own status fields beyond phase and conditions, from its controller crate
+    /// ([`crate::registry::KindRender::status`]): a `DNSZone`'s `servers[]`, `recordsCount`
+    /// and `foreignRecords`. Absent for built-in kinds.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub status: Option<serde_json::Value>,
 }
 
 /// An intent as listed in a report.
@@ -232,6 +238,10 @@ pub enum ConditionType {
     /// An artifact gated by `when.state`: `False` while withdrawn because the condition does
     /// not hold.
     Active,
+    /// A condition a controller crate reports for its kinds (`Published`, `Loaded`; ADR
+    /// 0013), serialized as its word.
+    #[serde(untagged)]
+    Controller(ControllerCode),
 }
 
 impl ConditionType {
@@ -248,6 +258,7 @@ impl ConditionType {
             Self::Bound => "Bound",
             Self::Standby => "Standby",
             Self::Active => "Active",
+            Self::Controller(c) => c.as_str(),
         }
     }
 }
@@ -453,7 +464,17 @@ mod tests {
                     reason: Reason::ArtifactsInPlace,
                     message: "1 artifacts".into(),
                     last_transition_time: Arc::clone(&now),
-                }],
+                }]
+                .into_iter()
+                .chain(i.is_multiple_of(7).then(|| Condition {
+                    type_: ConditionType::Controller(ControllerCode::new("Published")),
+                    status: ConditionStatus::False,
+                    reason: Reason::Controller(ControllerCode::new("TsigBadKey")),
+                    message: "refused".into(),
+                    last_transition_time: Arc::clone(&now),
+                }))
+                .collect(),
+                status: i.is_multiple_of(3).then(|| serde_json::json!({"serial": i})),
             })
             .collect();
         ResultDocument {

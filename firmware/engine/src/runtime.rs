@@ -3,17 +3,21 @@
 //! delegated prefix, which a DS-Lite tunnel uses as its local end; the addresses on a link a
 //! `SelfAddressPolicy` chooses from; the HealthCheck verdicts a default-route policy's mark
 //! follows; the AFTR the scheduler resolved for a tunnel; the router of a DHCPv4 lease a
-//! default-route candidate goes through). ADR 0008.
+//! default-route candidate goes through; the DHCP leases dnsmasq granted, which a `DNSZone`
+//! names). ADR 0008.
 //!
-//! They come from external items of an observation, so the desired state is a pure function of
-//! the config and these values: a session renders again when an observation brings other
-//! values, and the graph withdraws what needs a value while it is missing (the dependency on
-//! its source is met only while the source has it: [`crate::intent::IntentDep::carries`]).
+//! They come from external items of an observation (the leases from dnsmasq's lease file, which
+//! the session reads with it), so the desired state is a pure function of the config and these
+//! values: a session renders again when an observation brings other values, and the graph
+//! withdraws what needs a value while it is missing (the dependency on its source is met only
+//! while the source has it: [`crate::intent::IntentDep::carries`]).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use ipnet::{IpNet, Ipv6Net};
+pub use routerd_host::dnsmasq::leases::DhcpLease;
 use routerd_host::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec};
 use routerd_model::spec::{StateMatchSpec, WhenSpec};
 
@@ -49,6 +53,12 @@ pub struct RuntimeValues {
     /// by binding key (`dhcp.ipv4.client/wan0`), in networkd's order. Clients without any
     /// are absent.
     pub lease_dns: BTreeMap<ArtifactKey, Vec<std::net::IpAddr>>,
+    /// The live leases of the dnsmasq lease files the render asks about
+    /// ([`RuntimeReads::dhcp_leases`]), by file path (below the target's root, as asked), in
+    /// file order: leases that ended before the observation's time (the `now` of
+    /// [`RuntimeValues::with_dhcp_leases`]) are left out. Files without live leases (absent,
+    /// empty, unreadable) are absent.
+    pub dhcp_leases: BTreeMap<PathBuf, Vec<DhcpLease>>,
 }
 
 /// What a render reads from an observation besides the delegated addresses: only these are
@@ -73,6 +83,11 @@ pub struct RuntimeReads {
     /// DHCP client bindings whose DNS servers are read (the `dhcp4` / `dhcp6` upstreams of
     /// `DNSConditionalForwarder`, `IPv4DHCPServer` and `IPv4DHCPScope` resources).
     pub lease_dns: BTreeSet<ArtifactKey>,
+    /// dnsmasq lease files whose leases are read, below the target's root (a `DNSZone`'s
+    /// `dhcpDerived`: routerd's own dnsmasq's file, or its `leaseFile`). A controller crate's
+    /// render asks through [`crate::render::RenderCtx::dhcp_leases`], which records the file
+    /// here. The session reads them with each observation (`routerd_host::dnsmasq::leases`).
+    pub dhcp_leases: BTreeSet<PathBuf>,
 }
 
 impl RuntimeValues {
@@ -156,7 +171,39 @@ impl RuntimeValues {
                 _ => None,
             })
             .collect();
-        Self { delegated, interface_addresses, health, aftr, lease_gateways, gates, lease_dns }
+        Self {
+            delegated,
+            interface_addresses,
+            health,
+            aftr,
+            lease_gateways,
+            gates,
+            lease_dns,
+            dhcp_leases: BTreeMap::new(),
+        }
+    }
+
+    /// These values with the leases of `files` (each lease file the render asked about, as
+    /// the session read it with the observation) that are live at `now` (milliseconds since
+    /// the Unix epoch, the plan's [`crate::plan::PlanInput::now`]): a lease that ended is left
+    /// out even while dnsmasq has not rewritten the file yet.
+    pub fn with_dhcp_leases(mut self, files: &BTreeMap<PathBuf, Vec<DhcpLease>>, now: u64) -> Self {
+        let now_secs = now / 1000;
+        self.dhcp_leases = files
+            .iter()
+            .map(|(path, leases)| {
+                let live: Vec<DhcpLease> =
+                    leases.iter().filter(|l| l.is_live(now_secs)).cloned().collect();
+                (path.clone(), live)
+            })
+            .filter(|(_, live)| !live.is_empty())
+            .collect();
+        self
+    }
+
+    /// The live leases of lease file `path`, when the render asked about it.
+    pub fn dhcp_leases(&self, path: &std::path::Path) -> &[DhcpLease] {
+        self.dhcp_leases.get(path).map(Vec::as_slice).unwrap_or_default()
     }
 
     /// The DNS servers DHCP client `binding` received, when the render asked about it.
@@ -296,6 +343,38 @@ mod tests {
             RuntimeValues::from_observed(&observed("fiber", &lease), &RuntimeReads::default(), 0);
         assert_eq!(v, RuntimeValues::default());
         assert_eq!(v.when_holds(&when), None);
+    }
+
+    #[test]
+    fn only_the_leases_live_at_the_observation_are_bound() {
+        let lease = |expiry: Option<u64>, address: &str| DhcpLease {
+            expiry,
+            address: address.parse().expect("valid in the test"),
+            hostname: Some("laptop".into()),
+            temporary: false,
+        };
+        let path = PathBuf::from("/var/lib/routerd/dnsmasq/dnsmasq.leases");
+        let expired = PathBuf::from("/var/lib/other.leases");
+        let files = BTreeMap::from([
+            (
+                path.clone(),
+                vec![
+                    lease(Some(999), "192.0.2.1"),
+                    lease(Some(1000), "192.0.2.2"),
+                    lease(None, "192.0.2.3"),
+                ],
+            ),
+            (expired.clone(), vec![lease(Some(10), "192.0.2.9")]),
+        ]);
+        let v = RuntimeValues::default().with_dhcp_leases(&files, 1_000_500);
+        let live: Vec<String> =
+            v.dhcp_leases(&path).iter().map(|l| l.address.to_string()).collect();
+        assert_eq!(live, ["192.0.2.2", "192.0.2.3"]);
+        assert!(v.dhcp_leases(&expired).is_empty());
+        assert_eq!(v.dhcp_leases.len(), 1, "a file without live leases is absent: {v:?}");
+        // Nothing read, nothing bound: a config without lease reads renders once.
+        let none = RuntimeValues::default().with_dhcp_leases(&BTreeMap::new(), 1_000_500);
+        assert_eq!(none, RuntimeValues::default());
     }
 
     fn address(ifname: &str, address: &str) -> Arc<Artifact> {

@@ -53,7 +53,7 @@ use crate::registry::{BackendContext, Registry};
 use crate::render::render_with;
 use crate::report::{ReportInput, build};
 use crate::result::{ArtifactRef, OperationRecord, ResultDocument};
-use crate::runtime::RuntimeValues;
+use crate::runtime::{DhcpLease, RuntimeValues};
 use crate::state::{StateStore, unix_ms};
 
 use self::records::{entries_after, executed_records, records_create};
@@ -140,6 +140,9 @@ macro_rules! timed {
 struct Snapshot {
     entries: Vec<EntryHead>,
     observed: BTreeMap<ArtifactKey, Arc<Artifact>>,
+    /// The leases of the lease files the desired state reads
+    /// ([`crate::runtime::RuntimeReads::dhcp_leases`]), as read with this observation.
+    leases: BTreeMap<PathBuf, Vec<DhcpLease>>,
     warnings: Vec<String>,
 }
 
@@ -591,7 +594,8 @@ impl Session {
         snap: &Snapshot,
         now_ms: u64,
     ) -> Arc<Desired> {
-        let runtime = RuntimeValues::from_observed(&snap.observed, &desired.reads, now_ms);
+        let runtime = RuntimeValues::from_observed(&snap.observed, &desired.reads, now_ms)
+            .with_dhcp_leases(&snap.leases, now_ms);
         if runtime == desired.runtime {
             return Arc::clone(desired);
         }
@@ -674,6 +678,7 @@ impl Session {
             unique.push((a.key.clone(), a));
         }
         let observed: BTreeMap<ArtifactKey, Arc<Artifact>> = unique.into_iter().collect();
+        let leases = read_leases(&desired.reads.dhcp_leases, &mut warnings);
         self.record_timing("observe", start.elapsed());
         let pending = entries.iter().filter(|e| e.state == EntryState::Pending).count();
         if pending > 0 && self.ledger.is_read_only() {
@@ -681,7 +686,7 @@ impl Session {
                 "the ledger holds {pending} entries from an interrupted reconcile; the next reconcile resolves them"
             ));
         }
-        Ok(Snapshot { entries, observed, warnings })
+        Ok(Snapshot { entries, observed, leases, warnings })
     }
 
     /// Plans `desired` against `snap` for the time `now_ms` ([`PlanInput::now`]).
@@ -879,6 +884,28 @@ fn protected_ifnames(config: &Config) -> BTreeSet<String> {
         }
     }
     out
+}
+
+/// The leases of each lease file in `files` (dnsmasq's format, `routerd_host::dnsmasq::leases`).
+/// A file that does not exist has none; one that cannot be read has none too, with a warning
+/// in `warnings`: the names taken from it are withdrawn until it reads again.
+fn read_leases(
+    files: &BTreeSet<PathBuf>,
+    warnings: &mut Vec<String>,
+) -> BTreeMap<PathBuf, Vec<DhcpLease>> {
+    let mut leases = BTreeMap::new();
+    for path in files {
+        match routerd_host::dnsmasq::leases::read(path) {
+            Ok(read) => {
+                leases.insert(path.clone(), read);
+            }
+            Err(e) => warnings.push(format!(
+                "DHCP lease file {}: {e}; no names are taken from it",
+                path.display()
+            )),
+        }
+    }
+    leases
 }
 
 fn hex_digest(bytes: &[u8]) -> String {

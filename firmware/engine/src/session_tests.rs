@@ -101,3 +101,21 @@ fn computed_equals_stored(
     assert_eq!(computed, stored);
     Ok(stored)
 }
+
+#[test]
+fn lease_files_are_read_and_one_that_cannot_be_read_is_a_warning() {
+    use std::collections::BTreeSet;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let good = dir.path().join("dnsmasq.leases");
+    std::fs::write(&good, "0 aa 192.0.2.7 host *\nnot a lease\n").expect("written");
+    let missing = dir.path().join("missing.leases");
+    let not_a_file = dir.path().to_path_buf();
+    let files = BTreeSet::from([good.clone(), missing.clone(), not_a_file.clone()]);
+    let mut warnings = Vec::new();
+    let leases = super::read_leases(&files, &mut warnings);
+    assert_eq!(leases[&good].len(), 1, "{leases:?}");
+    assert!(leases[&missing].is_empty(), "no file yet: no leases, no warning");
+    assert!(!leases.contains_key(&not_a_file), "{leases:?}");
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].starts_with("DHCP lease file "), "{warnings:?}");
+}

@@ -194,6 +194,7 @@ mod tests {
                 artifacts: vec![],
                 warnings: vec![format!("a warning with a very long word {long}")],
                 conditions: vec![],
+                status: None,
             }],
             orphans: vec![],
             adoption_candidates: vec![],

@@ -19,8 +19,10 @@
 //! starts, and clients renew the leases they hold.
 //!
 //! [`option`] is the typed form of the lines the engine writes into sections
-//! ([`DnsmasqOption`]); a section stores them as text.
+//! ([`DnsmasqOption`]); a section stores them as text. [`leases`] reads the leases dnsmasq
+//! granted (a runtime value of rendering, ADR 0008).
 
+pub mod leases;
 pub mod option;
 
 use std::collections::BTreeMap;

@@ -113,6 +113,18 @@ pub enum HostError {
         #[source]
         source: std::io::Error,
     },
+    /// A service a controller crate talks to (a DNS server, a remote API) refused or failed
+    /// the operation, for a reason of the crate's own vocabulary (`TsigBadKey`); the engine
+    /// writes the reason before the error. Not retried.
+    #[error("{key}: {message}")]
+    Refused {
+        /// The artifact.
+        key: ArtifactKey,
+        /// The crate's stable reason.
+        reason: ControllerCode,
+        /// The service's words, naming what was attempted and what it refused.
+        message: String,
+    },
     /// A sysctl file could not be read or written.
     #[error("sysctl {key}: {source}")]
     Sysctl {
@@ -144,6 +156,7 @@ impl HostError {
             Self::WrongBackend { .. } => ErrorClass::Bug,
             Self::Service { .. } | Self::File { .. } => ErrorClass::Rejected,
             Self::Bus(_) => ErrorClass::Transient,
+            Self::Refused { .. } => ErrorClass::Rejected,
             Self::Sysctl { source, .. } => match source.kind() {
                 std::io::ErrorKind::NotFound => ErrorClass::Rejected,
                 std::io::ErrorKind::InvalidInput => ErrorClass::Invalid,
@@ -172,6 +185,7 @@ impl HostError {
             Self::Bus(_) => HostReason::BusUnavailable,
             Self::File { .. } => HostReason::FileFailed,
             Self::Sysctl { .. } => HostReason::SysctlFailed,
+            Self::Refused { reason, .. } => HostReason::Controller(*reason),
         }
     }
 
@@ -210,6 +224,11 @@ pub enum HostReason {
     FileFailed,
     /// [`HostError::Sysctl`]: a sysctl file could not be read or written.
     SysctlFailed,
+    /// [`HostError::Refused`]: a controller crate's own reason (`TsigBadKey`), serialized as
+    /// its word. Not read back as a `HostReason`: the engine's `Reason` reads the word as its
+    /// own `Controller` variant, so one word has one form.
+    #[serde(untagged, skip_deserializing)]
+    Controller(ControllerCode),
 }
 
 impl HostReason {
@@ -228,6 +247,7 @@ impl HostReason {
             Self::BusUnavailable => "BusUnavailable",
             Self::FileFailed => "FileFailed",
             Self::SysctlFailed => "SysctlFailed",
+            Self::Controller(code) => code.as_str(),
         }
     }
 }
@@ -235,5 +255,74 @@ impl HostReason {
 impl std::fmt::Display for HostReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.pad(self.as_str())
+    }
+}
+
+/// A word of a controller crate's status vocabulary (ADR 0013): a condition type (`Published`,
+/// `Loaded`) or a stable reason (`TsigBadKey`, `ZoneLoaded`), CamelCase, declared as a constant
+/// by the crate (`ControllerCode::new("TsigBadKey")`) and compared and serialized as its text.
+/// One word, one meaning across every crate and the engine's own reasons.
+///
+/// Read back from JSON (a Result document), a word is interned: each distinct word is kept
+/// once for the life of the process, at most [`ControllerCode::MAX_INTERNED`] of them; words
+/// beyond that, and words that are not CamelCase ASCII of at most 64 bytes, are refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ControllerCode(&'static str);
+
+impl ControllerCode {
+    /// Distinct words [`serde::Deserialize`] keeps before it refuses new ones.
+    pub const MAX_INTERNED: usize = 1024;
+
+    /// The word `code` (`TsigBadKey`).
+    pub const fn new(code: &'static str) -> Self {
+        Self(code)
+    }
+
+    /// The word.
+    pub const fn as_str(self) -> &'static str {
+        self.0
+    }
+
+    /// Whether `word` is CamelCase ASCII of 1 to 64 bytes (`TsigBadKey`).
+    pub fn is_valid(word: &str) -> bool {
+        (1..=64).contains(&word.len())
+            && word.starts_with(|c: char| c.is_ascii_uppercase())
+            && word.chars().all(|c| c.is_ascii_alphanumeric())
+    }
+}
+
+impl std::fmt::Display for ControllerCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.0)
+    }
+}
+
+impl serde::Serialize for ControllerCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ControllerCode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use std::collections::BTreeSet;
+        use std::sync::Mutex;
+        static INTERNED: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+
+        let word = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        if !Self::is_valid(&word) {
+            return Err(serde::de::Error::custom(format!("{word:?} is not a reason word")));
+        }
+        let mut interned = INTERNED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(known) = interned.get(&*word) {
+            return Ok(Self(known));
+        }
+        if interned.len() >= Self::MAX_INTERNED {
+            return Err(serde::de::Error::custom(format!("{word:?}: too many reason words")));
+        }
+        // Leaked once per distinct word, bounded above: the words live as long as the process.
+        let known: &'static str = Box::leak(word.into_owned().into_boxed_str());
+        interned.insert(known);
+        Ok(Self(known))
     }
 }

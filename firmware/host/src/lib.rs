@@ -58,7 +58,7 @@ pub use artifact::{
     RESERVED_ROUTE_TABLES, ROUTERD_FWMARK_RANGE, ROUTERD_NFT_TABLE_PREFIX, ROUTERD_ROUTE_PROTOCOL,
 };
 pub use backend::Backend;
-pub use error::{ErrorClass, HostError};
+pub use error::{ControllerCode, ErrorClass, HostError};
 pub use kinds::{ApplyWith, ArtifactType};
 pub use netns::Netns;
 pub use target::Target;

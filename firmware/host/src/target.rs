@@ -53,6 +53,11 @@ impl Target {
         self.path("/var/lib/routerd/dnsmasq")
     }
 
+    /// The lease file of routerd's dnsmasq (`--dhcp-leasefile`), in [`Target::dnsmasq_dir`].
+    pub fn dnsmasq_leases(&self) -> PathBuf {
+        self.dnsmasq_dir().join("dnsmasq.leases")
+    }
+
     /// routerd's dnsmasq configuration file.
     pub fn dnsmasq_conf(&self) -> PathBuf {
         self.dnsmasq_dir().join("dnsmasq.conf")
@@ -80,6 +85,7 @@ mod tests {
         let t = Target::new(Some("lab".into()), Some("/tmp/r1".into()));
         assert_eq!(t.unit_dir(), Path::new("/tmp/r1/etc/systemd/system"));
         assert_eq!(t.dnsmasq_conf(), Path::new("/tmp/r1/var/lib/routerd/dnsmasq/dnsmasq.conf"));
+        assert_eq!(t.dnsmasq_leases(), Path::new("/tmp/r1/var/lib/routerd/dnsmasq/dnsmasq.leases"));
         assert_eq!(t.netns_path().as_deref(), Some(Path::new("/run/netns/lab")));
         assert_eq!(Target::default().unit_dir(), Path::new("/etc/systemd/system"));
     }

@@ -19,6 +19,7 @@
 pub mod addr;
 mod config;
 mod diag;
+pub mod dns_view;
 pub mod duration;
 mod error;
 pub mod external;

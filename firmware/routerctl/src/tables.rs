@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
+use routerd_model::dns_view::{DnsRecordRow, DnsServerRow, DnsZoneRow};
 use routerd_model::status::{CheckStatus, DaemonStatus, DoctorCheck, ResourceStatus};
 
 use crate::console;
-use crate::dns::{Record, RecordState, Server, Zone};
 
 /// `STATE ORIGIN GEN ARTIFACT  OWNER` per entry, `width` columns (long names wrap under
 /// their column).
@@ -296,14 +296,9 @@ fn column<'a>(header: &str, cap: usize, cells: impl Iterator<Item = &'a str>) ->
     cells.map(|c| c.chars().count()).max().unwrap_or(0).min(cap).max(header.len())
 }
 
-/// `apiVersion/kind/name` → `kind/name`: the group is implied by the kind.
-fn short_id(id: &str) -> &str {
-    id.splitn(3, '/').nth(2).unwrap_or(id)
-}
-
 /// `SERVER ZONE SIDE OWNED FOREIGN STATE` per zone, `width` columns: the state (`OK`,
 /// `unreadable: <reason>`, `2 drifted, 1 missing`) wraps under its column.
-pub(crate) fn dns_zones_table(zones: &[Zone], width: usize) -> String {
+pub(crate) fn dns_zones_table(zones: &[DnsZoneRow], width: usize) -> String {
     if zones.is_empty() {
         return "no DNS zones in the applied config\n".into();
     }
@@ -319,7 +314,7 @@ pub(crate) fn dns_zones_table(zones: &[Zone], width: usize) -> String {
     for z in zones {
         let prefix =
             row(&z.server, &z.zone, z.side.as_str(), &z.owned.to_string(), &z.foreign.to_string());
-        push_row(&mut out, &prefix, &z.state(), indent, width);
+        push_row(&mut out, &prefix, &z.state, indent, width);
     }
     out
 }
@@ -327,17 +322,17 @@ pub(crate) fn dns_zones_table(zones: &[Zone], width: usize) -> String {
 /// `SERVER ZONE NAME TYPE TTL STATE` per RRset (the name relative to its zone, `@` for the
 /// apex), then its data one record a line and the resource declaring it (`foreign` when none
 /// does), indented; `width` columns, long texts wrapped under their column.
-pub(crate) fn dns_records_table(records: &[Record], width: usize) -> String {
+pub(crate) fn dns_records_table(records: &[DnsRecordRow], width: usize) -> String {
     if records.is_empty() {
         return "no RRsets\n".into();
     }
-    let owners: Vec<String> = records.iter().map(|r| r.name.relative_owner()).collect();
+    let owners: Vec<String> = records.iter().map(DnsRecordRow::relative_owner).collect();
     let ttls: Vec<String> =
         records.iter().map(|r| r.ttl.map_or_else(|| "-".into(), |t| t.to_string())).collect();
-    let server = column("SERVER", 12, records.iter().map(|r| r.name.server.as_str()));
-    let apex = column("ZONE", 28, records.iter().map(|r| r.name.zone.as_str()));
+    let server = column("SERVER", 12, records.iter().map(|r| r.server.as_str()));
+    let apex = column("ZONE", 28, records.iter().map(|r| r.zone.as_str()));
     let owner = column("NAME", 24, owners.iter().map(String::as_str));
-    let rtype = column("TYPE", 10, records.iter().map(|r| r.name.rtype.as_str()));
+    let rtype = column("TYPE", 10, records.iter().map(|r| r.rtype.as_str()));
     let ttl = column("TTL", 10, ttls.iter().map(String::as_str));
     let row = |s: &str, z: &str, o: &str, t: &str, l: &str| {
         format!("{s:<server$} {z:<apex$} {o:<owner$} {t:<rtype$} {l:<ttl$} ")
@@ -347,24 +342,34 @@ pub(crate) fn dns_records_table(records: &[Record], width: usize) -> String {
     let mut out = String::new();
     push_row(&mut out, &header, "STATE", indent, width);
     for ((r, o), l) in records.iter().zip(&owners).zip(&ttls) {
-        let prefix = row(&r.name.server, &r.name.zone, o, &r.name.rtype, l);
-        push_row(&mut out, &prefix, &r.state_text(), indent, width);
+        let prefix = row(&r.server, &r.zone, o, &r.rtype, l);
+        push_row(&mut out, &prefix, &state_text(r), indent, width);
         for data in &r.rdata {
             push_row(&mut out, "    ", data, 4, width);
         }
-        let resource = if r.state == RecordState::Foreign {
+        let resource = if r.foreign {
             "foreign".to_string()
         } else {
-            format!("resource {}", short_id(&r.resource))
+            format!("resource {}", r.short_resource())
         };
         push_row(&mut out, "    ", &resource, 4, width);
     }
     out
 }
 
+/// An RRset's state as the records table prints it: `in sync`, `drift: the server has ttl 60`.
+pub(crate) fn state_text(r: &DnsRecordRow) -> String {
+    let word = r.state.as_str().replace('-', " ");
+    if r.detail.is_empty() { word } else { format!("{word}: {}", r.detail) }
+}
+
 /// `SERVER SIDE ZONES STATE` per server, then the `dns` doctor checks as `routerctl doctor`
 /// prints them; `width` columns.
-pub(crate) fn dns_status_table(servers: &[Server], checks: &[DoctorCheck], width: usize) -> String {
+pub(crate) fn dns_status_table(
+    servers: &[DnsServerRow],
+    checks: &[DoctorCheck],
+    width: usize,
+) -> String {
     let mut out = String::new();
     if servers.is_empty() {
         out.push_str("no DNS servers in the applied config\n");

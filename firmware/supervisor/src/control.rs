@@ -86,6 +86,7 @@ pub fn router(
         .route("/v1/result", get(result))
         .route("/v1/resources", get(resources))
         .route("/v1/doctor", get(doctor))
+        .route("/v1/dns", get(dns))
         .route("/v1/plan", post(plan))
         .route("/v1/adopt", post(adopt))
         .route("/v1/ledger", get(ledger))
@@ -472,6 +473,17 @@ async fn doctor(State(state): State<ControlState>, query: Query<DoctorQuery>) ->
     Json(serde_json::json!({"checks": checks, "summary": summary})).into_response()
 }
 
+/// The DNS controller's servers, zones and RRsets as the last reconcile found them, and the
+/// `dns` checks, run now ([`crate::dns_view`]); before the first reconcile `observed` is false
+/// and only the checks are there.
+async fn dns(State(state): State<ControlState>) -> Response {
+    match crate::dns_view::read(&state.snapshot, &state.loop_tx).await {
+        Ok(Ok(view)) => Json(view).into_response(),
+        Ok(Err(refusal)) => refused(refusal),
+        Err(Stopping) => stopping(),
+    }
+}
+
 /// `?format=table` asks for the 80-column text instead of JSON.
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -626,6 +638,7 @@ pub mod fuzzing {
     use axum::Router;
     use axum::body::Body;
     use axum::http::{Request, StatusCode};
+    use routerd_engine::ResultDocument;
     use routerd_model::status::DaemonStatus;
     use tokio::sync::{mpsc, watch};
     use tower::ServiceExt;
@@ -656,6 +669,14 @@ pub mod fuzzing {
     /// The control API over a loop that drops every message (its handlers answer 503) and a
     /// snapshot of a fresh daemon. Call inside a tokio runtime: it spawns the loop there.
     pub fn api() -> Router {
+        let (loop_tx, mut loop_rx) = mpsc::channel::<Msg>(64);
+        tokio::spawn(async move { while loop_rx.recv().await.is_some() {} });
+        api_over(None, loop_tx)
+    }
+
+    /// The control API over the loop `loop_tx` reaches and the snapshot of a fresh daemon whose
+    /// last reconcile gave `result` (`None`: none has finished).
+    pub fn api_over(result: Option<Arc<ResultDocument>>, loop_tx: mpsc::Sender<Msg>) -> Router {
         let snapshot = Snapshot {
             status: DaemonStatus {
                 config: "router.yaml".into(),
@@ -673,15 +694,13 @@ pub mod fuzzing {
                 last_apply: None,
                 last_repair: None,
             },
-            result: None,
+            result,
             resources: Arc::new(Vec::new()),
             yaml: Arc::from(""),
         };
         let (keep, snapshot) = watch::channel(snapshot);
         // The sender lives as long as the process: a closed channel is not what is tested.
         std::mem::forget(keep);
-        let (loop_tx, mut loop_rx) = mpsc::channel::<Msg>(64);
-        tokio::spawn(async move { while loop_rx.recv().await.is_some() {} });
         let options = crate::ota::OtaOptions {
             health_gate: false,
             health_window: std::time::Duration::from_secs(60),

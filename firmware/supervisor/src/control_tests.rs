@@ -5,11 +5,17 @@
 //! what is tested is the handlers' own reading of the request; the daemon's reading of the YAML
 //! inside is `routerd-model`'s variant test. The seed is fixed.
 
+use std::sync::Arc;
+
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
+use routerd_model::status::CheckStatus;
+use tokio::sync::mpsc;
 use tower::ServiceExt;
 
-use super::fuzzing::{SEEDS, api, check};
+use super::fuzzing::{SEEDS, api, api_over, check};
+use crate::daemon::{EngineAnswer, EngineQuery, Msg};
+use crate::dns_view::tests::{API, check as dns_check, document, ledger_json};
 
 /// Text that means something to JSON or to a path.
 const STRAY: [&str; 16] = [
@@ -151,4 +157,93 @@ async fn the_fuzz_corpus_replays_without_a_server_error() {
             panic!("{}: {what}", file.display());
         }
     }
+}
+
+/// A stand-in loop that runs the doctor (a failed `dns` check and a passed `routes` one) and
+/// answers the ledger query with [`ledger_json`]'s entries; other messages are dropped.
+fn doctor_and_ledger_loop() -> mpsc::Sender<Msg> {
+    let entries: Vec<routerd_ledger::LedgerEntry> =
+        serde_json::from_str(&ledger_json().to_string()).expect("ledger entries");
+    let (loop_tx, mut loop_rx) = mpsc::channel::<Msg>(8);
+    tokio::spawn(async move {
+        while let Some(msg) = loop_rx.recv().await {
+            match msg {
+                Msg::Doctor(reply) => {
+                    let checks = vec![
+                        dns_check("routes", "T001", CheckStatus::Pass),
+                        dns_check("dns", "N003", CheckStatus::Fail),
+                    ];
+                    let _ = reply.send(checks);
+                }
+                Msg::Engine(EngineQuery::Ledger, reply) => {
+                    let _ = reply.send(Ok(EngineAnswer::Entries(entries.clone())));
+                }
+                _ => {}
+            }
+        }
+    });
+    loop_tx
+}
+
+/// `GET /v1/dns` on `api`: the status and the JSON answer.
+async fn get_dns(api: axum::Router) -> (StatusCode, serde_json::Value) {
+    let request = Request::get("/v1/dns").body(Body::empty()).expect("request");
+    let response = api.oneshot(request).await.expect("infallible");
+    let status = response.status();
+    let body = axum::body::to_bytes(response.into_body(), 1 << 20).await.expect("body");
+    (status, serde_json::from_slice(&body).expect("JSON"))
+}
+
+#[tokio::test]
+async fn the_dns_view_serves_the_rows_of_the_last_reconcile_and_the_dns_checks() {
+    let api = api_over(Some(Arc::new(document())), doctor_and_ledger_loop());
+    let (status, dns) = get_dns(api).await;
+    assert_eq!(status, StatusCode::OK, "{dns}");
+    assert_eq!(dns["observed"], true);
+    let codes: Vec<&str> = dns["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .filter_map(|c| c["code"].as_str())
+        .collect();
+    assert_eq!(codes, ["N003"], "the dns checks only: {dns}");
+    assert_eq!(dns["checks"][0]["status"], "fail");
+    assert_eq!(
+        dns["servers"][1],
+        serde_json::json!({"name": "corp", "side": "remote", "zones": 1,
+            "state": "unreadable: corp.example. (TsigBadSig: the server refused the key)",
+            "ok": false})
+    );
+    assert_eq!(dns["zones"][0]["state"], "1 drifted, 1 missing, 1 unowned, 1 undeclared");
+    assert_eq!(dns["zones"][0]["side"], "local");
+    let records = dns["records"].as_array().expect("records");
+    assert_eq!(records.len(), 7, "{dns}");
+    let router = records
+        .iter()
+        .find(|r| r["owner"] == "router.lab.example.")
+        .expect("the zone's router RRset");
+    assert_eq!(
+        *router,
+        serde_json::json!({"side": "local", "server": "auth", "zone": "lab.example.",
+            "owner": "router.lab.example.", "type": "A", "ttl": 3600, "rdata": ["192.0.2.1"],
+            "resource": format!("{API}/DNSZone/lab"), "foreign": false, "owned": true,
+            "state": "in-sync", "detail": ""}),
+        "its data from the ledger"
+    );
+    // The rows routerctl reads back.
+    let view: routerd_model::dns_view::DnsView =
+        serde_json::from_value(dns).expect("the model's DNS view");
+    assert_eq!(view.records.iter().filter(|r| r.foreign).count(), 1);
+}
+
+#[tokio::test]
+async fn before_the_first_reconcile_the_dns_view_has_only_the_checks() {
+    let (status, dns) = get_dns(api_over(None, doctor_and_ledger_loop())).await;
+    assert_eq!(status, StatusCode::OK, "{dns}");
+    assert_eq!(dns["observed"], false);
+    assert_eq!(dns["records"], serde_json::json!([]));
+    assert_eq!(dns["checks"].as_array().map(Vec::len), Some(1), "{dns}");
+    // A loop that is gone answers 503, as the doctor does.
+    let (status, dns) = get_dns(api()).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{dns}");
 }

@@ -722,6 +722,7 @@ mod tests {
             plan: Vec::new(),
             artifacts: Vec::new(),
             warnings: Vec::new(),
+            status: None,
             conditions: vec![Condition {
                 type_: ConditionType::Bound,
                 status: ConditionStatus::from(*status),

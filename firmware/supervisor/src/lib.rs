@@ -12,6 +12,7 @@ mod config_task;
 pub mod control;
 pub mod controllers;
 pub mod daemon;
+mod dns_view;
 mod doctor;
 mod gateway;
 mod health;

@@ -13,11 +13,13 @@ use anyhow::Context;
 use axum::serve::ListenerExt;
 
 use routerd_ledger::Channel;
+use routerd_model::dns_view::DnsView;
+use routerd_model::status::{CheckStatus, DoctorCheck};
 use routerd_webui::{
     ActivityView, ApplyRequest, ApplyView, ArtifactRow, ArtifactStatus, AttributeChange, Backend,
-    BundleView, CandidateView, CheckView, ConfigProblem, ConfirmView, DnsView, EditRefused,
-    GatewayPoint, GatewaySeries, GenerationView, GraphChoice, GraphShown, GraphSvg, InstallView,
-    LedgerRow, LinkSeries, OperationView, Options, OrphanView, OtaView, Overview, PlanOp, PlanView,
+    BundleView, CandidateView, CheckView, ConfigProblem, ConfirmView, EditRefused, GatewayPoint,
+    GatewaySeries, GenerationView, GraphChoice, GraphShown, GraphSvg, InstallView, LedgerRow,
+    LinkSeries, OperationView, Options, OrphanView, OtaView, Overview, PlanOp, PlanView,
     RollbackTo, SeriesView, StaleView, Valid, WHOLE_UP_TO,
 };
 use tokio::sync::{mpsc, oneshot, watch};
@@ -29,8 +31,6 @@ use crate::daemon::{
     Trigger, request,
 };
 use crate::metrics::Metrics;
-
-mod dns;
 
 /// The daemon's side of the UI.
 pub struct WebBackend {
@@ -108,6 +108,22 @@ pub fn stale_sentence(base: u64, current: u64) -> String {
          since: nothing was changed (look at what changed with `routerctl history diff {base} \
          {current}`, then edit generation {current})"
     )
+}
+
+/// A doctor check as the UI shows it: a warn or fail with the page that does its remedy.
+fn check_view(c: DoctorCheck) -> CheckView {
+    CheckView {
+        action: (c.status != CheckStatus::Pass)
+            .then(|| crate::doctor::action(&c.code))
+            .flatten()
+            .map(|(label, href)| (label.to_string(), href.to_string())),
+        status: c.status.as_str().to_string(),
+        area: c.area,
+        code: c.code,
+        name: c.name,
+        detail: c.detail,
+        remedy: c.remedy,
+    }
 }
 
 /// An attribute difference as the UI shows it.
@@ -525,44 +541,15 @@ impl Backend for WebBackend {
     async fn doctor(&self) -> Result<Vec<CheckView>, String> {
         let checks =
             request(&self.loop_tx, Msg::Doctor).await.map_err(|Stopping| STOPPING.to_string())?;
-        Ok(checks
-            .into_iter()
-            .map(|c| CheckView {
-                action: (c.status != routerd_model::status::CheckStatus::Pass)
-                    .then(|| crate::doctor::action(&c.code))
-                    .flatten()
-                    .map(|(label, href)| (label.to_string(), href.to_string())),
-                status: c.status.as_str().to_string(),
-                area: c.area,
-                code: c.code,
-                name: c.name,
-                detail: c.detail,
-                remedy: c.remedy,
-            })
-            .collect())
+        Ok(checks.into_iter().map(check_view).collect())
     }
 
-    async fn dns(&self) -> Result<DnsView, String> {
-        let doc = self.snapshot.borrow().result.clone();
-        let checks = self.doctor().await?;
-        // The ledger holds the data routerd wrote into each RRset; it is read only when the
-        // document has RRsets.
-        let has_rrsets = doc.as_deref().is_some_and(|d| {
-            d.resources.iter().flat_map(|r| &r.artifacts).any(|a| a.kind == "dns.rrset")
-                || d.orphans.iter().any(|o| o.kind == "dns.rrset")
-        });
-        let entries = if has_rrsets {
-            match self.engine(EngineQuery::Ledger).await {
-                Ok(EngineAnswer::Entries(entries)) => entries,
-                Ok(_) => return Err("unexpected engine answer".into()),
-                Err(refusal) => return Err(sentence(refusal)),
-            }
-        } else {
-            Vec::new()
-        };
-        let ledger =
-            entries.iter().map(|e| (e.kind.as_str(), e.name.as_str(), e.attributes.json()));
-        Ok(dns::view(doc.as_deref(), ledger, checks))
+    async fn dns(&self) -> Result<DnsView<CheckView>, String> {
+        let view = crate::dns_view::read(&self.snapshot, &self.loop_tx)
+            .await
+            .unwrap_or_else(|Stopping| Err(ChangeRefused::Failed(STOPPING.into())))
+            .map_err(sentence)?;
+        Ok(view.map_checks(check_view))
     }
 
     async fn ota(&self) -> Result<OtaView, String> {

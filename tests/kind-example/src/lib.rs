@@ -9,9 +9,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use routerd_engine::ResultDocument;
+use routerd_engine::kind_status::{KindCondition, KindStatus, StatusFacts};
 use routerd_engine::registry::{BackendContext, DoctorChecks, KindRender, Registry, RegistryError};
 use routerd_engine::render::{Out, RenderCtx};
+use routerd_engine::{ConditionStatus, OperationResult, ResultDocument};
+use routerd_host::ControllerCode;
 use routerd_host::kinds::Diffs;
 use routerd_host::kinds::external::{
     ExternalArtifactKind, ExternalArtifactSpec, ExternalArtifactType,
@@ -77,6 +79,13 @@ pub static MOTD_FILE: ExternalArtifactKind =
 /// Renders a `Motd` into its file.
 struct MotdRender;
 
+/// `Shown`: whether the banner's file is in place, the one condition this kind adds.
+const SHOWN: ControllerCode = ControllerCode::new("Shown");
+/// `Shown` is `True`.
+const BANNER_IN_PLACE: ControllerCode = ControllerCode::new("BannerInPlace");
+/// `Shown` is `False`: the file is still to be written, or differs.
+const BANNER_PENDING: ControllerCode = ControllerCode::new("BannerPending");
+
 impl KindRender for MotdRender {
     fn render(&self, _ctx: &RenderCtx<'_>, res: &Resource, out: &mut Out) {
         let Some(spec) = res.external_spec::<MotdSpec>() else { return };
@@ -86,6 +95,22 @@ impl KindRender for MotdRender {
                 out.ensure(ArtifactSpec::External(artifact), Vec::new());
             }
             Err(e) => out.warn(format!("banner not rendered: {e}")),
+        }
+    }
+
+    /// `Shown`, and the banner's line count as the status field `lines`.
+    fn status(&self, res: &Resource, facts: &StatusFacts<'_>) -> KindStatus {
+        let Some(file) = facts.artifacts.first() else { return KindStatus::default() };
+        let written = file.operation.map_or(file.present, |op| op.result == OperationResult::Done);
+        let (status, reason) = match written {
+            true => (ConditionStatus::True, BANNER_IN_PLACE),
+            false => (ConditionStatus::False, BANNER_PENDING),
+        };
+        let message = format!("/etc/routerd/motd.d/{}", file.name);
+        let lines = res.external_spec::<MotdSpec>().map_or(0, |s| s.text.lines().count());
+        KindStatus {
+            conditions: vec![KindCondition { type_: SHOWN, status, reason, message }],
+            fields: Some(serde_json::json!({ "lines": lines })),
         }
     }
 }

@@ -53,6 +53,13 @@ fn operations(doc: &ResultDocument) -> Vec<String> {
         .collect()
 }
 
+/// The `Shown` condition of the first resource as `status reason: message`.
+fn shown(doc: &ResultDocument) -> String {
+    let c = doc.resources[0].conditions.iter().find(|c| c.type_.as_str() == "Shown");
+    let c = c.expect("the kind's condition");
+    format!("{} {}: {}", c.status.as_str(), c.reason, c.message)
+}
+
 fn banner(root: &Path, name: &str) -> Option<String> {
     std::fs::read_to_string(root.join(MOTD_DIR.trim_start_matches('/')).join(name)).ok()
 }
@@ -119,14 +126,21 @@ async fn a_registered_kind_is_planned_applied_repaired_and_deleted_only_when_own
     assert_eq!(artifact.apply_with.as_str(), "example-motd");
     assert_eq!(banner(root, "welcome"), None, "a plan changes nothing");
 
-    // The Result document reads back: the kind and family strings are registered.
+    // The kind's own condition and status field, after the engine's.
+    assert_eq!(shown(&plan), "False BannerPending: /etc/routerd/motd.d/welcome");
+    assert_eq!(plan.resources[0].status, Some(serde_json::json!({"lines": 1})));
+
+    // The Result document reads back: the kind and family strings are registered, the
+    // condition's words are read as the controller's.
     let json = serde_json::to_string(&plan).expect("serialises");
     let back: ResultDocument = serde_json::from_str(&json).expect("reads back");
     assert_eq!(operations(&back), operations(&plan));
+    assert_eq!(back.resources, plan.resources);
 
     let applied = session.reconcile(&input, now).await.expect("reconcile");
     assert_eq!(operations(&applied), ["create example.motd/welcome done"]);
     assert_eq!(banner(root, "welcome").as_deref(), Some("Hello\n"));
+    assert_eq!(shown(&applied), "True BannerInPlace: /etc/routerd/motd.d/welcome");
     let entry = session.ledger().get("example.motd", "welcome").expect("ledger").expect("row");
     assert_eq!(entry.state, EntryState::Owned);
     assert_eq!(entry.owner, "example.routerd.net/v1alpha1/Motd/welcome");

@@ -52,7 +52,7 @@ use routerd_host::{
 
 use crate::artifacts::{
     BIND_CONFIG, BIND_ZONE, BindConfig, BindZone, CONF_DIR, DATA_DIR, KEY_DIR, KeySecret,
-    zone_file_name,
+    SecondarySerial, zone_file_name,
 };
 use check::{CheckError, Checker};
 use key::{SecretSource, is_base64, is_plain_name, parse_key_file, render_key_file};
@@ -60,7 +60,13 @@ use key::{SecretSource, is_base64, is_plain_name, parse_key_file, render_key_fil
 pub use check::{NAMED_CHECKCONF, NAMED_CHECKZONE};
 pub use control::{RNDC_TIMEOUT, Rndc, RndcChannel, RndcError};
 pub use key::KeyClause;
-pub use server::{CONTROL_PREFIX, RNDC_KEY_NAME, control_address, control_line};
+pub use server::{
+    CONTROL_PREFIX, RNDC_KEY_NAME, SECONDARY_PREFIX, control_address, control_line,
+    secondary_addresses,
+};
+
+/// How long the backend waits for a secondary's SOA answer.
+pub const SECONDARY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Where routerd's BIND files of one target are ([`KEY_DIR`], [`CONF_DIR`], [`DATA_DIR`]
 /// below its root). Key and server names are plain names ([`key::is_plain_name`]); the backend
@@ -511,16 +517,52 @@ impl BindBackend {
         })
     }
 
-    fn list_zones(&self) -> Result<Vec<Artifact>, HostError> {
+    /// The zone clauses of every server's `zones.conf`, each with whether named has it
+    /// loaded and its serial (`rndc zonestatus`, one control-channel request per zone, asked
+    /// of servers whose channel answers).
+    async fn list_zones(&self) -> Result<Vec<Artifact>, HostError> {
         let mut out = Vec::new();
-        for (server, _) in self.server_confs()? {
+        for (server, conf) in self.server_confs()? {
             let Some(text) = read_optional(&self.layout.zones_conf(&server))? else { continue };
-            for (apex, lines) in zones::parse(&text) {
-                let attrs = BindZone { clause: zones::clause_text(&lines), seed: String::new() };
+            let zones = zones::parse(&text);
+            let apexes: Vec<String> = zones.keys().cloned().collect();
+            let status = match control_address(&conf).map(|a| self.channel(&server, a.into())) {
+                Some(Ok(channel)) => zone_status(channel, apexes).await,
+                _ => Vec::new(),
+            };
+            let secondaries = secondary_addresses(&conf);
+            for (i, (apex, lines)) in zones.iter().enumerate() {
+                let (loaded, serial) = status.get(i).copied().unwrap_or((None, None));
+                let clause = zones::clause_text(lines);
+                let secondaries = match (loaded, Name::from_ascii(apex)) {
+                    (Some(true), Ok(zone)) => self.secondary_serials(&secondaries, &zone).await,
+                    _ => Vec::new(),
+                };
+                let attrs = BindZone { clause, seed: String::new(), loaded, serial, secondaries };
                 out.push(external(&BIND_ZONE, format!("{server}/{apex}"), &attrs)?);
             }
         }
         Ok(out)
+    }
+
+    /// The serial of `zone` on each of `secondaries` (an unsigned SOA query each, bounded by
+    /// [`SECONDARY_TIMEOUT`]).
+    async fn secondary_serials(
+        &self,
+        secondaries: &[SocketAddr],
+        zone: &Name,
+    ) -> Vec<SecondarySerial> {
+        let mut out = Vec::with_capacity(secondaries.len());
+        for address in secondaries {
+            let ep = crate::wire::Endpoint { address: *address, key: None };
+            let serial =
+                crate::wire::soa_serial(&self.netns, &ep, zone, SECONDARY_TIMEOUT).await.ok();
+            out.push(SecondarySerial {
+                address: format!("{}#{}", address.ip(), address.port()),
+                serial,
+            });
+        }
+        out
     }
 
     // ---- checks and reloads ----
@@ -650,7 +692,7 @@ impl Backend for BindBackend {
                 }
                 Ok(out)
             } else if Some(kind) == BIND_ZONE.artifact_kind() {
-                self.list_zones()
+                self.list_zones().await
             } else {
                 Ok(Vec::new())
             }
@@ -804,3 +846,29 @@ fn read_dir_files(
 #[cfg(test)]
 #[path = "tests.rs"]
 mod tests;
+
+/// `(loaded, serial)` of each of `zones` as `channel`'s named reports them; all `(None, None)`
+/// once the channel does not answer (named stopped), so a stopped server costs one timeout.
+async fn zone_status(channel: RndcChannel, zones: Vec<String>) -> Vec<(Option<bool>, Option<u32>)> {
+    let asked = tokio::task::spawn_blocking(move || {
+        let mut out = Vec::with_capacity(zones.len());
+        for zone in &zones {
+            let Ok(zone) = Name::from_ascii(zone) else {
+                out.push((None, None));
+                continue;
+            };
+            match channel.zonestatus(&zone) {
+                Ok(text) => out.push((Some(true), serial_of(&text))),
+                Err(RndcError::Unreachable { .. }) => break,
+                Err(_) => out.push((Some(false), None)),
+            }
+        }
+        out
+    });
+    asked.await.unwrap_or_default()
+}
+
+/// The `serial:` line of `rndc zonestatus`'s text.
+fn serial_of(text: &str) -> Option<u32> {
+    text.lines().find_map(|l| l.trim().strip_prefix("serial:")).and_then(|s| s.trim().parse().ok())
+}

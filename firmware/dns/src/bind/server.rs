@@ -15,6 +15,27 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 /// The prefix of a `named.conf`'s first line: `# routerd-control <ipv4> <port>`.
 pub const CONTROL_PREFIX: &str = "# routerd-control ";
 
+/// The prefix of the lines after the first that name a secondary the server notifies:
+/// `# routerd-secondary <address> <port>`. The backend asks each for the serials of the
+/// server's zones (`bind.zone`'s observed `secondaries`).
+pub const SECONDARY_PREFIX: &str = "# routerd-secondary ";
+
+/// The secondaries `named_conf` names ([`SECONDARY_PREFIX`] lines), in order; lines that do
+/// not parse are skipped.
+pub fn secondary_addresses(named_conf: &str) -> Vec<std::net::SocketAddr> {
+    named_conf
+        .lines()
+        .take_while(|l| l.starts_with('#'))
+        .filter_map(|l| l.strip_prefix(SECONDARY_PREFIX))
+        .filter_map(|rest| {
+            let mut words = rest.split_whitespace();
+            let ip: std::net::IpAddr = words.next()?.parse().ok()?;
+            let port: u16 = words.next()?.parse().ok()?;
+            (words.next().is_none()).then_some(std::net::SocketAddr::new(ip, port))
+        })
+        .collect()
+}
+
 /// The name of each server's rndc key (in its `rndc.key`, never an artifact attribute).
 pub const RNDC_KEY_NAME: &str = "routerd-rndc";
 

@@ -51,7 +51,7 @@ fn server(name: &str, body: &str) -> Artifact {
 }
 
 fn zone(server: &str, apex: &str, clause: &str, seed: &str) -> Artifact {
-    let attrs = BindZone { clause: clause.to_owned(), seed: seed.to_owned() };
+    let attrs = BindZone { clause: clause.to_owned(), seed: seed.to_owned(), ..Default::default() };
     artifact(&BIND_ZONE, &format!("{server}/{apex}"), &attrs)
 }
 

@@ -1,7 +1,9 @@
 //! The resource kinds of the DNS controller, one module per kind (or per family of alike
 //! kinds): spec, validation and render together.
 
+pub mod catalog;
 pub mod check;
+pub mod dhcp_derived;
 pub mod index;
 pub mod key;
 pub mod names;

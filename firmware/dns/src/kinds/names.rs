@@ -34,6 +34,26 @@ pub fn zone_apex(text: &str) -> Result<Name, String> {
     Ok(name.to_lowercase())
 }
 
+/// A DHCP client's host name as one DNS label (RFC 1123 §2.1: letters, digits and hyphens, at
+/// most 63 bytes), lowercased: the part before its first dot (a domain the client names is not
+/// the zone's), every other character a hyphen, runs of hyphens one (so no `xn--` label looks
+/// like IDNA, RFC 5891 §4.2.3.1), no hyphen at either end. `None` when nothing is left.
+pub fn host_label(hostname: &str) -> Option<String> {
+    let first = hostname.split('.').next().unwrap_or_default();
+    let mut label = String::new();
+    for c in first.chars() {
+        if label.len() >= 63 {
+            break;
+        }
+        let c = if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' };
+        if c != '-' || !(label.is_empty() || label.ends_with('-')) {
+            label.push(c);
+        }
+    }
+    let label = label.trim_end_matches('-');
+    (!label.is_empty()).then(|| label.to_owned())
+}
+
 /// Whether `name` is `zone` or below it.
 pub fn in_zone(name: &Name, zone: &Name) -> bool {
     zone.zone_of(name)
@@ -66,5 +86,24 @@ mod tests {
         assert!(zone_apex(".").is_err());
         assert!(in_zone(&absolute("a.b", &origin).expect("valid in the test"), &origin));
         assert!(!in_zone(&absolute("x.other.", &origin).expect("valid in the test"), &origin));
+    }
+
+    #[test]
+    fn client_host_names_become_one_label() {
+        assert_eq!(host_label("Laptop").as_deref(), Some("laptop"));
+        assert_eq!(host_label("my laptop_2").as_deref(), Some("my-laptop-2"));
+        assert_eq!(host_label("pc.corp.example").as_deref(), Some("pc"));
+        assert_eq!(host_label("--x--y--").as_deref(), Some("x-y"));
+        assert_eq!(host_label("xn--nxasmq6b").as_deref(), Some("xn-nxasmq6b"));
+        assert_eq!(host_label("Jörg's iPhone").as_deref(), Some("j-rg-s-iphone"));
+        assert_eq!(host_label(&"a".repeat(100)).map(|l| l.len()), Some(63));
+        let label = host_label(&format!("{}-b", "a".repeat(62))).expect("a label");
+        assert_eq!(label, "a".repeat(62), "no hyphen at the end after cutting");
+        for nothing in ["", "*", "-", "___", ".hidden", "\u{0}", "日本"] {
+            assert_eq!(host_label(nothing), None, "{nothing:?}");
+        }
+        assert!(
+            absolute(&host_label("a b c").expect("a label"), &zone_apex("x").expect("x")).is_ok()
+        );
     }
 }

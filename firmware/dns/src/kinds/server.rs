@@ -403,12 +403,16 @@ pub fn named_conf(
         .as_deref()
         .and_then(|d| routerd_model::duration::parse_duration(d).ok())
         .map_or(0, |d| d.as_secs());
-    let mut text = format!(
-        "# routerd-control 127.0.0.1 {control}\n\
-         # routerd's named.conf for DNSServer {name:?} of router.yaml; routerd rewrites it.\n\
-         include \"{conf_dir}/rndc.key\";\n",
-        control = spec.control_port(),
-    );
+    let mut text = format!("# routerd-control 127.0.0.1 {}\n", spec.control_port());
+    if spec.role == Role::Primary {
+        for p in &spec.secondaries {
+            text.push_str(&format!("# routerd-secondary {} {}\n", p.address, p.port));
+        }
+    }
+    text.push_str(&format!(
+        "# routerd's named.conf for DNSServer {name:?} of router.yaml; routerd rewrites it.\n\
+         include \"{conf_dir}/rndc.key\";\n"
+    ));
     for key in keys {
         text.push_str(&format!("include \"{key_dir}/{key}.key\";\n"));
     }
@@ -560,6 +564,9 @@ impl KindRender for ServerRender {
                 }
                 None => out
                     .warn("no listen address resolves: routerd cannot update this server's zones"),
+            }
+            if let Some(catalog) = &spec.catalog_zone {
+                super::catalog::render(ctx, &res.name, catalog, spec.update_key.as_deref(), out);
             }
         }
     }

@@ -11,6 +11,7 @@
 use hickory_proto::rr::rdata::PTR;
 use hickory_proto::rr::{Name, RData, RecordType};
 use routerd_engine::intent::IntentDep;
+use routerd_engine::kind_status::{KindStatus, StatusFacts};
 use routerd_engine::registry::KindRender;
 use routerd_engine::render::{Out, RenderCtx};
 use routerd_host::artifact::DnsmasqSectionSpec;
@@ -60,23 +61,29 @@ pub struct ReverseZone {
     pub name: String,
 }
 
-/// routerd's `dhcpDerived`: names from the DHCP server's leases.
+/// routerd's `dhcpDerived`: names from the leases of the router's DHCP servers (dnsmasq's
+/// lease file), one A or AAAA RRset per client name and a PTR in a `reverseZones` zone
+/// ([`super::dhcp_derived`]).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct DhcpDerived {
-    /// The DHCP server resources whose leases give names.
+    /// The `IPv4DHCPServer` and `IPv6DHCPServer` resources whose leases give names, by name or
+    /// routerd's `<Kind>/<name>`. Empty: none.
     #[serde(default)]
     pub sources: Vec<String>,
-    /// Appended to a client's host name.
+    /// The domain a client's name goes under: the zone or a name inside it (relative to the
+    /// zone without a trailing dot, unless it already ends with the zone); default the zone.
     #[serde(default)]
     pub hostname_suffix: Option<String>,
-    /// routerd's flag for dynamic updates.
+    /// routerd's flag for dynamic updates; accepted, no effect (the names are always written
+    /// over RFC 2136).
     #[serde(default)]
     pub ddns: bool,
-    /// TTL of the derived records.
+    /// TTL of the derived records, seconds; default the zone's `ttl`.
     #[serde(default)]
     pub ttl: Option<u32>,
-    /// The lease file to read.
+    /// The lease file to read (an absolute path, dnsmasq's format); default routerd's own
+    /// dnsmasq's, `/var/lib/routerd/dnsmasq/dnsmasq.leases`.
     #[serde(default)]
     pub lease_file: Option<String>,
 }
@@ -157,7 +164,7 @@ pub struct ZoneSpec {
     /// Reverse zones given PTRs for the records' addresses.
     #[serde(default)]
     pub reverse_zones: Vec<ReverseZone>,
-    /// Names from DHCP leases.
+    /// Names from the router's DHCP leases.
     #[serde(default)]
     pub dhcp_derived: Option<DhcpDerived>,
     /// Accepted; signing is not supported yet.
@@ -254,6 +261,9 @@ impl ExternalKindSpec for ZoneSpec {
                 c.error(&format!("records[{i}]"), "a record needs ipv4 or ipv6");
             }
         }
+        if let Some(derived) = &self.dhcp_derived {
+            validate_dhcp_derived(derived, &apex, c);
+        }
         for (i, rz) in self.reverse_zones.iter().enumerate() {
             match names::zone_apex(&rz.name) {
                 Ok(name) if is_reverse(&name) => {}
@@ -288,6 +298,23 @@ impl ExternalKindSpec for ZoneSpec {
                 Ok(_) => {}
             }
         }
+    }
+}
+
+/// Checks `dhcpDerived` of a zone at `apex`: its TTL, suffix and lease file. Its `sources`
+/// are resolved when rendering (a name that is no DHCP server there is a warning: routerd's
+/// files name servers of kinds this firmware spells differently).
+fn validate_dhcp_derived(derived: &DhcpDerived, apex: &Name, c: &mut ExternalCheck<'_, '_, '_>) {
+    if derived.ttl.is_some_and(|t| t > records::MAX_TTL) {
+        c.error("dhcpDerived.ttl", format!("a TTL is at most {} seconds", records::MAX_TTL));
+    }
+    if let Err(message) = super::dhcp_derived::suffix(derived.hostname_suffix.as_deref(), apex) {
+        c.error("dhcpDerived.hostnameSuffix", message);
+    }
+    if let Some(path) = &derived.lease_file
+        && !path.starts_with('/')
+    {
+        c.error("dhcpDerived.leaseFile", format!("{path:?} is not an absolute path"));
     }
 }
 
@@ -450,6 +477,12 @@ fn forward_from_dnsmasq(ctx: &RenderCtx<'_>, server_name: &str, apexes: &[Name],
 pub(crate) struct ZoneRender;
 
 impl KindRender for ZoneRender {
+    fn status(&self, res: &Resource, facts: &StatusFacts<'_>) -> KindStatus {
+        res.external_spec::<ZoneSpec>()
+            .map(|spec| crate::status::zone_status(spec, facts))
+            .unwrap_or_default()
+    }
+
     fn render(&self, ctx: &RenderCtx<'_>, res: &Resource, out: &mut Out) {
         let Some(spec) = res.external_spec::<ZoneSpec>() else { return };
         let index = ctx.memo(DnsIndex::build);
@@ -458,9 +491,6 @@ impl KindRender for ZoneRender {
         };
         if spec.dnssec.as_ref().is_some_and(|d| d.enabled) {
             out.warn("dnssec is not supported yet: the zone is served unsigned");
-        }
-        if spec.dhcp_derived.is_some() {
-            out.warn("dhcpDerived is not supported yet: no names come from DHCP leases");
         }
         if spec.records.iter().any(|r| r.ipv4_from.is_some() || r.ipv6_from.is_some()) {
             out.warn("ipv4From and ipv6From are not supported: those addresses are left out");
@@ -495,7 +525,8 @@ impl KindRender for ZoneRender {
             for apex in &apexes {
                 let seed =
                     zone_seed(apex, &zone.apex, zone.ttl, spec.soa.as_ref(), &spec.name_servers);
-                let attrs = BindZone { clause: zone_clause(apex, &keys), seed };
+                let attrs =
+                    BindZone { clause: zone_clause(apex, &keys), seed, ..Default::default() };
                 match ExternalArtifactSpec::new(
                     &BIND_ZONE,
                     zone_artifact_name(server_name, apex),
@@ -509,10 +540,8 @@ impl KindRender for ZoneRender {
             }
         }
         // routerd's host records: one A and one AAAA RRset per host name, PTRs per address.
-        let mut sets: std::collections::BTreeMap<(Name, RecordType), (u32, Vec<RData>)> =
-            Default::default();
-        let mut ptrs: std::collections::BTreeMap<Name, (u32, Name, Vec<RData>)> =
-            Default::default();
+        let mut sets = Sets::default();
+        let mut ptrs = Ptrs::default();
         // The glue of in-zone name servers is in the zone file from the start; declared here
         // too, it is owned and kept as declared rather than reported foreign.
         for ns in &spec.name_servers {
@@ -560,6 +589,7 @@ impl KindRender for ZoneRender {
                 }
             }
         }
+        add_lease_names(ctx, res, zone, &reverse, &mut sets, &mut ptrs, out);
         for ((owner, rtype), (ttl, rdata)) in sets {
             let name = rrset_name(zone, owner, rtype);
             ensure_rrset(out, &name, &RRset::new(ttl, rdata), zone);
@@ -572,10 +602,58 @@ impl KindRender for ZoneRender {
     }
 }
 
+/// The RRsets of a zone's render by owner and type: TTL and data.
+type Sets = std::collections::BTreeMap<(Name, RecordType), (u32, Vec<RData>)>;
+/// The PTR RRsets of a zone's render by owner: TTL, reverse zone and data.
+type Ptrs = std::collections::BTreeMap<Name, (u32, Name, Vec<RData>)>;
+
+/// Adds the names the `dhcpDerived` of zone resource `res` takes from the DHCP leases to
+/// `sets` (one A or AAAA RRset each) and their PTRs to `ptrs` (when the address is in one of
+/// the `reverse` zones and no declared PTR is there). Names already in `sets` (the zone's
+/// `records` and glue) or declared by a record resource of the zone are left to the config.
+fn add_lease_names(
+    ctx: &RenderCtx<'_>,
+    res: &Resource,
+    zone: &ZoneInfo,
+    reverse: &[Name],
+    sets: &mut Sets,
+    ptrs: &mut Ptrs,
+    out: &mut Out,
+) {
+    let Some(derived) = res.external_spec::<ZoneSpec>().and_then(|s| s.dhcp_derived.as_ref())
+    else {
+        return;
+    };
+    let index = ctx.memo(DnsIndex::build);
+    let records = ctx.memo(|config| super::dhcp_derived::DeclaredNames::build(config, &index));
+    let in_sets: std::collections::HashSet<&Name> = sets.keys().map(|(owner, _)| owner).collect();
+    let declared = |owner: &Name| in_sets.contains(owner) || records.contains(&res.name, owner);
+    let names = super::dhcp_derived::lease_names(ctx, derived, &zone.apex, &declared, out);
+    let ttl = derived.ttl.unwrap_or(zone.ttl);
+    // Newest lease first: the PTR of an address two names share is the newest's.
+    for name in names {
+        let (rtype, rdata) = match name.address {
+            std::net::IpAddr::V4(a) => (RecordType::A, RData::A(a.into())),
+            std::net::IpAddr::V6(a) => (RecordType::AAAA, RData::AAAA(a.into())),
+        };
+        let rev = reverse_name(name.address).to_lowercase();
+        if let Some(apex) = reverse.iter().find(|z| names::in_zone(&rev, z))
+            && !ptrs.contains_key(&rev)
+        {
+            ptrs.insert(rev, (ttl, apex.clone(), vec![RData::PTR(PTR(name.owner.clone()))]));
+        }
+        sets.insert((name.owner, rtype), (ttl, vec![rdata]));
+    }
+}
+
 /// Renders a record resource (any of the eight kinds) into its RRset.
 pub(crate) struct RecordRender;
 
 impl KindRender for RecordRender {
+    fn status(&self, _res: &Resource, facts: &StatusFacts<'_>) -> KindStatus {
+        crate::status::record_status(facts)
+    }
+
     fn render(&self, ctx: &RenderCtx<'_>, res: &Resource, out: &mut Out) {
         let index = ctx.memo(DnsIndex::build);
         let Some(zone) = records::zone_of(res).and_then(|z| index.zone(z)) else {

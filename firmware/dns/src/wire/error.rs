@@ -7,6 +7,9 @@ use std::net::SocketAddr;
 
 use hickory_proto::op::ResponseCode;
 use hickory_proto::rr::RecordType;
+use routerd_host::ControllerCode;
+
+use crate::status::words;
 
 use super::MAX_UPDATE_BYTES;
 
@@ -227,24 +230,25 @@ pub enum WireError {
 }
 
 impl WireError {
-    /// The stable status reason of the condition: `TsigBadKey`, `TsigBadSig`, `TsigBadTime`,
-    /// `UpdateRefused` (also for [`WireError::TsigRequired`]), `NotAuthoritative`,
-    /// `ServerUnreachable`, `ForeignRRset` ([`WireError::Exists`]), otherwise `UpdateFailed`.
-    pub fn reason(&self) -> &'static str {
+    /// The stable status reason of the condition (`crate::status::words`): `TsigBadKey`,
+    /// `TsigBadSig`, `TsigBadTime`, `UpdateRefused` (also for [`WireError::TsigRequired`]),
+    /// `NotAuthoritative`, `ServerUnreachable`, `ForeignRRset` ([`WireError::Exists`]),
+    /// otherwise `UpdateFailed`.
+    pub fn reason(&self) -> ControllerCode {
         match self {
-            Self::TsigBadKey { .. } => "TsigBadKey",
-            Self::TsigBadSig { .. } => "TsigBadSig",
-            Self::TsigBadTime { .. } => "TsigBadTime",
-            Self::UpdateRefused { .. } | Self::TsigRequired { .. } => "UpdateRefused",
-            Self::NotAuthoritative { .. } => "NotAuthoritative",
-            Self::Exists { .. } => "ForeignRRset",
-            Self::Unreachable { .. } => "ServerUnreachable",
+            Self::TsigBadKey { .. } => words::TSIG_BAD_KEY,
+            Self::TsigBadSig { .. } => words::TSIG_BAD_SIG,
+            Self::TsigBadTime { .. } => words::TSIG_BAD_TIME,
+            Self::UpdateRefused { .. } | Self::TsigRequired { .. } => words::UPDATE_REFUSED,
+            Self::NotAuthoritative { .. } => words::NOT_AUTHORITATIVE,
+            Self::Exists { .. } => words::FOREIGN_RRSET,
+            Self::Unreachable { .. } => words::SERVER_UNREACHABLE,
             Self::TransferRefused { .. }
             | Self::Rcode { .. }
             | Self::Malformed { .. }
             | Self::Encode { .. }
             | Self::TooLarge { .. }
-            | Self::BadChange { .. } => "UpdateFailed",
+            | Self::BadChange { .. } => words::UPDATE_FAILED,
         }
     }
 }

@@ -172,7 +172,7 @@ fn tsig_errors_of_replies_map_to_their_conditions_naming_key_and_server() {
             context.unwrap_or_else(|| signed_by(&signer, &query, Some(TsigError::BadTime)));
         let bytes = reply(&query, ResponseCode::NotAuth, Some(context));
         let err = peer.check(query.metadata.id, &bytes, Some(&mut verifier)).expect_err(reason);
-        assert_eq!((err.reason(), err.to_string().as_str()), (reason, message));
+        assert_eq!((err.reason().as_str(), err.to_string().as_str()), (reason, message));
     }
 }
 
@@ -215,7 +215,7 @@ fn rcodes_of_replies_map_to_their_conditions() {
         let (peer, query, mut verifier) = signed_request(&ep, op);
         let bytes = reply(&query, rcode, Some(signed_by(&signer, &query, None)));
         let err = peer.check(query.metadata.id, &bytes, Some(&mut verifier)).expect_err(reason);
-        assert_eq!((err.reason(), err.to_string().as_str()), (reason, message));
+        assert_eq!((err.reason().as_str(), err.to_string().as_str()), (reason, message));
     }
 
     let (peer, query, mut verifier) = signed_request(&ep, Operation::Update);
@@ -230,7 +230,7 @@ fn an_unsigned_refusal_means_tsig_is_required() {
     let query = peer.query(RecordType::SOA);
     let bytes = reply(&query, ResponseCode::Refused, None);
     let err = peer.check(query.metadata.id, &bytes, None).expect_err("refused");
-    assert_eq!(err.reason(), "UpdateRefused");
+    assert_eq!(err.reason().as_str(), "UpdateRefused");
     assert_eq!(
         err.to_string(),
         "server 127.0.0.1#5300 refused the unsigned UPDATE of zone lab.example. (REFUSED: it \
@@ -247,7 +247,7 @@ fn a_success_that_is_unsigned_forged_or_for_another_request_is_malformed() {
     let malformed = |query: &Message, bytes: &[u8], verifier: &mut TSigVerifier| {
         let peer = Peer::new(&ep, &name("lab.example."), Operation::Update);
         let err = peer.check(query.metadata.id, bytes, Some(verifier)).expect_err("malformed");
-        assert_eq!(err.reason(), "UpdateFailed");
+        assert_eq!(err.reason().as_str(), "UpdateFailed");
         err.to_string()
     };
 

@@ -200,7 +200,11 @@ fn zones_are_served_changed_and_dropped_through_the_backend_with_a_real_named() 
     let lab_zone = artifact(
         &BIND_ZONE,
         "auth/lab.example.",
-        &BindZone { clause: zone_clause(&lab, "lab.example"), seed: seed("lab.example") },
+        &BindZone {
+            clause: zone_clause(&lab, "lab.example"),
+            seed: seed("lab.example"),
+            ..Default::default()
+        },
     );
     lab.create(&lab_zone).expect("zone lab.example.");
     named.wait_until("lab.example's SOA", DEADLINE, || lab.serves("lab.example"));
@@ -234,6 +238,7 @@ fn zones_are_served_changed_and_dropped_through_the_backend_with_a_real_named() 
         &BindZone {
             clause: zone_clause(&lab, "bad.example").replace("type primary;", "type primary"),
             seed: seed("bad.example"),
+            ..Default::default()
         },
     );
     let err = lab.create(&bad).expect_err("rejected");

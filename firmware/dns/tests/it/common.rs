@@ -144,6 +144,25 @@ pub fn operations(doc: &ResultDocument) -> Vec<String> {
     ops
 }
 
+/// The resource `id` (`ARecord/www`, below the DNS kinds' apiVersion) of `doc`.
+pub fn resource<'d>(
+    doc: &'d ResultDocument,
+    id: &str,
+) -> &'d routerd_engine::result::ResourceResult {
+    let id = format!("net.routerd.net/v1alpha1/{id}");
+    doc.resources.iter().find(|r| r.id == id).unwrap_or_else(|| panic!("no resource {id}"))
+}
+
+/// Condition `type_` of resource `id` as `status reason: message` (`True RRsetsPublished: …`);
+/// `None` when the resource has no such condition.
+pub fn condition(doc: &ResultDocument, id: &str, type_: &str) -> Option<String> {
+    resource(doc, id)
+        .conditions
+        .iter()
+        .find(|c| c.type_.as_str() == type_)
+        .map(|c| format!("{} {}: {}", c.status.as_str(), c.reason, c.message))
+}
+
 /// Operations that did not succeed, as [`operations`] writes them.
 pub fn failures(doc: &ResultDocument) -> Vec<String> {
     let mut ops: Vec<String> = doc
@@ -363,9 +382,12 @@ impl Lab {
         nsupdate(&self.ns, &self.update_key_file(), &script);
     }
 
-    /// The PIDs of the units FakeSystemd runs (named of each server).
+    /// The PIDs of the units FakeSystemd runs (named of servers `auth` and `sec`).
     pub fn named_pids(&self) -> Vec<i32> {
-        ["routerd-named-auth.service"].iter().filter_map(|unit| self.fake.main_pid(unit)).collect()
+        ["routerd-named-auth.service", "routerd-named-sec.service"]
+            .iter()
+            .filter_map(|unit| self.fake.main_pid(unit))
+            .collect()
     }
 
     /// Drops the lab and checks that no named it started still runs.

@@ -3,7 +3,7 @@
 //! wrote, inside a namespace of the test's own, and `dig`/`nsupdate` reading and editing the
 //! zone from beside it (issue 36 §4).
 
-use crate::common::{self, KEY, Lab, SERVER, a_record, operations};
+use crate::common::{self, AUTH_PORT, KEY, Lab, SERVER, a_record, condition, operations, resource};
 
 /// Zone `lab.example` on `auth` with hosts (and the PTR of `nas`), forwarded from dnsmasq.
 const ZONE: &str = "    - apiVersion: net.routerd.net/v1alpha1
@@ -111,6 +111,38 @@ async fn records_of_every_kind_are_published_kept_repaired_and_removed() {
     let again = lab.plan(&input, false).await;
     assert_eq!(operations(&again), Vec::<String>::new());
 
+    // Status: each record is published, the zone and its reverse zone are loaded with their
+    // serials, and the zone counts its RRsets.
+    let www_rrset = "local:auth/lab.example./www.lab.example./A";
+    assert_eq!(
+        condition(&again, "ARecord/www", "Published").as_deref(),
+        Some(format!("True RRsetsPublished: {www_rrset} is on the server as declared").as_str())
+    );
+    let loaded = condition(&again, "DNSZone/lab", "Loaded").expect("Loaded");
+    let serial = common::serial(&lab.ns, AUTH_PORT, "lab.example");
+    assert!(loaded.starts_with("True ZoneLoaded: zone "), "{loaded}");
+    let status = resource(&again, "DNSZone/lab").status.clone().expect("zone status");
+    let servers = status["servers"].as_array().expect("servers[]");
+    assert_eq!(servers.len(), 2, "{status}");
+    assert_eq!(servers[0]["zone"], "lab.example.");
+    assert_eq!(servers[0]["role"], "primary");
+    assert_eq!(servers[0]["state"], "Configured");
+    assert_eq!(servers[0]["serial"], serial, "{status}");
+    assert_eq!(servers[1]["zone"], "2.0.192.in-addr.arpa.");
+    assert_eq!(status["foreignRecords"], 0, "{status}");
+    let declared = status["recordsCount"].as_u64().expect("recordsCount");
+    assert!(declared >= 12, "{status}");
+    let zone_published = condition(&again, "DNSZone/lab", "Published").expect("Published");
+    assert!(zone_published.starts_with("True RRsetsPublished: "), "{zone_published}");
+
+    // A change not applied yet is pending in a plan.
+    let moved = a_record("www", "lab", "www", &["192.0.2.12"]);
+    let planned = lab.plan(&common::config(&[KEY, SERVER, ZONE, &every, &moved]), false).await;
+    assert_eq!(
+        condition(&planned, "ARecord/www", "Published").as_deref(),
+        Some(format!("False UpdatePending: pending: {www_rrset}").as_str())
+    );
+
     // A hand edit of an owned RRset is drift, repaired with one modify; a hand-added RRset is
     // foreign and stays.
     lab.nsupdate(
@@ -130,6 +162,9 @@ async fn records_of_every_kind_are_published_kept_repaired_and_removed() {
         ["www.lab.example. 60 A 192.0.2.10", "www.lab.example. 60 A 192.0.2.11"]
     );
     assert_eq!(lab.dig("hand.lab.example", "TXT"), ["hand.lab.example. 60 TXT \"by hand\""]);
+
+    let foreign = resource(&repaired, "DNSZone/lab").status.clone().expect("zone status");
+    assert_eq!(foreign["foreignRecords"], 1, "the hand-added TXT: {foreign}");
 
     // Removed from the config, the owned RRset is deleted and leaves the ledger; the foreign one
     // stays.

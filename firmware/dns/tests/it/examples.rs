@@ -34,11 +34,8 @@ const DNS_KINDS: [&str; 12] = [
 ];
 
 /// The render warnings `docs/resources.md` documents as "not supported yet".
-const NOT_SUPPORTED_YET: [&str; 3] = [
-    "dnssec is not supported yet",
-    "dhcpDerived is not supported yet",
-    "ipv4From and ipv6From are not supported",
-];
+const NOT_SUPPORTED_YET: [&str; 2] =
+    ["dnssec is not supported yet", "ipv4From and ipv6From are not supported"];
 
 fn parse(text: &str, file: &str) -> ConfigInput {
     let mut registry = Registry::new();

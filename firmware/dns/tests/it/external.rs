@@ -127,12 +127,11 @@ async fn on_a_remote_primary_only_routerds_rrsets_change_and_the_zone_survives_r
     assert_eq!(operations(&quiet), Vec::<String>::new());
 
     // Declaring RRsets the zone already holds: the matching one is an adoption candidate; the
-    // differing one too (not adoptable) and, ADR 0002 ("pre-existing artifacts that differ are
-    // reconciled, not adopted"), it is modified to the config's data and stays unrecorded. It
-    // is not a Conflict left alone, as the design brief (§3, §5 "external") asked.
+    // differing one is someone else's (design brief §3): never modified, a `Conflict` until
+    // the config matches it and it is adopted.
     let declared = config(&[&key, &server, &zone, &new, &www, &same]);
     let planned = lab.plan(&declared, false).await;
-    assert_eq!(operations(&planned), [format!("modify dns.rrset/{} planned", rrset("www"))]);
+    assert_eq!(operations(&planned), Vec::<String>::new());
     assert_eq!(
         candidates(&planned),
         [
@@ -140,23 +139,47 @@ async fn on_a_remote_primary_only_routerds_rrsets_change_and_the_zone_survives_r
             format!("dns.rrset/{} false present but differs: ttl, rdata", rrset("www")),
         ]
     );
-    assert_eq!(phase(&planned, "ARecord/www"), Phase::Drifted);
+    assert_eq!(phase(&planned, "ARecord/www"), Phase::Blocked);
     assert_eq!(phase(&planned, "ARecord/same"), Phase::RequiresAdoption);
     let applied = lab.reconcile_ok(&declared).await;
-    assert_eq!(operations(&applied), [format!("modify dns.rrset/{} done", rrset("www"))]);
-    assert_eq!(remote_dig(&lab, "www.ext.example", "A"), ["www.ext.example. 60 A 192.0.2.10"]);
+    assert_eq!(operations(&applied), Vec::<String>::new());
+    assert_eq!(remote_dig(&lab, "www.ext.example", "A"), ["www.ext.example. 3600 A 198.51.100.99"]);
     assert_eq!(remote_dig(&lab, "same.ext.example", "A"), ["same.ext.example. 60 A 192.0.2.30"]);
     assert_eq!(ledger_origin(&mut lab, &rrset("www")), None);
     assert_eq!(ledger_origin(&mut lab, &rrset("same")), None);
-    assert_eq!(phase(&applied, "ARecord/www"), Phase::RequiresAdoption);
+    assert_eq!(phase(&applied, "ARecord/www"), Phase::Blocked);
     assert_eq!(untouchables(&lab), untouched);
+
+    // The config comes to match the RRset; adopted, it is routerd's, and a change to it is
+    // then applied.
+    let matching = "    - apiVersion: net.routerd.net/v1alpha1
+      kind: ARecord
+      metadata: {name: www}
+      spec: {zone: ext, name: www, ipv4Addresses: [198.51.100.99], ttl: 3600}
+";
+    let matched = config(&[&key, &server, &zone, &new, matching, &same]);
+    let only = std::collections::BTreeSet::from([format!("dns.rrset/{}", rrset("www"))]);
+    let now = std::time::SystemTime::now();
+    let adopted = lab.session().adopt_only(&matched, now, true, Some(&only)).await;
+    let adopted = adopted.expect("adopt");
+    assert_eq!(adopted.adopted_artifacts.len(), 1, "{:?}", adopted.adopted_artifacts);
+    assert_eq!(ledger_origin(&mut lab, &rrset("www")), Some(Origin::Adopted));
+    let changed = lab.reconcile_ok(&declared).await;
+    assert_eq!(operations(&changed), [format!("modify dns.rrset/{} done", rrset("www"))]);
+    assert_eq!(remote_dig(&lab, "www.ext.example", "A"), ["www.ext.example. 60 A 192.0.2.10"]);
 
     // The zone leaves the config: only the RRset routerd created is deleted; the zone, its
     // SOA and apex NS, the hand-made records and the unrecorded ones stay.
     let removed = lab.reconcile_ok(&config(&[&key, &server])).await;
-    assert_eq!(deletes(&removed), [format!("dns.rrset/{}", rrset("new"))]);
+    let mut gone = deletes(&removed);
+    gone.sort();
+    assert_eq!(
+        gone,
+        [format!("dns.rrset/{}", rrset("new")), format!("dns.rrset/{}", rrset("www"))],
+        "what routerd created or was handed over"
+    );
     assert_eq!(remote_dig(&lab, "new.ext.example", "A"), Vec::<String>::new());
-    assert_eq!(remote_dig(&lab, "www.ext.example", "A"), ["www.ext.example. 60 A 192.0.2.10"]);
+    assert_eq!(remote_dig(&lab, "www.ext.example", "A"), Vec::<String>::new());
     assert_eq!(remote_dig(&lab, "same.ext.example", "A"), ["same.ext.example. 60 A 192.0.2.30"]);
     assert_eq!(untouchables(&lab), untouched);
     assert_eq!(ledger_origin(&mut lab, &rrset("new")), None);
@@ -193,6 +216,24 @@ async fn a_first_reconcile_does_not_take_over_pre_existing_remote_rrsets() {
     assert_eq!(ledger_origin(&mut lab, &rrset("new")), Some(Origin::Created));
     assert_eq!(ledger_origin(&mut lab, &rrset("same")), None, "routerd did not create it");
     assert_eq!(ledger_origin(&mut lab, &rrset("www")), None, "routerd did not create it");
+
+    // Read now, `www` differs from the config and is someone else's: never modified, a
+    // conflict until the config matches it and it is adopted. `same` matches: a candidate.
+    let doc = lab.reconcile(&all).await;
+    assert_eq!(common::operations(&doc), Vec::<String>::new());
+    assert_eq!(remote_dig(&lab, "www.ext.example", "A"), ["www.ext.example. 3600 A 198.51.100.99"]);
+    let name = rrset("www");
+    let conflict = common::condition(&doc, "ARecord/www", "Conflict").expect("Conflict");
+    assert_eq!(
+        conflict,
+        format!(
+            "True ForeignRRset: already on the server with other data, left alone until adopted: {name}"
+        )
+    );
+    let blocked = common::condition(&doc, "ARecord/www", "Blocked").expect("Blocked");
+    assert!(blocked.starts_with("True ForeignObject: dns.rrset/"), "{blocked}");
+    assert_eq!(phase(&doc, "ARecord/www"), Phase::Blocked);
+    assert_eq!(phase(&doc, "ARecord/same"), Phase::RequiresAdoption);
 
     // Removing the zone must not delete what was there before routerd.
     lab.reconcile(&config(&[&key, &server])).await;
@@ -294,6 +335,21 @@ async fn refused_signatures_and_policies_name_the_key_and_the_server_with_a_stab
         for id in ["ARecord/sig-www", "ARecord/key-www", "ARecord/policy-www"] {
             assert_eq!(phase(&doc, id), Phase::Blocked, "{pass}: {id}");
         }
+        // The records' `Published` names the server's reason; the zones, unreadable with
+        // the same keys, are of unknown standing for that reason.
+        for ((id, zone), (name, reason, _)) in
+            [("ARecord/key-www", "DNSZone/key"), ("ARecord/sig-www", "DNSZone/sig")]
+                .into_iter()
+                .zip(expected)
+        {
+            let published = common::condition(&doc, id, "Published").expect("Published");
+            assert_eq!(published, format!("False {reason}: not published: {name}"), "{pass}");
+            let loaded = common::condition(&doc, zone, "Loaded").expect("Loaded");
+            assert!(loaded.starts_with(&format!("Unknown {reason}: ")), "{pass}: {loaded}");
+        }
+        let refused = common::condition(&doc, "ARecord/policy-www", "Published");
+        let want = format!("False UpdateRefused: not published: {}", expected[2].0);
+        assert_eq!(refused.as_deref(), Some(want.as_str()), "{pass}");
     }
     for zone in ["www.sig.example", "www.key.example", "www.policy.example"] {
         assert_eq!(remote_dig(&lab, zone, "A"), Vec::<String>::new());

@@ -8,5 +8,7 @@ mod e2e;
 mod examples;
 mod external;
 mod kinds;
+mod leases;
 mod ownership;
+mod secondary;
 mod wire;

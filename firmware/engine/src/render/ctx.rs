@@ -1,8 +1,9 @@
 //! What every renderer shares: reference resolution over the whole config, and the per-resource
 //! output collector.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::net::IpAddr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ipnet::IpNet;
@@ -14,7 +15,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::intent::{Action, Intent, IntentDep};
-use crate::runtime::RuntimeValues;
+use crate::runtime::{DhcpLease, RuntimeValues};
 
 use super::Rendered;
 
@@ -38,6 +39,8 @@ pub struct RenderCtx<'a> {
     zones: Vec<(&'a str, &'a [String])>,
     /// Indexes controller crates built over the config, one per type ([`RenderCtx::memo`]).
     memos: std::sync::Mutex<Vec<Arc<dyn std::any::Any + Send + Sync>>>,
+    /// The lease files renders asked about ([`RenderCtx::dhcp_leases`]).
+    lease_files: std::sync::Mutex<BTreeSet<PathBuf>>,
 }
 
 /// A resolved interface reference: the kernel name and the artifact that provides the link.
@@ -61,6 +64,7 @@ impl<'a> RenderCtx<'a> {
             default_gateways: HashMap::new(),
             zones: Vec::new(),
             memos: std::sync::Mutex::new(Vec::new()),
+            lease_files: std::sync::Mutex::new(BTreeSet::new()),
         };
         // VLANs are named after their parent Interface, which may come later in the file.
         let mut vlans = Vec::new();
@@ -135,6 +139,24 @@ impl<'a> RenderCtx<'a> {
         let built = Arc::new(build(self.config));
         memos.push(Arc::clone(&built) as Arc<dyn std::any::Any + Send + Sync>);
         built
+    }
+
+    /// The live leases of the dnsmasq lease file `path` (below the target's root:
+    /// [`Target::dnsmasq_leases`] for routerd's own dnsmasq) in this render's runtime values,
+    /// and a note that the render reads them ([`crate::runtime::RuntimeReads::dhcp_leases`]),
+    /// so the session reads the file with each observation (ADR 0008). Empty while none are
+    /// known (a render from the config alone).
+    pub fn dhcp_leases(&self, path: &Path) -> &'a [DhcpLease] {
+        let mut files = self.lease_files.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !files.contains(path) {
+            files.insert(path.to_path_buf());
+        }
+        self.runtime.dhcp_leases(path)
+    }
+
+    /// The lease files renders asked about so far ([`RenderCtx::dhcp_leases`]).
+    pub(crate) fn lease_files(&self) -> BTreeSet<PathBuf> {
+        self.lease_files.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 
     pub(crate) fn declared_addresses(&self, iface: &str) -> &[IpNet] {

@@ -58,11 +58,12 @@ pub(super) fn dnsmasq_unit(target: &Target) -> UnitSpec {
          [Service]\n\
          Type=forking\n\
          PIDFile={dir}/dnsmasq.pid\n\
-         ExecStart={bin} --conf-file={conf} --dhcp-leasefile={dir}/dnsmasq.leases \
+         ExecStart={bin} --conf-file={conf} --dhcp-leasefile={leases} \
          --pid-file={dir}/dnsmasq.pid --bind-dynamic --interface=lo\n\
          Restart=on-failure\n",
         conf = conf.display(),
         dir = dir.display(),
+        leases = target.dnsmasq_leases().display(),
         bin = dnsmasq::BINARY,
     );
     if let Some(ns) = target.netns_path() {

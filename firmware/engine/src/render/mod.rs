@@ -106,6 +106,7 @@ pub fn render_with(config: &Config, target: &Target, runtime: &RuntimeValues) ->
         out.finish(&mut rendered);
     }
     rendered.reads = runtime_reads(&ctx);
+    rendered.reads.dhcp_leases = ctx.lease_files();
     rendered
 }
 

@@ -44,6 +44,7 @@ pub struct ExternalArtifactKind {
     needs_recreate: RecreateFn,
     keep_orphans: bool,
     report_unrecorded: bool,
+    unowned_kept: Option<fn(&str) -> bool>,
 }
 
 impl ExternalArtifactKind {
@@ -57,6 +58,7 @@ impl ExternalArtifactKind {
             needs_recreate: recreate_as::<T>,
             keep_orphans: false,
             report_unrecorded: false,
+            unowned_kept: None,
         }
     }
 
@@ -72,6 +74,22 @@ impl ExternalArtifactKind {
     /// (`ArtifactType::in_routerd_namespace`), not passed over in silence.
     pub const fn report_unrecorded(self) -> Self {
         Self { report_unrecorded: true, ..self }
+    }
+
+    /// An object of this kind named so that `applies(name)` holds (an RRset on a remote
+    /// primary) that is on the host with other data than the config's and that the ledger
+    /// does not record is someone else's: it is never modified, and its resource reports a
+    /// `Conflict` until the config matches it and it is adopted (design brief `dns-bind9.md`
+    /// §3). By default such an object is brought to the config and stays an adoption
+    /// candidate (ADR 0002).
+    pub const fn unowned_kept_if(self, applies: fn(&str) -> bool) -> Self {
+        Self { unowned_kept: Some(applies), ..self }
+    }
+
+    /// Whether an unrecorded object named `name` that differs from the config is kept
+    /// ([`ExternalArtifactKind::unowned_kept_if`]).
+    pub fn keeps_unowned(&self, name: &str) -> bool {
+        self.unowned_kept.is_some_and(|applies| applies(name))
     }
 
     /// The kind's orphan rule: deleted when the ledger records it, unless

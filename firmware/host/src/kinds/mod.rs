@@ -249,6 +249,16 @@ macro_rules! artifact_kinds {
                 }
             }
 
+            /// Whether an object named `name` of this kind that the ledger does not record and
+            /// that differs from the config is kept as someone else's, never modified
+            /// ([`external::ExternalArtifactKind::unowned_kept_if`]); no built-in kind does.
+            pub fn keeps_unowned(self, name: &str) -> bool {
+                match self {
+                    Self::External(k) => k.descriptor().keeps_unowned(name),
+                    _ => false,
+                }
+            }
+
             /// Parses the stable string form of a built-in or registered kind.
             pub fn parse(s: &str) -> Option<ArtifactKind> {
                 Self::builtin(s).or_else(|| external::lookup(s).map(Self::External))

@@ -1,16 +1,22 @@
-//! The DNS page's rows ([`DnsView`]) from what the daemon already holds: the last reconcile's
-//! Result document (each resource's `dns.rrset`, `bind.zone`, `bind.config` and unit artifacts
-//! as observed, the orphans, the operations), the ledger (the data routerd wrote into each owned
-//! RRset, which the document does not carry) and the doctor's `dns` checks. `routerctl dns`
-//! derives the same rows from the control API's documents (`firmware/routerctl/src/dns.rs`).
+//! The DNS view ([`DnsView`], ADR 0012): the DNS controller's servers, zones and RRsets from
+//! what the daemon already holds: the last reconcile's Result document (each resource's
+//! `dns.rrset`, `bind.zone`, `bind.config` and unit artifacts as observed, the orphans, the
+//! operations), the ledger (the data routerd wrote into each owned RRset, which the document
+//! does not carry) and the doctor's `dns` checks. Derived here only: the control API serves it
+//! (`GET /v1/dns`, which `routerctl dns` prints) and the web UI's DNS page shows it.
 
 use std::collections::{BTreeMap, HashMap};
 
-use routerd_dns::artifacts::{RRsetName, Side};
+use routerd_dns::artifacts::{RRsetName, Side as RRsetSide};
 use routerd_dns::kinds::server::{options_name, unit_name};
 use routerd_engine::ResultDocument;
 use routerd_engine::result::{ObservedArtifact, OperationResult, OrphanCleanup};
-use routerd_webui::{CheckView, DnsRecordRow, DnsServerRow, DnsView, DnsZoneRow};
+use routerd_model::dns_view::{DnsRecordRow, DnsServerRow, DnsView, DnsZoneRow, RecordState, Side};
+use routerd_model::status::DoctorCheck;
+use tokio::sync::{mpsc, watch};
+
+use crate::control::Snapshot;
+use crate::daemon::{ChangeRefused, EngineAnswer, EngineQuery, Msg, Stopping, request};
 
 /// The `dns.rrset` artifact kind.
 const RRSET: &str = "dns.rrset";
@@ -21,37 +27,39 @@ const BIND_CONFIG: &str = "bind.config";
 /// The kind of a server's unit.
 const UNIT: &str = "systemd.service";
 
-/// `local` or `remote`.
-fn side_word(side: Side) -> &'static str {
+/// The DNS view now: the snapshot's Result document, the data of owned RRsets from the ledger
+/// (asked of the loop only when the document has RRsets) and the doctor's `dns` checks, run now.
+///
+/// Errors: the loop refused the ledger query (inner `Err`), or it is stopping ([`Stopping`]).
+pub(crate) async fn read(
+    snapshot: &watch::Receiver<Snapshot>,
+    loop_tx: &mpsc::Sender<Msg>,
+) -> Result<Result<DnsView, ChangeRefused>, Stopping> {
+    let doc = snapshot.borrow().result.clone();
+    let checks = request(loop_tx, Msg::Doctor).await?;
+    let has_rrsets = doc.as_deref().is_some_and(|d| {
+        d.resources.iter().flat_map(|r| &r.artifacts).any(|a| a.kind == RRSET)
+            || d.orphans.iter().any(|o| o.kind == RRSET)
+    });
+    let entries = if has_rrsets {
+        match request(loop_tx, |tx| Msg::Engine(EngineQuery::Ledger, tx)).await? {
+            Ok(EngineAnswer::Entries(entries)) => entries,
+            Ok(_) => return Ok(Err(ChangeRefused::Failed("unexpected engine answer".into()))),
+            Err(refusal) => return Ok(Err(refusal)),
+        }
+    } else {
+        Vec::new()
+    };
+    let ledger = entries.iter().map(|e| (e.kind.as_str(), e.name.as_str(), e.attributes.json()));
+    Ok(Ok(view(doc.as_deref(), ledger, checks)))
+}
+
+/// The model's side of an RRset name's.
+fn side(side: RRsetSide) -> Side {
     match side {
-        Side::Local => "local",
-        Side::Remote => "remote",
+        RRsetSide::Local => Side::Local,
+        RRsetSide::Remote => Side::Remote,
     }
-}
-
-/// The sort key of a side: local servers first.
-fn side_rank(side: Side) -> u8 {
-    match side {
-        Side::Local => 0,
-        Side::Remote => 1,
-    }
-}
-
-/// The owner of `name` relative to its zone, as a zone file writes it: `www`, `@` for the apex.
-fn relative_owner(zone: &str, owner: &str) -> String {
-    if owner == zone {
-        return "@".into();
-    }
-    let suffix = if zone == "." { "." } else { zone };
-    owner
-        .strip_suffix(suffix)
-        .map(|o| o.trim_end_matches('.').to_owned())
-        .unwrap_or_else(|| owner.to_owned())
-}
-
-/// `apiVersion/kind/name` → `kind/name`: the group is implied by the kind.
-fn short_id(id: &str) -> &str {
-    id.splitn(3, '/').nth(2).unwrap_or(id)
 }
 
 /// Why the zone of an RRset could not be read (`TsigBadSig: …`), if it could not.
@@ -93,55 +101,52 @@ fn rrset_data(spec: &serde_json::Value) -> Option<(Option<u64>, Vec<String>)> {
     (ttl.is_some() || rdata.is_some()).then(|| (ttl, rdata.unwrap_or_default()))
 }
 
-/// A zone being counted.
+/// A zone being counted: its row, and what is wrong with its clause on a local server.
 #[derive(Default)]
 struct Tally {
-    declared: usize,
-    owned: usize,
-    foreign: usize,
-    drifted: usize,
-    missing: usize,
-    unowned: usize,
-    undeclared: usize,
-    unreadable: Option<String>,
+    row: DnsZoneRow,
     clause: Option<String>,
 }
 
 impl Tally {
-    /// `OK`, `unreadable: <reason>`, or what differs: `2 drifted, 1 missing`.
-    fn state(&self) -> String {
-        if let Some(reason) = &self.unreadable {
-            return format!("unreadable: {reason}");
-        }
-        let mut parts: Vec<String> = self.clause.iter().cloned().collect();
-        for (n, what) in [
-            (self.drifted, "drifted"),
-            (self.missing, "missing"),
-            (self.unowned, "unowned"),
-            (self.undeclared, "undeclared"),
-        ] {
-            if n > 0 {
-                parts.push(format!("{n} {what}"));
+    /// The finished row: its state `OK`, `unreadable: <reason>`, or what differs (`2 drifted,
+    /// 1 missing`).
+    fn finish(self) -> DnsZoneRow {
+        let z = self.row;
+        let state = if let Some(reason) = &z.unreadable {
+            format!("unreadable: {reason}")
+        } else {
+            let mut parts: Vec<String> = self.clause.into_iter().collect();
+            for (n, what) in [
+                (z.drifted, "drifted"),
+                (z.missing, "missing"),
+                (z.unowned, "unowned"),
+                (z.undeclared, "undeclared"),
+            ] {
+                if n > 0 {
+                    parts.push(format!("{n} {what}"));
+                }
             }
-        }
-        if parts.is_empty() { "OK".into() } else { parts.join(", ") }
+            if parts.is_empty() { "OK".into() } else { parts.join(", ") }
+        };
+        DnsZoneRow { ok: state == "OK", state, ..z }
     }
 }
 
-/// A zone's key: side rank, server, apex.
-type ZoneKey = (u8, String, String);
+/// A zone's key: side (local first), server, apex.
+type ZoneKey = (Side, String, String);
 
-/// The DNS page of `doc` (`None` before the first reconcile), with the owned RRsets' data from
+/// The DNS view of `doc` (`None` before the first reconcile), with the owned RRsets' data from
 /// `ledger` (`(kind, name, attributes JSON)` of each entry) and the doctor's `checks` (of every
-/// area; the page keeps the `dns` ones).
-pub(super) fn view<'a>(
+/// area; the view keeps the `dns` ones).
+pub(crate) fn view<'a>(
     doc: Option<&ResultDocument>,
     ledger: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
-    checks: Vec<CheckView>,
+    checks: Vec<DoctorCheck>,
 ) -> DnsView {
-    let checks: Vec<CheckView> = checks.into_iter().filter(|c| c.area == "dns").collect();
+    let checks: Vec<DoctorCheck> = checks.into_iter().filter(|c| c.area == "dns").collect();
     let Some(doc) = doc else {
-        return DnsView { checks, observed: false, ..DnsView::default() };
+        return DnsView { checks, ..DnsView::default() };
     };
     let written: HashMap<&str, serde_json::Value> = ledger
         .into_iter()
@@ -166,7 +171,7 @@ pub(super) fn view<'a>(
         .flat_map(|r| r.observed.iter())
         .map(|o| ((o.kind.as_ref(), &*o.name), o))
         .collect();
-    let mut zones: BTreeMap<ZoneKey, (Side, Tally)> = BTreeMap::new();
+    let mut zones: BTreeMap<ZoneKey, Tally> = BTreeMap::new();
     let mut records: Vec<(RRsetName, DnsRecordRow)> = Vec::new();
     let mut servers: BTreeMap<String, Side> = BTreeMap::new();
     for r in &doc.resources {
@@ -185,7 +190,7 @@ pub(super) fn view<'a>(
             let key = (intent.kind.as_ref(), &*intent.name);
             if key.0 == BIND_ZONE {
                 let Some((server, apex)) = key.1.split_once('/') else { continue };
-                let (_, zone) = tally(&mut zones, Side::Local, server, apex);
+                let zone = tally(&mut zones, Side::Local, server, apex);
                 zone.clause = match (seen.get(&key), failed.get(&key)) {
                     (_, Some(error)) => Some(format!("zone refused: {error}")),
                     (None, None) => None,
@@ -200,14 +205,14 @@ pub(super) fn view<'a>(
             }
             let Some(parsed) = RRsetName::parse(key.1) else { continue };
             let observed = seen.get(&key).copied();
-            let (status, detail) = match observed {
-                None => ("unobserved", "not observed yet".to_owned()),
+            let (state, detail) = match observed {
+                None => (RecordState::Unobserved, "not observed yet".to_owned()),
                 Some(o) => match unobserved(o) {
-                    Some(reason) => ("unobserved", reason),
-                    None if !o.present => ("missing", String::new()),
-                    None if !o.owned => ("unowned", differs(o)),
-                    None if !o.drift.is_empty() => ("drift", differs(o)),
-                    None => ("in-sync", String::new()),
+                    Some(reason) => (RecordState::Unobserved, reason),
+                    None if !o.present => (RecordState::Missing, String::new()),
+                    None if !o.owned => (RecordState::Unowned, differs(o)),
+                    None if !o.drift.is_empty() => (RecordState::Drift, differs(o)),
+                    None => (RecordState::InSync, String::new()),
                 },
             };
             let detail = match failed.get(&key) {
@@ -217,19 +222,19 @@ pub(super) fn view<'a>(
             };
             // The data: as routerd wrote it (the ledger), else as declared for adoption; the
             // drift's desired values are newer than either.
-            let (mut ttl, mut data) = written
+            let (mut ttl, mut rdata) = written
                 .get(key.1)
                 .or_else(|| candidates.get(key.1).copied())
                 .and_then(rrset_data)
                 .unwrap_or_default();
-            if status != "unobserved" {
+            if state != RecordState::Unobserved {
                 for d in observed.iter().flat_map(|o| o.drift.iter()) {
                     match d.attribute.as_str() {
                         "ttl" => ttl = d.desired.as_u64().or(ttl),
                         "rdata" => {
                             let desired = serde_json::json!({ "rdata": d.desired });
-                            if let Some((_, rdata)) = rrset_data(&desired) {
-                                data = rdata;
+                            if let Some((_, desired)) = rrset_data(&desired) {
+                                rdata = desired;
                             }
                         }
                         _ => {}
@@ -238,30 +243,40 @@ pub(super) fn view<'a>(
             }
             let owned = observed.is_some_and(|o| o.owned);
             let zone_name = parsed.zone.to_ascii();
-            let (_, zone) = tally(&mut zones, parsed.side, &parsed.server, &zone_name);
+            let zone = &mut tally(&mut zones, side(parsed.side), &parsed.server, &zone_name).row;
             zone.declared += 1;
             zone.owned += usize::from(owned);
-            match status {
-                "drift" => zone.drifted += 1,
-                "missing" => zone.missing += 1,
-                "unowned" => zone.unowned += 1,
-                "unobserved" if zone.unreadable.is_none() => zone.unreadable = Some(detail.clone()),
+            match state {
+                RecordState::Drift => zone.drifted += 1,
+                RecordState::Missing => zone.missing += 1,
+                RecordState::Unowned => zone.unowned += 1,
+                RecordState::Unobserved if zone.unreadable.is_none() => {
+                    zone.unreadable = Some(detail.clone());
+                }
                 _ => {}
             }
-            let row = row(&parsed, ttl, data, short_id(&r.id), status, detail);
+            let row = DnsRecordRow {
+                ttl,
+                rdata,
+                resource: r.id.clone(),
+                owned,
+                state,
+                detail,
+                ..row(&parsed)
+            };
             records.push((parsed, row));
         }
     }
     for o in doc.orphans.iter().filter(|o| o.kind == RRSET) {
         let Some(parsed) = RRsetName::parse(&o.name) else { continue };
-        let (ttl, data) = rrset_data(&o.observed)
+        let (ttl, rdata) = rrset_data(&o.observed)
             .or_else(|| written.get(o.name.as_str()).and_then(rrset_data))
             .unwrap_or_default();
         let zone_name = parsed.zone.to_ascii();
-        let (_, zone) = tally(&mut zones, parsed.side, &parsed.server, &zone_name);
-        let (status, detail) = if o.owner.is_empty() {
+        let zone = &mut tally(&mut zones, side(parsed.side), &parsed.server, &zone_name).row;
+        let (state, detail) = if o.owner.is_empty() {
             zone.foreign += 1;
-            ("foreign", "not in router.yaml, left alone")
+            (RecordState::Foreign, "not in router.yaml, left alone")
         } else {
             zone.undeclared += 1;
             let what = match o.cleanup {
@@ -269,76 +284,72 @@ pub(super) fn view<'a>(
                 OrphanCleanup::Forget => "gone from the server, the ledger entry is dropped",
                 OrphanCleanup::Keep => "kept",
             };
-            ("undeclared", what)
+            (RecordState::Undeclared, what)
         };
-        let row = row(&parsed, ttl, data, short_id(&o.owner), status, detail.into());
+        let row = DnsRecordRow {
+            ttl,
+            rdata,
+            resource: o.owner.clone(),
+            foreign: state == RecordState::Foreign,
+            owned: !o.owner.is_empty(),
+            state,
+            detail: detail.into(),
+            ..row(&parsed)
+        };
         records.push((parsed, row));
     }
     records.sort_by(|(a, _), (b, _)| {
-        let key = |n: &RRsetName| {
-            (side_rank(n.side), n.server.clone(), n.zone.to_ascii(), n.owner.to_ascii())
-        };
+        let key =
+            |n: &RRsetName| (side(n.side), n.server.clone(), n.zone.to_ascii(), n.owner.to_ascii());
         key(a).cmp(&key(b)).then_with(|| a.rtype.to_string().cmp(&b.rtype.to_string()))
     });
-    let zones: Vec<DnsZoneRow> = zones
-        .into_iter()
-        .map(|((_, server, zone), (side, t))| DnsZoneRow {
-            server,
-            side: side_word(side).into(),
-            zone,
-            declared: t.declared,
-            owned: t.owned,
-            foreign: t.foreign,
-            state: t.state(),
-            ok: t.state() == "OK",
-        })
-        .collect();
+    let zones: Vec<DnsZoneRow> = zones.into_values().map(Tally::finish).collect();
     let servers = servers
         .into_iter()
         .map(|(name, side)| server(&name, side, &zones, &seen, &failed))
         .collect();
     DnsView {
+        observed: true,
         servers,
         zones,
         records: records.into_iter().map(|(_, row)| row).collect(),
         checks,
-        observed: true,
     }
 }
 
 /// The tally of zone `apex` of `server`, added when new.
 fn tally<'z>(
-    zones: &'z mut BTreeMap<ZoneKey, (Side, Tally)>,
+    zones: &'z mut BTreeMap<ZoneKey, Tally>,
     side: Side,
     server: &str,
     apex: &str,
-) -> &'z mut (Side, Tally) {
-    zones
-        .entry((side_rank(side), server.to_owned(), apex.to_owned()))
-        .or_insert_with(|| (side, Tally::default()))
+) -> &'z mut Tally {
+    zones.entry((side, server.to_owned(), apex.to_owned())).or_insert_with(|| Tally {
+        row: DnsZoneRow {
+            side,
+            server: server.to_owned(),
+            zone: apex.to_owned(),
+            ..DnsZoneRow::default()
+        },
+        clause: None,
+    })
 }
 
-/// An RRset's row.
-fn row(
-    name: &RRsetName,
-    ttl: Option<u64>,
-    data: Vec<String>,
-    resource: &str,
-    status: &str,
-    detail: String,
-) -> DnsRecordRow {
-    let zone = name.zone.to_ascii();
+/// The row of the RRset `name` with its identity filled in: in sync, no data, no resource.
+fn row(name: &RRsetName) -> DnsRecordRow {
     DnsRecordRow {
+        side: side(name.side),
         server: name.server.clone(),
-        side: side_word(name.side).into(),
-        name: relative_owner(&zone, &name.owner.to_ascii()),
-        zone,
+        zone: name.zone.to_ascii(),
+        owner: name.owner.to_ascii(),
         rtype: name.rtype.to_string(),
-        ttl,
-        data,
-        resource: resource.to_owned(),
-        status: status.to_owned(),
-        detail,
+        ttl: None,
+        rdata: Vec::new(),
+        resource: String::new(),
+        foreign: false,
+        owned: false,
+        state: RecordState::InSync,
+        detail: String::new(),
     }
 }
 
@@ -352,28 +363,26 @@ fn server(
     failed: &HashMap<(&str, &str), &str>,
 ) -> DnsServerRow {
     let mine: Vec<&DnsZoneRow> =
-        zones.iter().filter(|z| z.server == name && z.side == side_word(side)).collect();
+        zones.iter().filter(|z| z.server == name && z.side == side).collect();
     let unreadable: Vec<String> = mine
         .iter()
-        .filter_map(|z| {
-            z.state.strip_prefix("unreadable: ").map(|why| format!("{} ({why})", z.zone))
-        })
+        .filter_map(|z| z.unreadable.as_ref().map(|why| format!("{} ({why})", z.zone)))
         .collect();
     let mut parts = Vec::new();
     let mut ok = unreadable.is_empty();
     if side == Side::Local {
         let unit_key = unit_name(name);
-        let (unit_text, unit_ok) =
-            match (seen.get(&(UNIT, unit_key.as_str())), failed.get(&(UNIT, unit_key.as_str()))) {
-                (_, Some(e)) => (format!("unit failed: {e}"), false),
-                (None, None) => ("unit not observed".into(), false),
-                (Some(u), None) if !u.present => ("unit missing".into(), false),
-                (Some(u), None) if u.drift.iter().any(|d| d.attribute == "active") => {
-                    ("unit not running".into(), false)
-                }
-                (Some(u), None) if !u.drift.is_empty() => ("unit differs".into(), false),
-                (Some(_), None) => ("unit running".into(), true),
-            };
+        let key = (UNIT, unit_key.as_str());
+        let (unit_text, unit_ok) = match (seen.get(&key), failed.get(&key)) {
+            (_, Some(e)) => (format!("unit failed: {e}"), false),
+            (None, None) => ("unit not observed".into(), false),
+            (Some(u), None) if !u.present => ("unit missing".into(), false),
+            (Some(u), None) if u.drift.iter().any(|d| d.attribute == "active") => {
+                ("unit not running".into(), false)
+            }
+            (Some(u), None) if !u.drift.is_empty() => ("unit differs".into(), false),
+            (Some(_), None) => ("unit running".into(), true),
+        };
         let conf_key = options_name(name);
         let key = (BIND_CONFIG, conf_key.as_str());
         let (conf_text, conf_ok) = match (seen.get(&key), failed.get(&key)) {
@@ -396,15 +405,9 @@ fn server(
             format!("unreadable: {}", unreadable.join(", "))
         });
     }
-    DnsServerRow {
-        name: name.to_owned(),
-        side: side_word(side).into(),
-        zones: mine.len(),
-        state: parts.join(", "),
-        ok,
-    }
+    DnsServerRow { name: name.to_owned(), side, zones: mine.len(), state: parts.join(", "), ok }
 }
 
 #[cfg(test)]
-#[path = "dns_tests.rs"]
-mod tests;
+#[path = "dns_view_tests.rs"]
+pub(crate) mod tests;
