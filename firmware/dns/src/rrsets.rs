@@ -12,7 +12,7 @@
 //! any RRset); a zone that cannot be read lists each wanted RRset as unobserved, so the engine
 //! neither forgets the ledger's entries nor believes them gone.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -47,6 +47,9 @@ pub struct DnsBackend {
     netns: Netns,
     /// Zones by `side:server/zone.`, so a zone whose serial did not move is not transferred.
     cache: Mutex<HashMap<String, Cached>>,
+    /// CNAME RRsets the server ignored (RFC 2136 §3.4.2.2), by artifact name, with the zone's
+    /// serial then: not sent again while the zone has not changed.
+    ignored: Mutex<HashMap<String, u32>>,
 }
 
 /// A zone's RRsets, grouped for one server.
@@ -58,7 +61,12 @@ type ByZone = BTreeMap<(u8, String, String), Vec<(usize, RRsetName, RRsetChange)
 impl DnsBackend {
     /// The backend for `target`, talking from inside `netns`.
     pub fn new(target: &Target, netns: &Netns) -> Self {
-        Self { target: target.clone(), netns: netns.clone(), cache: Mutex::new(HashMap::new()) }
+        Self {
+            target: target.clone(),
+            netns: netns.clone(),
+            cache: Mutex::new(HashMap::new()),
+            ignored: Mutex::new(HashMap::new()),
+        }
     }
 
     /// The endpoint blocks of the endpoint file: block name → (address, key file).
@@ -215,7 +223,12 @@ impl DnsBackend {
                     continue;
                 }
             };
-            let changes: Vec<RRsetChange> = group.iter().map(|(_, _, c)| c.clone()).collect();
+            let zone_key: ZoneKey = (side, server.clone(), first.zone.clone());
+            let held =
+                if delete { Vec::new() } else { self.still_ignored(&ep, &zone_key, &group).await };
+            let sent: Vec<&(usize, RRsetName, RRsetChange)> =
+                group.iter().filter(|(i, ..)| !held.contains(i)).collect();
+            let changes: Vec<RRsetChange> = sent.iter().map(|(_, _, c)| c.clone()).collect();
             let mut outcomes = self.send(&ep, &zone, &changes, !delete).await;
             if delete && side == Side::Local {
                 // The zone's section went first: its RRsets went with it.
@@ -225,13 +238,80 @@ impl DnsBackend {
                     }
                 }
             }
-            for ((i, ..), outcome) in group.iter().zip(outcomes) {
-                results[*i] = Some(outcome.map_err(|e| refused(&artifacts[*i].key, op, &e)));
-            }
             // The zone changed: the next observe transfers it again.
             self.lock().remove(&format!("{}/{zone}", block_name(side, &server)));
+            if !delete {
+                self.read_back_cnames(&ep, &zone_key, &sent, &mut outcomes).await;
+            }
+            for ((i, ..), outcome) in sent.iter().zip(outcomes) {
+                results[*i] = Some(outcome.map_err(|e| refused(&artifacts[*i].key, op, &e)));
+            }
+            for (i, name, _) in group.iter().filter(|(i, ..)| held.contains(i)) {
+                let e = ignored_error(&ep, name);
+                results[*i] = Some(Err(refused(&artifacts[*i].key, op, &e)));
+            }
         }
         results.into_iter().map(|r| r.unwrap_or(Ok(()))).collect()
+    }
+
+    /// The positions in `group` of CNAME RRsets the server ignored before while the zone's
+    /// serial has not moved since: sending them again would be ignored again.
+    async fn still_ignored(
+        &self,
+        ep: &Endpoint,
+        zone: &ZoneKey,
+        group: &[(usize, RRsetName, RRsetChange)],
+    ) -> Vec<usize> {
+        let known: Vec<(usize, u32)> = {
+            let ignored = self.ignored.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            group
+                .iter()
+                .filter_map(|(i, name, _)| ignored.get(&name.key_name()).map(|s| (*i, *s)))
+                .collect()
+        };
+        if known.is_empty() {
+            return Vec::new();
+        }
+        let Ok(serial) = wire::soa_serial(&self.netns, ep, &zone.2, TIMEOUT).await else {
+            return Vec::new();
+        };
+        known.into_iter().filter(|(_, s)| *s == serial).map(|(i, _)| i).collect()
+    }
+
+    /// Reads the zone back after CNAME RRsets were sent and accepted: one the server left out
+    /// (RFC 2136 §3.4.2.2, a name holding other data) becomes [`WireError::Ignored`] and is
+    /// remembered with the zone's serial ([`DnsBackend::still_ignored`]).
+    async fn read_back_cnames(
+        &self,
+        ep: &Endpoint,
+        zone: &ZoneKey,
+        sent: &[&(usize, RRsetName, RRsetChange)],
+        outcomes: &mut [Result<(), WireError>],
+    ) {
+        let cname = |c: &RRsetChange| c.rtype == RecordType::CNAME && !c.rdata.is_empty();
+        let accepted = sent.iter().zip(outcomes.iter()).any(|(s, o)| cname(&s.2) && o.is_ok());
+        if !accepted {
+            return;
+        }
+        let Ok(sets) = self.read_zone(zone, ep).await else { return };
+        let present: HashSet<&str> = sets.iter().map(|a| a.key.name.as_str()).collect();
+        let cache_key = format!("{}/{}", block_name(zone.0, &zone.1), zone.2);
+        let serial = self.lock().get(&cache_key).map(|c| c.serial);
+        let mut ignored = self.ignored.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        for ((_, name, change), outcome) in sent.iter().map(|s| &**s).zip(outcomes.iter_mut()) {
+            let key = name.key_name();
+            if !cname(change) || outcome.is_err() {
+                continue;
+            }
+            if present.contains(key.as_str()) {
+                ignored.remove(&key);
+            } else {
+                *outcome = Err(ignored_error(ep, name));
+                if let Some(serial) = serial {
+                    ignored.insert(key, serial);
+                }
+            }
+        }
     }
 
     /// Sends `changes`, one result per change. When the server refuses a message for what it
@@ -299,6 +379,16 @@ impl DnsBackend {
                 outcome => return outcome,
             }
         }
+    }
+}
+
+/// [`WireError::Ignored`] for the RRset `name` on `ep`.
+fn ignored_error(ep: &Endpoint, name: &RRsetName) -> WireError {
+    WireError::Ignored {
+        server: ep.address,
+        zone: name.zone.to_ascii(),
+        owner: name.owner.to_ascii(),
+        rtype: name.rtype,
     }
 }
 

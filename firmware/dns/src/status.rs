@@ -67,12 +67,15 @@ pub mod words {
     pub const SERVER_UNREACHABLE: ControllerCode = ControllerCode::new("ServerUnreachable");
     /// A create found the RRset already there (the RFC 2136 prerequisite failed).
     pub const FOREIGN_RRSET: ControllerCode = ControllerCode::new("ForeignRRset");
+    /// The server accepted the UPDATE but left the RRset out: a CNAME where the name holds
+    /// other data (RFC 2136 §3.4.2.2).
+    pub const UPDATE_IGNORED: ControllerCode = ControllerCode::new("UpdateIgnored");
     /// Any other failure of an UPDATE or transfer.
     pub const UPDATE_FAILED: ControllerCode = ControllerCode::new("UpdateFailed");
 
     /// The reasons a failed UPDATE or an unreadable zone names, as the wire client words them
     /// ([`crate::wire::WireError::reason`]).
-    pub const WIRE: [ControllerCode; 8] = [
+    pub const WIRE: [ControllerCode; 9] = [
         TSIG_BAD_KEY,
         TSIG_BAD_SIG,
         TSIG_BAD_TIME,
@@ -80,6 +83,7 @@ pub mod words {
         NOT_AUTHORITATIVE,
         SERVER_UNREACHABLE,
         FOREIGN_RRSET,
+        UPDATE_IGNORED,
         UPDATE_FAILED,
     ];
 }
@@ -347,7 +351,7 @@ enum Standing {
     Pending,
     Unknown(ControllerCode),
     Failed(ControllerCode),
-    Conflict,
+    Conflict(ControllerCode),
 }
 
 fn standing(a: &ArtifactFacts<'_>) -> Standing {
@@ -355,7 +359,9 @@ fn standing(a: &ArtifactFacts<'_>) -> Standing {
         return match op.result {
             OperationResult::Done => Standing::Published,
             OperationResult::Failed => match failure_reason(op.error.as_deref()) {
-                r if r == words::FOREIGN_RRSET => Standing::Conflict,
+                r if r == words::FOREIGN_RRSET || r == words::UPDATE_IGNORED => {
+                    Standing::Conflict(r)
+                }
                 r => Standing::Failed(r),
             },
             _ => Standing::Pending,
@@ -365,7 +371,9 @@ fn standing(a: &ArtifactFacts<'_>) -> Standing {
         Some(why) => Standing::Unknown(wire_reason(why)),
         // Present with other data and not routerd's, yet nothing planned: someone else's RRset
         // the engine leaves alone (`unowned_kept_if`).
-        None if a.present && !a.owned && a.desired != a.observed => Standing::Conflict,
+        None if a.present && !a.owned && a.desired != a.observed => {
+            Standing::Conflict(words::FOREIGN_RRSET)
+        }
         None if a.present => Standing::Published,
         None => Standing::Pending,
     }
@@ -386,7 +394,7 @@ fn rrset_conditions(facts: &StatusFacts<'_>) -> Vec<KindCondition> {
             Standing::Pending => pending.push(a.name),
             Standing::Unknown(r) => unknown.push((r, a.name)),
             Standing::Failed(r) => failed.push((r, a.name)),
-            Standing::Conflict => conflicts.push(a.name),
+            Standing::Conflict(r) => conflicts.push((r, a.name)),
         }
     }
     let mut out = Vec::new();
@@ -399,23 +407,44 @@ fn rrset_conditions(facts: &StatusFacts<'_>) -> Vec<KindCondition> {
         cond_unknown(words::PUBLISHED, *reason, format!("zone unreadable: {}", list(&names)))
     } else if !pending.is_empty() || !conflicts.is_empty() {
         let mut names = pending.clone();
-        names.extend(&conflicts);
+        names.extend(conflicts.iter().map(|(_, n)| *n));
         cond(words::PUBLISHED, false, words::UPDATE_PENDING, format!("pending: {}", list(&names)))
     } else {
+        // The serial named serves the zone at, for a local zone (Bindy's `Published` carries
+        // it): the zone's `bind.zone` as observed.
+        let at = serial_of_zone(facts, rrsets[0].name)
+            .map(|s| format!(" (serial {s})"))
+            .unwrap_or_default();
         let message = match total {
-            1 => format!("{} is on the server as declared", rrsets[0].name),
-            n => format!("{n} RRsets are on the server as declared"),
+            1 => format!("{} is on the server as declared{at}", rrsets[0].name),
+            n => format!("{n} RRsets are on the server as declared{at}"),
         };
         cond(words::PUBLISHED, true, words::RRSETS_PUBLISHED, message)
     });
-    if !conflicts.is_empty() {
-        let message = format!(
-            "already on the server with other data, left alone until adopted: {}",
-            list(&conflicts)
-        );
-        out.push(cond(words::CONFLICT, true, words::FOREIGN_RRSET, message));
+    if let Some((reason, _)) = conflicts.first() {
+        let names: Vec<&str> = conflicts.iter().map(|(_, n)| *n).collect();
+        let message = if *reason == words::UPDATE_IGNORED {
+            format!("the server ignored it, its name holds other data: {}", list(&names))
+        } else {
+            format!(
+                "already on the server with other data, left alone until adopted: {}",
+                list(&names)
+            )
+        };
+        out.push(cond(words::CONFLICT, true, *reason, message));
     }
     out
+}
+
+/// The serial of the local zone the `dns.rrset` named `rrset` is in, as its `bind.zone` was
+/// observed; `None` on a remote primary or when unknown.
+fn serial_of_zone(facts: &StatusFacts<'_>, rrset: &str) -> Option<u64> {
+    let rest = rrset.strip_prefix("local:")?;
+    let mut parts = rest.splitn(3, '/');
+    let zone = format!("{}/{}", parts.next()?, parts.next()?);
+    let zones = facts.current_of(BIND_ZONE.as_str());
+    let at = zones.binary_search_by(|z| z.name.cmp(zone.as_str())).ok()?;
+    zones[at].attributes.get("serial").and_then(Value::as_u64)
 }
 
 /// The reason word an operation's error starts with (the engine writes `<reason>: <error>`),

@@ -160,6 +160,23 @@ pub enum WireError {
         /// The key name, if the request was signed.
         key: Option<String>,
     },
+    /// The server accepted the UPDATE but left the RRset out: a CNAME at a name that holds
+    /// other data is silently ignored (RFC 2136 §3.4.2.2). Found by reading the zone back.
+    #[error(
+        "server {} ignored the {rtype} RRset {owner} of zone {zone}: the name holds other data \
+         (RFC 2136 §3.4.2.2); remove that data on the server, or the record from router.yaml",
+        at(.server)
+    )]
+    Ignored {
+        /// The server.
+        server: SocketAddr,
+        /// The zone apex, absolute.
+        zone: String,
+        /// The RRset's owner.
+        owner: String,
+        /// The RRset's type.
+        rtype: RecordType,
+    },
     /// Any other response code.
     #[error(
         "server {} answered {rcode} (rcode {}) to the {op} of zone {zone}{}",
@@ -233,7 +250,7 @@ impl WireError {
     /// The stable status reason of the condition (`crate::status::words`): `TsigBadKey`,
     /// `TsigBadSig`, `TsigBadTime`, `UpdateRefused` (also for [`WireError::TsigRequired`]),
     /// `NotAuthoritative`, `ServerUnreachable`, `ForeignRRset` ([`WireError::Exists`]),
-    /// otherwise `UpdateFailed`.
+    /// `UpdateIgnored` ([`WireError::Ignored`]), otherwise `UpdateFailed`.
     pub fn reason(&self) -> ControllerCode {
         match self {
             Self::TsigBadKey { .. } => words::TSIG_BAD_KEY,
@@ -242,6 +259,7 @@ impl WireError {
             Self::UpdateRefused { .. } | Self::TsigRequired { .. } => words::UPDATE_REFUSED,
             Self::NotAuthoritative { .. } => words::NOT_AUTHORITATIVE,
             Self::Exists { .. } => words::FOREIGN_RRSET,
+            Self::Ignored { .. } => words::UPDATE_IGNORED,
             Self::Unreachable { .. } => words::SERVER_UNREACHABLE,
             Self::TransferRefused { .. }
             | Self::Rcode { .. }

@@ -114,12 +114,14 @@ async fn records_of_every_kind_are_published_kept_repaired_and_removed() {
     // Status: each record is published, the zone and its reverse zone are loaded with their
     // serials, and the zone counts its RRsets.
     let www_rrset = "local:auth/lab.example./www.lab.example./A";
+    let serial = common::serial(&lab.ns, AUTH_PORT, "lab.example");
     assert_eq!(
-        condition(&again, "ARecord/www", "Published").as_deref(),
-        Some(format!("True RRsetsPublished: {www_rrset} is on the server as declared").as_str())
+        condition(&again, "ARecord/www", "Published"),
+        Some(format!(
+            "True RRsetsPublished: {www_rrset} is on the server as declared (serial {serial})"
+        ))
     );
     let loaded = condition(&again, "DNSZone/lab", "Loaded").expect("Loaded");
-    let serial = common::serial(&lab.ns, AUTH_PORT, "lab.example");
     assert!(loaded.starts_with("True ZoneLoaded: zone "), "{loaded}");
     let status = resource(&again, "DNSZone/lab").status.clone().expect("zone status");
     let servers = status["servers"].as_array().expect("servers[]");
@@ -182,5 +184,55 @@ async fn records_of_every_kind_are_published_kept_repaired_and_removed() {
         .get("dns.rrset", "local:auth/lab.example./www.lab.example./A")
         .expect("ledger");
     assert!(entry.is_none(), "{entry:?}");
+    lab.finish();
+}
+
+/// `CNAMERecord alias` in `lab` pointing at `nas`.
+const ALIAS: &str = "    - apiVersion: net.routerd.net/v1alpha1
+      kind: CNAMERecord
+      metadata: {name: alias}
+      spec: {zone: lab, name: alias, target: nas}
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cname_the_server_ignores_is_a_conflict_until_the_name_is_free() {
+    let mut lab = Lab::new("dnse").await;
+    lab.reconcile_ok(&common::config(&[KEY, SERVER, common::ZONE_LAB])).await;
+    // Someone else's data at the name: named silently ignores a CNAME there (RFC 2136
+    // §3.4.2.2) and still answers NOERROR.
+    lab.nsupdate("zone lab.example\nupdate add alias.lab.example 60 A 198.51.100.5\n");
+    let input = common::config(&[KEY, SERVER, common::ZONE_LAB, ALIAS]);
+    let rrset = "local:auth/lab.example./alias.lab.example./CNAME";
+    for pass in ["first", "second"] {
+        let doc = lab.reconcile(&input).await;
+        let failed = common::failures(&doc);
+        assert_eq!(failed.len(), 1, "{pass}: {failed:#?}");
+        assert!(
+            failed[0].starts_with(&format!("create dns.rrset/{rrset} failed: UpdateIgnored: "))
+        );
+        assert!(failed[0].contains("the name holds other data"), "{}", failed[0]);
+        assert_eq!(
+            condition(&doc, "CNAMERecord/alias", "Conflict").as_deref(),
+            Some(
+                format!(
+                    "True UpdateIgnored: the server ignored it, its name holds other data: {rrset}"
+                )
+                .as_str()
+            ),
+            "{pass}"
+        );
+        assert_eq!(lab.dig("alias.lab.example", "A"), ["alias.lab.example. 60 A 198.51.100.5"]);
+    }
+
+    // The name freed, the CNAME is published.
+    lab.nsupdate("zone lab.example\nupdate delete alias.lab.example A\n");
+    let doc = lab.reconcile_ok(&input).await;
+    assert_eq!(operations(&doc), [format!("create dns.rrset/{rrset} done")]);
+    assert_eq!(
+        lab.dig("alias.lab.example", "CNAME"),
+        ["alias.lab.example. 300 CNAME nas.lab.example."]
+    );
+    let published = condition(&doc, "CNAMERecord/alias", "Published").expect("Published");
+    assert!(published.starts_with("True RRsetsPublished: "), "{published}");
     lab.finish();
 }
