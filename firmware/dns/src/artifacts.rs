@@ -342,6 +342,36 @@ pub static DNS_RRSET: ExternalArtifactKind = ExternalArtifactKind::of::<RRset>("
     .report_unrecorded()
     .unowned_kept_if(is_remote);
 
+/// Attributes of a `dns.remoteZone` artifact (observe only): a zone on a remote primary,
+/// named `remote:<external server>/<zone>.`. Absent when the primary does not serve it
+/// (NOTAUTH): the zone's RRsets then wait for it instead of failing one by one. Never
+/// created, changed or deleted: the zone itself is the primary's (ADR 0002).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RemoteZone {
+    /// Observed only: the SOA serial the primary serves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serial: Option<u32>,
+    /// Observed only: why its SOA could not be read (`TsigBadKey: …`, `ServerUnreachable: …`).
+    /// The zone counts as present, so its RRsets are tried and fail with the same reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
+}
+
+impl ExternalArtifactType for RemoteZone {
+    fn drift(&self, _observed: &Self, _diffs: &mut Diffs) {}
+}
+
+/// The `dns.remoteZone` kind: observed, kept whatever the ledger says.
+pub static DNS_REMOTE_ZONE: ExternalArtifactKind =
+    ExternalArtifactKind::of::<RemoteZone>("dns.remoteZone", "dns").keep_orphans();
+
+/// The `dns.remoteZone` name of `zone` on external server `server`:
+/// `remote:<server>/<zone>.`.
+pub fn remote_zone_name(server: &str, zone: &Name) -> String {
+    format!("remote:{server}/{}", zone.to_lowercase())
+}
+
 /// Whether the `dns.rrset` named `name` is on a remote primary (`remote:…`): there an RRset
 /// the ledger does not hold that differs from the config is someone else's, a `Conflict`
 /// until the config matches it and it is adopted (design brief §3). In a local zone a

@@ -40,6 +40,7 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
         .artifact_kind(&artifacts::BIND_CONFIG)?
         .artifact_kind(&artifacts::BIND_ZONE)?
         .artifact_kind(&artifacts::DNS_RRSET)?
+        .artifact_kind(&artifacts::DNS_REMOTE_ZONE)?
         .backend(|cx: &BackendContext<'_>| {
             Ok(Arc::new(bind::BindBackend::new(cx.target, cx.netns)) as _)
         })

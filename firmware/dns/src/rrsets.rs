@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -25,7 +25,8 @@ use routerd_host::{
 };
 
 use crate::artifacts::{
-    CONF_DIR, DATA_DIR, DNS_RRSET, ENDPOINTS_FILE, RRset, RRsetName, Side, zone_file_name,
+    CONF_DIR, DATA_DIR, DNS_REMOTE_ZONE, DNS_RRSET, ENDPOINTS_FILE, RRset, RRsetName, RemoteZone,
+    Side, zone_file_name,
 };
 use crate::wire::{self, Endpoint, RRsetChange, TsigKey, WireError};
 
@@ -229,7 +230,9 @@ impl DnsBackend {
             let sent: Vec<&(usize, RRsetName, RRsetChange)> =
                 group.iter().filter(|(i, ..)| !held.contains(i)).collect();
             let changes: Vec<RRsetChange> = sent.iter().map(|(_, _, c)| c.clone()).collect();
-            let mut outcomes = self.send(&ep, &zone, &changes, !delete).await;
+            // Only a local named may still be loading a zone this apply added.
+            let wait_for_zone = !delete && side == Side::Local;
+            let mut outcomes = self.send(&ep, &zone, &changes, wait_for_zone).await;
             if delete && side == Side::Local {
                 // The zone's section went first: its RRsets went with it.
                 for outcome in &mut outcomes {
@@ -252,6 +255,43 @@ impl DnsBackend {
             }
         }
         results.into_iter().map(|r| r.unwrap_or(Ok(()))).collect()
+    }
+
+    /// The `dns.remoteZone`s of `wanted` that their primary serves (or that cannot be read,
+    /// with the reason), each by an SOA query.
+    async fn remote_zones(&self, wanted: &[ArtifactKey]) -> Result<Vec<Artifact>, HostError> {
+        let mut out = Vec::new();
+        for key in wanted {
+            let Some((server, zone)) =
+                key.name.strip_prefix("remote:").and_then(|r| r.split_once('/'))
+            else {
+                continue;
+            };
+            let Ok(zone) = Name::from_ascii(zone) else { continue };
+            let attrs = match self.endpoint(Side::Remote, server) {
+                // Not read yet (its endpoint comes with this apply): present, so its RRsets are
+                // tried after the endpoint, and the next observation reads it.
+                Ok(None) => RemoteZone {
+                    serial: None,
+                    unreadable: Some(format!("not read yet: no endpoint in {ENDPOINTS_FILE}")),
+                },
+                Err(message) => RemoteZone { serial: None, unreadable: Some(message) },
+                Ok(Some(ep)) => match wire::soa_serial(&self.netns, &ep, &zone, TIMEOUT).await {
+                    Ok(serial) => RemoteZone { serial: Some(serial), unreadable: None },
+                    Err(WireError::NotAuthoritative { .. }) => continue,
+                    Err(e) => RemoteZone {
+                        serial: None,
+                        unreadable: Some(format!("{}: {e}", e.reason())),
+                    },
+                },
+            };
+            let spec =
+                ExternalArtifactSpec::new(&DNS_REMOTE_ZONE, key.name.clone(), &attrs).map_err(
+                    |e| HostError::Dump { what: "remote zones".into(), message: e.to_string() },
+                )?;
+            out.push(Artifact::new(ArtifactSpec::External(spec)));
+        }
+        Ok(out)
     }
 
     /// The positions in `group` of CNAME RRsets the server ignored before while the zone's
@@ -469,7 +509,14 @@ impl Backend for DnsBackend {
     }
 
     fn kinds(&self) -> &'static [ArtifactKind] {
-        DNS_RRSET.alone()
+        static KINDS: OnceLock<[ArtifactKind; 2]> = OnceLock::new();
+        if let Some(kinds) = KINDS.get() {
+            return kinds;
+        }
+        match (DNS_RRSET.artifact_kind(), DNS_REMOTE_ZONE.artifact_kind()) {
+            (Some(rrset), Some(zone)) => KINDS.get_or_init(|| [rrset, zone]),
+            _ => &[],
+        }
     }
 
     fn observes_wanted_only(&self) -> bool {
@@ -478,10 +525,13 @@ impl Backend for DnsBackend {
 
     fn observe<'a>(
         &'a self,
-        _kind: ArtifactKind,
+        kind: ArtifactKind,
         wanted: &'a [ArtifactKey],
     ) -> BoxFuture<'a, Result<Vec<Artifact>, HostError>> {
         Box::pin(async move {
+            if Some(kind) == DNS_REMOTE_ZONE.artifact_kind() {
+                return self.remote_zones(wanted).await;
+            }
             let mut zones: BTreeMap<(u8, String, String), (ZoneKey, Vec<&ArtifactKey>)> =
                 BTreeMap::new();
             for key in wanted {

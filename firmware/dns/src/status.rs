@@ -14,7 +14,7 @@ use routerd_host::ControllerCode;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::artifacts::{BIND_ZONE, DNS_RRSET};
+use crate::artifacts::{BIND_ZONE, DNS_REMOTE_ZONE, DNS_RRSET};
 use crate::kinds::names;
 use crate::kinds::zone::ZoneSpec;
 
@@ -309,28 +309,36 @@ fn secondaries_in_sync(servers: &[ZoneOnServer]) -> Option<KindCondition> {
     })
 }
 
-/// `Loaded` of a zone on a remote primary: whether its transfer read.
+/// `Loaded` of a zone on a remote primary, from its observed `dns.remoteZone` (an SOA query
+/// at every observation).
 fn remote_zone(
     facts: &StatusFacts<'_>,
     server: &str,
     apex: &str,
 ) -> (Vec<ZoneOnServer>, KindCondition) {
-    let prefix = format!("remote:{server}/{apex}/");
-    let mut seen =
-        facts.current_of(DNS_RRSET.as_str()).iter().filter(|i| i.name.starts_with(&prefix));
-    let (state, condition) = match seen.next() {
-        Some(item) => match unobserved(item.attributes) {
-            Some(why) => {
-                let message = format!("zone {apex} on {server} cannot be read: {why}");
-                (ZoneState::Failed, cond_unknown(words::LOADED, wire_reason(why), message))
-            }
-            None => {
-                let message = format!("zone {apex} read from {server} by zone transfer");
-                (ZoneState::Configured, cond(words::LOADED, true, words::ZONE_LOADED, message))
-            }
-        },
-        None => {
-            let message = format!("nothing read of zone {apex} on {server} yet");
+    let name = format!("remote:{server}/{apex}");
+    let zone =
+        facts.artifacts.iter().find(|a| a.kind == DNS_REMOTE_ZONE.as_str() && a.name == name);
+    let observed = zone.and_then(|z| z.observed);
+    let serial = observed.and_then(|o| o.get("serial")).and_then(Value::as_u64);
+    let serial = serial.and_then(|s| u32::try_from(s).ok());
+    let unreadable = observed.and_then(|o| o.get("unreadable")).and_then(Value::as_str);
+    let (state, condition) = match (zone.is_some_and(|z| z.present), unreadable) {
+        (true, Some(why)) => {
+            let message = format!("zone {apex} on {server} cannot be read: {why}");
+            (ZoneState::Failed, cond_unknown(words::LOADED, read_reason(why), message))
+        }
+        (true, None) => {
+            let at = serial.map(|s| format!(" with serial {s}")).unwrap_or_default();
+            let message = format!("zone {apex} served by {server}{at}");
+            (ZoneState::Configured, cond(words::LOADED, true, words::ZONE_LOADED, message))
+        }
+        (false, _) if zone.is_some() => {
+            let message = format!("{server} does not serve zone {apex}: its RRsets wait for it");
+            (ZoneState::Failed, cond(words::LOADED, false, words::ZONE_NOT_LOADED, message))
+        }
+        (false, _) => {
+            let message = format!("zone {apex} on {server} is not observed");
             (ZoneState::Pending, cond_unknown(words::LOADED, words::ZONE_UNREADABLE, message))
         }
     };
@@ -339,7 +347,7 @@ fn remote_zone(
         zone: apex.to_owned(),
         role: Role::External,
         state,
-        serial: None,
+        serial,
         in_sync: None,
     };
     (vec![row], condition)
@@ -368,7 +376,7 @@ fn standing(a: &ArtifactFacts<'_>) -> Standing {
         };
     }
     match a.observed.and_then(unobserved) {
-        Some(why) => Standing::Unknown(wire_reason(why)),
+        Some(why) => Standing::Unknown(read_reason(why)),
         // Present with other data and not routerd's, yet nothing planned: someone else's RRset
         // the engine leaves alone (`unowned_kept_if`).
         None if a.present && !a.owned && a.desired != a.observed => {
@@ -457,6 +465,15 @@ fn failure_reason(error: Option<&str>) -> ControllerCode {
 fn wire_reason(text: &str) -> ControllerCode {
     let word = text.split(':').next().unwrap_or_default();
     words::WIRE.into_iter().find(|w| w.as_str() == word).unwrap_or(words::UPDATE_FAILED)
+}
+
+/// Why a zone could not be read, from the text the backend wrote (`TsigBadKey: …`): the wire
+/// reason it starts with, else `ZoneUnreadable`.
+fn read_reason(text: &str) -> ControllerCode {
+    match wire_reason(text) {
+        r if r == words::UPDATE_FAILED => words::ZONE_UNREADABLE,
+        r => r,
+    }
 }
 
 /// The `unobserved` text of an observed `dns.rrset`.

@@ -25,7 +25,10 @@ use serde::Deserialize;
 use super::index::{DnsIndex, ZoneAt, ZoneInfo};
 use super::{names, records, server};
 use crate::API_VERSION;
-use crate::artifacts::{BIND_ZONE, BindZone, DNS_RRSET, RRset, RRsetName, Side, zone_file_name};
+use crate::artifacts::{
+    BIND_ZONE, BindZone, DNS_REMOTE_ZONE, DNS_RRSET, RRset, RRsetName, RemoteZone, Side,
+    remote_zone_name, zone_file_name,
+};
 
 /// A zone's TTL when `ttl` is absent (routerd's default).
 pub const DEFAULT_TTL: u32 = 300;
@@ -425,6 +428,10 @@ pub(crate) fn ensure_rrset(out: &mut Out, name: &RRsetName, rrset: &RRset, zone:
                 &server::endpoint_key(&server::remote_endpoint(server)),
                 "where UPDATEs go",
             ));
+            if let Some(kind) = DNS_REMOTE_ZONE.artifact_kind() {
+                let key = ArtifactKey::new(kind, remote_zone_name(server, &name.zone));
+                deps.push(IntentDep::on(&key, "the primary serves the zone"));
+            }
         }
     }
     match ExternalArtifactSpec::new(&DNS_RRSET, name.key_name(), rrset) {
@@ -496,6 +503,16 @@ impl KindRender for ZoneRender {
             out.warn("ipv4From and ipv6From are not supported: those addresses are left out");
         }
         let mut reverse = Vec::new();
+        if let ZoneAt::Remote(server_name) = &zone.at {
+            // The zone itself is the primary's: observed, never changed.
+            let name = remote_zone_name(server_name, &zone.apex);
+            match ExternalArtifactSpec::new(&DNS_REMOTE_ZONE, name, &RemoteZone::default()) {
+                Ok(artifact) => {
+                    out.observe(ArtifactSpec::External(artifact));
+                }
+                Err(e) => out.warn(format!("zone {} not observed: {e}", zone.apex)),
+            }
+        }
         if let ZoneAt::Local(server_name) = &zone.at {
             let keys = index.update_keys(&res.name);
             let Some(config_kind) = crate::artifacts::BIND_CONFIG.artifact_kind() else { return };

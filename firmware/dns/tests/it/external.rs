@@ -397,3 +397,42 @@ async fn a_record_published_once_its_key_is_fixed_is_routerds() {
     assert_eq!(remote_dig(&lab, "www.sig.example", "A"), Vec::<String>::new());
     lab.finish();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_of_a_zone_the_primary_does_not_serve_wait_for_it() {
+    let mut lab = common::Lab::new("dnso").await;
+    let _remote = remote_with_hand_zone(&lab);
+    let key = tsig_key("ext-key", SECRET_A);
+    let server = external_server("remote", REMOTE_PORT, "ext-key");
+    let served = external_zone("ext", "ext.example", "remote");
+    let missing = external_zone("gone", "gone.example", "remote");
+    let in_served = a_record("new", "ext", "new", &["192.0.2.40"]);
+    let in_missing = a_record("lost", "gone", "lost", &["192.0.2.41"]);
+    let input = config(&[&key, &server, &served, &missing, &in_served, &in_missing]);
+    // The first apply writes the endpoint: neither zone was read yet, both RRsets are tried;
+    // the one in the zone the primary does not serve fails NOTAUTH.
+    let first = lab.reconcile(&input).await;
+    let failed = common::failures(&first);
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    assert!(failed[0].contains("gone.example") && failed[0].contains("NotAuthoritative"));
+    assert_eq!(remote_dig(&lab, "new.ext.example", "A"), ["new.ext.example. 60 A 192.0.2.40"]);
+
+    // Read now: the zone is not served, its RRset waits rather than fails again, and the
+    // zones say so.
+    let second = lab.reconcile(&input).await;
+    assert_eq!(operations(&second), Vec::<String>::new());
+    let loaded = common::condition(&second, "DNSZone/gone", "Loaded").expect("Loaded");
+    assert_eq!(
+        loaded,
+        "False ZoneNotLoaded: remote does not serve zone gone.example.: its RRsets wait for it"
+    );
+    let serial = common::serial(&lab.ns, REMOTE_PORT, "ext.example");
+    assert_eq!(
+        common::condition(&second, "DNSZone/ext", "Loaded"),
+        Some(format!("True ZoneLoaded: zone ext.example. served by remote with serial {serial}"))
+    );
+    let blocked = common::condition(&second, "ARecord/lost", "Blocked").expect("Blocked");
+    assert!(blocked.contains("DependencyPending"), "{blocked}");
+    assert_eq!(phase(&second, "ARecord/lost"), Phase::Blocked);
+    lab.finish();
+}
