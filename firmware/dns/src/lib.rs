@@ -15,6 +15,7 @@ pub mod doctor;
 pub mod kinds;
 pub mod lease_watch;
 pub mod notify;
+pub mod owner_records;
 pub mod rrsets;
 pub mod status;
 

@@ -28,6 +28,7 @@ use crate::artifacts::{
     CONF_DIR, DATA_DIR, DNS_REMOTE_ZONE, DNS_RRSET, ENDPOINTS_FILE, RRset, RRsetName, RemoteZone,
     Side, zone_file_name,
 };
+use crate::owner_records::Registry as OwnerRegistry;
 use crate::wire::{self, Endpoint, RRsetChange, TsigKey, WireError};
 
 /// How many RRset creates, modifies or deletes one call takes (the wire splits them into
@@ -56,6 +57,9 @@ pub struct DnsBackend {
 /// A zone's RRsets, grouped for one server.
 type ZoneKey = (Side, String, Name);
 
+/// One block of the endpoints file: address, key file and TXT registry.
+type EndpointBlock = (Option<SocketAddr>, Option<String>, Option<OwnerRegistry>);
+
 /// Changes by zone (`(side, server, zone)`), with their position in the call.
 type ByZone = BTreeMap<(u8, String, String), Vec<(usize, RRsetName, RRsetChange)>>;
 
@@ -72,6 +76,17 @@ impl DnsBackend {
 
     /// The endpoint blocks of the endpoint file: block name → (address, key file).
     fn endpoints(&self) -> HashMap<String, (Option<SocketAddr>, Option<String>)> {
+        self.endpoint_blocks().into_iter().map(|(b, (a, k, _))| (b, (a, k))).collect()
+    }
+
+    /// The TXT ownership registry of external server `server`, from its endpoint block's
+    /// `registry <prefix> <owner id>` line.
+    fn registry(&self, server: &str) -> Option<OwnerRegistry> {
+        self.endpoint_blocks().remove(&block_name(Side::Remote, server)).and_then(|(.., r)| r)
+    }
+
+    /// Each block of the endpoints file: address, key file, registry.
+    fn endpoint_blocks(&self) -> HashMap<String, EndpointBlock> {
         let path = self.target.path(ENDPOINTS_FILE);
         let Ok(text) = std::fs::read_to_string(path) else { return HashMap::new() };
         routerd_host::files::blocks(&text)
@@ -79,7 +94,16 @@ impl DnsBackend {
             .map(|(block, lines)| {
                 let mut address = None;
                 let mut key = None;
+                let mut registry = None;
                 for line in lines {
+                    if let Some((prefix, owner_id)) =
+                        line.strip_prefix("registry ").and_then(|r| r.split_once(' '))
+                    {
+                        registry = Some(OwnerRegistry {
+                            prefix: prefix.to_owned(),
+                            owner_id: owner_id.trim().to_owned(),
+                        });
+                    }
                     if let Some(a) = line.strip_prefix("address ") {
                         address =
                             a.replacen('#', ":", 1).parse::<SocketAddr>().ok().or_else(|| {
@@ -91,7 +115,7 @@ impl DnsBackend {
                         key = Some(k.to_owned());
                     }
                 }
-                (block, (address, key))
+                (block, (address, key, registry))
             })
             .collect()
     }
@@ -225,8 +249,25 @@ impl DnsBackend {
                 }
             };
             let zone_key: ZoneKey = (side, server.clone(), first.zone.clone());
-            let held =
-                if delete { Vec::new() } else { self.still_ignored(&ep, &zone_key, &group).await };
+            let held = if delete {
+                let unconfirmed = self.unconfirmed_deletes(&ep, &zone_key, &group).await;
+                for (i, message) in &unconfirmed {
+                    let e = HostError::Refused {
+                        key: artifacts[*i].key.clone(),
+                        reason: crate::status::words::OWNER_RECORD_MISSING,
+                        message: message.clone(),
+                    };
+                    results[*i] = Some(Err(e));
+                }
+                unconfirmed.into_iter().map(|(i, _)| i).collect()
+            } else {
+                self.still_ignored(&ep, &zone_key, &group).await
+            };
+            if delete {
+                Vec::new()
+            } else {
+                self.still_ignored(&ep, &zone_key, &group).await
+            };
             let sent: Vec<&(usize, RRsetName, RRsetChange)> =
                 group.iter().filter(|(i, ..)| !held.contains(i)).collect();
             let changes: Vec<RRsetChange> = sent.iter().map(|(_, _, c)| c.clone()).collect();
@@ -249,7 +290,7 @@ impl DnsBackend {
             for ((i, ..), outcome) in sent.iter().zip(outcomes) {
                 results[*i] = Some(outcome.map_err(|e| refused(&artifacts[*i].key, op, &e)));
             }
-            for (i, name, _) in group.iter().filter(|(i, ..)| held.contains(i)) {
+            for (i, name, _) in group.iter().filter(|(i, ..)| held.contains(i) && !delete) {
                 let e = ignored_error(&ep, name);
                 results[*i] = Some(Err(refused(&artifacts[*i].key, op, &e)));
             }
@@ -292,6 +333,61 @@ impl DnsBackend {
             out.push(Artifact::new(ArtifactSpec::External(spec)));
         }
         Ok(out)
+    }
+
+    /// The deletes in `group` that a remote primary's TXT registry does not confirm, with
+    /// why: the RRset's owner record is missing or names another owner. Empty without a
+    /// registry, and for the owner records themselves (removed after what they own).
+    async fn unconfirmed_deletes(
+        &self,
+        ep: &Endpoint,
+        zone: &ZoneKey,
+        group: &[(usize, RRsetName, RRsetChange)],
+    ) -> Vec<(usize, String)> {
+        if zone.0 != Side::Remote {
+            return Vec::new();
+        }
+        let Some(registry) = self.registry(&zone.1) else { return Vec::new() };
+        let sets = match self.read_zone(zone, ep).await {
+            Ok(sets) => sets,
+            Err(why) => {
+                let message = format!("the zone's owner records cannot be read: {why}");
+                return group.iter().map(|(i, ..)| (*i, message.clone())).collect();
+            }
+        };
+        let texts: HashMap<&str, &ExternalArtifactSpec> = sets
+            .iter()
+            .filter_map(|a| match &a.spec {
+                ArtifactSpec::External(e) => Some((a.key.name.as_str(), e)),
+                _ => None,
+            })
+            .collect();
+        let mut out = Vec::new();
+        for (i, name, _) in group {
+            if registry.is_record(&name.owner) {
+                continue;
+            }
+            let record = registry.record_name(&name.zone, &name.owner, name.rtype);
+            let record = record.map(|r| rrset_name_in(name, r, RecordType::TXT).key_name());
+            let owned = record.as_deref().and_then(|r| texts.get(r)).is_some_and(|spec| {
+                spec.attributes::<RRset>().is_ok_and(|set| registry.owns(&set.rdata))
+            });
+            if !owned {
+                out.push((
+                    *i,
+                    format!(
+                        "delete: the registry has no owner record of {} for {} {} \
+                         ({}): routerd deletes only what both its ledger and the registry \
+                         say are its",
+                        registry.owner_id,
+                        name.owner,
+                        name.rtype,
+                        record.unwrap_or_default()
+                    ),
+                ));
+            }
+        }
+        out
     }
 
     /// The positions in `group` of CNAME RRsets the server ignored before while the zone's
@@ -419,6 +515,17 @@ impl DnsBackend {
                 outcome => return outcome,
             }
         }
+    }
+}
+
+/// The RRset `owner`/`rtype` in the zone and on the server of `name`.
+fn rrset_name_in(name: &RRsetName, owner: Name, rtype: RecordType) -> RRsetName {
+    RRsetName {
+        side: name.side,
+        server: name.server.clone(),
+        zone: name.zone.clone(),
+        owner,
+        rtype,
     }
 }
 

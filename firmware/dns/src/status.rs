@@ -70,6 +70,9 @@ pub mod words {
     /// The server accepted the UPDATE but left the RRset out: a CNAME where the name holds
     /// other data (RFC 2136 §3.4.2.2).
     pub const UPDATE_IGNORED: ControllerCode = ControllerCode::new("UpdateIgnored");
+    /// A delete on a remote primary that its TXT ownership registry does not confirm (no owner
+    /// record of this router): refused, the RRset stays.
+    pub const OWNER_RECORD_MISSING: ControllerCode = ControllerCode::new("OwnerRecordMissing");
     /// Any other failure of an UPDATE or transfer.
     pub const UPDATE_FAILED: ControllerCode = ControllerCode::new("UpdateFailed");
 

@@ -9,6 +9,7 @@ use routerd_model::{Config, Resource};
 
 use super::names;
 use super::zone::{DEFAULT_TTL, ZoneSpec};
+use crate::owner_records::Registry;
 
 /// Where a zone is served.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -35,6 +36,7 @@ pub struct ZoneInfo {
 pub struct DnsIndex {
     zones: HashMap<String, ZoneInfo>,
     keys: HashMap<String, Vec<String>>,
+    registries: HashMap<String, Registry>,
 }
 
 impl DnsIndex {
@@ -56,6 +58,16 @@ impl DnsIndex {
             }
             if let Some(spec) = r.external_spec::<ZoneSpec>() {
                 zones.push((r.name.as_str(), spec));
+            }
+            if let Some(registry) = r
+                .external_spec::<super::server::ExternalServerSpec>()
+                .and_then(|s| s.ownership.as_ref()?.txt_registry.as_ref())
+            {
+                let registry = Registry {
+                    prefix: registry.prefix.clone(),
+                    owner_id: registry.owner_id.clone(),
+                };
+                index.registries.insert(r.name.clone(), registry);
             }
         }
         for (name, spec) in zones {
@@ -93,6 +105,11 @@ impl DnsIndex {
     /// The keys granted UPDATEs on zone `name`: its server's update key, then its extra keys.
     pub fn update_keys(&self, name: &str) -> Vec<&str> {
         self.keys.get(name).map(|k| k.iter().map(String::as_str).collect()).unwrap_or_default()
+    }
+
+    /// The TXT ownership registry of external server `server`, if it has one.
+    pub fn registry(&self, server: &str) -> Option<&Registry> {
+        self.registries.get(server)
     }
 
     /// The extra update keys of the zones on server `server`, which its named.conf includes.

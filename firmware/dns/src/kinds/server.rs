@@ -579,12 +579,16 @@ impl KindRender for ExternalServerRender {
     fn render(&self, ctx: &RenderCtx<'_>, res: &Resource, out: &mut Out) {
         let Some(spec) = res.external_spec::<ExternalServerSpec>() else { return };
         let address = SocketAddr::new(spec.address, spec.port);
-        let block = endpoint_block(
+        let mut block = endpoint_block(
             ctx.target,
             &remote_endpoint(&res.name),
             address,
             spec.tsig_key.as_deref(),
         );
+        if let Some(registry) = spec.ownership.as_ref().and_then(|o| o.txt_registry.as_ref()) {
+            // The backend refuses a delete its owner record does not confirm.
+            block.lines.push(format!("registry {} {}", registry.prefix, registry.owner_id));
+        }
         let deps = spec.tsig_key.as_deref().and_then(key_dep).into_iter().collect();
         out.ensure(ArtifactSpec::FileBlock(block), deps);
     }

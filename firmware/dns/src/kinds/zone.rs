@@ -409,9 +409,52 @@ pub fn zone_seed(
     text
 }
 
-/// Declares the RRset `name` holding `rrset`, depending on its zone.
-pub(crate) fn ensure_rrset(out: &mut Out, name: &RRsetName, rrset: &RRset, zone: &ZoneInfo) {
-    let mut deps = Vec::new();
+/// Declares the RRset `name` holding `rrset` for resource `resource` (`ARecord/www`), and on
+/// a remote primary with a TXT registry its owner record ([`crate::owner_records`]), which
+/// depends on it (so it is removed after it).
+pub(crate) fn ensure_owned_rrset(
+    out: &mut Out,
+    index: &DnsIndex,
+    resource: &str,
+    name: &RRsetName,
+    rrset: &RRset,
+    zone: &ZoneInfo,
+) {
+    let Some(key) = ensure_rrset(out, name, rrset, zone) else { return };
+    let ZoneAt::Remote(server) = &zone.at else { return };
+    let Some(registry) = index.registry(server) else { return };
+    if registry.is_record(&name.owner) {
+        return;
+    }
+    let Some(owner) = registry.record_name(&name.zone, &name.owner, name.rtype) else {
+        return out.warn(format!(
+            "{}: its owner record's name is too long; routerd will not delete it",
+            name.key_name()
+        ));
+    };
+    let record = RRset::new(zone.ttl, [RData::TXT(records::txt(&registry.text(resource)))]);
+    let dep = IntentDep::on(&key, "the owner record of this RRset");
+    ensure_rrset_with(out, &rrset_name(zone, owner, RecordType::TXT), &record, zone, vec![dep]);
+}
+
+/// Declares the RRset `name` holding `rrset`, depending on its zone; its key.
+pub(crate) fn ensure_rrset(
+    out: &mut Out,
+    name: &RRsetName,
+    rrset: &RRset,
+    zone: &ZoneInfo,
+) -> Option<ArtifactKey> {
+    ensure_rrset_with(out, name, rrset, zone, Vec::new())
+}
+
+/// [`ensure_rrset`] with `deps` besides the zone's.
+fn ensure_rrset_with(
+    out: &mut Out,
+    name: &RRsetName,
+    rrset: &RRset,
+    zone: &ZoneInfo,
+    mut deps: Vec<IntentDep>,
+) -> Option<ArtifactKey> {
     match &zone.at {
         ZoneAt::Local(server) => {
             if let Some(kind) = BIND_ZONE.artifact_kind() {
@@ -435,10 +478,11 @@ pub(crate) fn ensure_rrset(out: &mut Out, name: &RRsetName, rrset: &RRset, zone:
         }
     }
     match ExternalArtifactSpec::new(&DNS_RRSET, name.key_name(), rrset) {
-        Ok(artifact) => {
-            out.ensure(ArtifactSpec::External(artifact), deps);
+        Ok(artifact) => Some(out.ensure(ArtifactSpec::External(artifact), deps)),
+        Err(e) => {
+            out.warn(format!("RRset {} not rendered: {e}", name.key_name()));
+            None
         }
-        Err(e) => out.warn(format!("RRset {} not rendered: {e}", name.key_name())),
     }
 }
 
@@ -607,14 +651,15 @@ impl KindRender for ZoneRender {
             }
         }
         add_lease_names(ctx, res, zone, &reverse, &mut sets, &mut ptrs, out);
+        let resource = format!("{}/{}", res.kind, res.name);
         for ((owner, rtype), (ttl, rdata)) in sets {
             let name = rrset_name(zone, owner, rtype);
-            ensure_rrset(out, &name, &RRset::new(ttl, rdata), zone);
+            ensure_owned_rrset(out, &index, &resource, &name, &RRset::new(ttl, rdata), zone);
         }
         for (owner, (ttl, apex, rdata)) in ptrs {
             let rzone = ZoneInfo { apex: apex.clone(), ttl: zone.ttl, at: zone.at.clone() };
             let name = rrset_name(&rzone, owner, RecordType::PTR);
-            ensure_rrset(out, &name, &RRset::new(ttl, rdata), &rzone);
+            ensure_owned_rrset(out, &index, &resource, &name, &RRset::new(ttl, rdata), &rzone);
         }
     }
 }
@@ -679,7 +724,9 @@ impl KindRender for RecordRender {
         match records::rrset_of(res, &zone.apex) {
             Some(Ok(set)) => {
                 let name = rrset_name(zone, set.owner.to_lowercase(), set.rtype);
-                ensure_rrset(out, &name, &RRset::new(set.ttl.unwrap_or(zone.ttl), set.rdata), zone);
+                let rrset = RRset::new(set.ttl.unwrap_or(zone.ttl), set.rdata);
+                let resource = format!("{}/{}", res.kind, res.name);
+                ensure_owned_rrset(out, &index, &resource, &name, &rrset, zone);
             }
             Some(Err((field, message))) => out.warn(format!("{field}: {message}")),
             None => {}

@@ -436,3 +436,68 @@ async fn records_of_a_zone_the_primary_does_not_serve_wait_for_it() {
     assert_eq!(phase(&second, "ARecord/lost"), Phase::Blocked);
     lab.finish();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_txt_registry_a_delete_needs_the_owner_record_too() {
+    let mut lab = common::Lab::new("dnso").await;
+    let _remote = remote_with_hand_zone(&lab);
+    let key = tsig_key("ext-key", SECRET_A);
+    let server = format!(
+        "    - apiVersion: net.routerd.net/v1alpha1
+      kind: DNSExternalServer
+      metadata: {{name: remote}}
+      spec:
+        address: 127.0.0.1
+        port: {REMOTE_PORT}
+        tsigKey: ext-key
+        ownership: {{txtRegistry: {{prefix: _routerd., ownerId: edge-1}}}}
+"
+    );
+    let zone = external_zone("ext", "ext.example", "remote");
+    let new = a_record("new", "ext", "new", &["192.0.2.40"]);
+    let kept = a_record("kept", "ext", "kept", &["192.0.2.41"]);
+    lab.reconcile_ok(&config(&[&key, &server, &zone, &new, &kept])).await;
+    // Each RRset has its owner record beside it, in external-dns's format.
+    assert_eq!(remote_dig(&lab, "new.ext.example", "A"), ["new.ext.example. 60 A 192.0.2.40"]);
+    assert_eq!(
+        remote_dig(&lab, "_routerd.a-new.ext.example", "TXT"),
+        [
+            "_routerd.a-new.ext.example. 300 TXT \"heritage=routerd,routerd/owner=edge-1,routerd/resource=ARecord/new\""
+        ]
+    );
+
+    // Someone removes `kept`'s owner record: routerd puts it back while `kept` is declared.
+    let key_file = lab.path("/etc/routerd/dns/keys/ext-key.key");
+    let hand_delete = |lab: &common::Lab, name: &str| {
+        let script = format!(
+            "server 127.0.0.1 {REMOTE_PORT}\nzone ext.example\nupdate delete {name} TXT\nsend\n"
+        );
+        common::nsupdate(&lab.ns, &key_file, &script);
+    };
+    hand_delete(&lab, "_routerd.a-kept.ext.example");
+    let both = config(&[&key, &server, &zone, &new, &kept]);
+    let repaired = lab.reconcile_ok(&both).await;
+    assert_eq!(operations(&repaired).len(), 1, "{:?}", operations(&repaired));
+    assert_eq!(remote_dig(&lab, "_routerd.a-kept.ext.example", "TXT").len(), 1);
+
+    // Removed from the config with its owner record intact, `new` is deleted with it. With
+    // its owner record gone, `kept` is not: the registry no longer confirms it is routerd's.
+    hand_delete(&lab, "_routerd.a-kept.ext.example");
+    let doc = lab.reconcile(&config(&[&key, &server, &zone])).await;
+    assert_eq!(remote_dig(&lab, "new.ext.example", "A"), Vec::<String>::new());
+    assert_eq!(remote_dig(&lab, "_routerd.a-new.ext.example", "TXT"), Vec::<String>::new());
+    assert_eq!(remote_dig(&lab, "kept.ext.example", "A"), ["kept.ext.example. 60 A 192.0.2.41"]);
+    let failed = common::failures(&doc);
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    assert!(
+        failed[0].starts_with(&format!(
+            "delete dns.rrset/{} failed: OwnerRecordMissing: ",
+            rrset("kept")
+        )),
+        "{}",
+        failed[0]
+    );
+    assert!(failed[0].contains("no owner record of edge-1"), "{}", failed[0]);
+    assert!(ledger_origin(&mut lab, &rrset("kept")).is_some(), "the ledger keeps it");
+    lab.finish();
+}
