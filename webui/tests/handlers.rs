@@ -1405,7 +1405,7 @@ async fn the_dns_page_shows_servers_zones_records_and_checks_and_filters_by_zone
         "{page}"
     );
     assert!(
-        page.contains(r##"<a href="/dns?zone=lab.example.#records">lab.example.</a></td><td>local</td><td>2 of 2</td><td>1</td><td class="state-bad">1 drifted</td>"##),
+        page.contains(r##"<a href="/dns?zone=lab.example.#records">lab.example.</a></td><td>local</td><td>-</td><td>2 of 2</td><td>1</td><td class="state-bad">1 drifted</td>"##),
         "{page}"
     );
     assert!(page.contains("4 of 4 RRsets (1 foreign)."), "{page}");

@@ -151,7 +151,7 @@ pub struct DnsServerRow {
 }
 
 /// One zone on one server: `{side, server, zone, declared, owned, foreign, drifted, missing,
-/// unowned, undeclared, unreadable, state, ok}`.
+/// unowned, undeclared, unreadable, serial, secondaries, state, ok}`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DnsZoneRow {
@@ -177,12 +177,30 @@ pub struct DnsZoneRow {
     pub undeclared: usize,
     /// Why the zone could not be read, when it could not (`null` in JSON when it could).
     pub unreadable: Option<String>,
+    /// The SOA serial the server serves, when known (the `DNSZone`'s status, `servers[]`).
+    #[serde(default)]
+    pub serial: Option<u32>,
+    /// The secondaries the server notifies, with what each serves of the zone.
+    #[serde(default)]
+    pub secondaries: Vec<DnsSecondaryRow>,
     /// `OK`, `unreadable: <reason>`, or what is wrong: the zone's clause on a local server
     /// (`zone not configured`, `zone refused: <error>`) and the counts that are not zero
     /// (`2 drifted, 1 missing`).
     pub state: String,
     /// Nothing is wrong: the state is `OK`.
     pub ok: bool,
+}
+
+/// A secondary of a zone's server: `{address, serial, inSync}`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DnsSecondaryRow {
+    /// As BIND writes it: `192.0.2.53#53`.
+    pub address: String,
+    /// Its serial of the zone; `None` when it did not answer for it.
+    pub serial: Option<u32>,
+    /// Whether it serves the primary's serial.
+    pub in_sync: bool,
 }
 
 /// One RRset: `{side, server, zone, owner, type, ttl, rdata, resource, foreign, owned, state,

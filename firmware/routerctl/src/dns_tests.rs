@@ -123,13 +123,13 @@ fn the_tables_fit_80_columns_and_list_every_row() {
     let zones = dns_zones_table(&dns.zones, 80);
     assert_fits(&zones, 80);
     let lines: Vec<&str> = zones.lines().collect();
-    assert_eq!(lines[0], "SERVER ZONE          SIDE   OWNED FOREIGN STATE", "{zones}");
+    assert_eq!(lines[0], "SERVER ZONE          SIDE   SERIAL OWNED FOREIGN STATE", "{zones}");
     assert_eq!(
         lines[1],
-        "auth   lab.example.  local  2     1       1 drifted, 1 missing, 1 unowned, 1"
+        "auth   lab.example.  local  -      2     1       1 drifted, 1 missing, 1"
     );
-    assert_eq!(lines[2], format!("{:42}undeclared", ""), "{zones}");
-    assert!(lines[3].starts_with("corp   corp.example. remote 1     0       unreadable:"));
+    assert_eq!(lines[2], format!("{:49}unowned, 1 undeclared", ""), "{zones}");
+    assert!(lines[3].starts_with("corp   corp.example. remote -      1     0       unreadable:"));
 
     let records = dns_records_table(&dns.records, 80);
     assert_fits(&records, 80);

@@ -296,25 +296,35 @@ fn column<'a>(header: &str, cap: usize, cells: impl Iterator<Item = &'a str>) ->
     cells.map(|c| c.chars().count()).max().unwrap_or(0).min(cap).max(header.len())
 }
 
-/// `SERVER ZONE SIDE OWNED FOREIGN STATE` per zone, `width` columns: the state (`OK`,
-/// `unreadable: <reason>`, `2 drifted, 1 missing`) wraps under its column.
+/// `SERVER ZONE SIDE SERIAL OWNED FOREIGN STATE` per zone, then a line per secondary of its
+/// server (its serial, in sync or behind), `width` columns: the state (`OK`, `unreadable:
+/// <reason>`, `2 drifted, 1 missing`) wraps under its column.
 pub(crate) fn dns_zones_table(zones: &[DnsZoneRow], width: usize) -> String {
     if zones.is_empty() {
         return "no DNS zones in the applied config\n".into();
     }
     let server = column("SERVER", 12, zones.iter().map(|z| z.server.as_str()));
     let apex = column("ZONE", 28, zones.iter().map(|z| z.zone.as_str()));
-    let row = |s: &str, z: &str, side: &str, owned: &str, foreign: &str| {
-        format!("{s:<server$} {z:<apex$} {side:<6} {owned:<5} {foreign:<7} ")
+    let serials: Vec<String> =
+        zones.iter().map(|z| z.serial.map_or_else(|| "-".to_owned(), |s| s.to_string())).collect();
+    let serial_w = column("SERIAL", 10, serials.iter().map(String::as_str));
+    let row = |s: &str, z: &str, side: &str, serial: &str, owned: &str, foreign: &str| {
+        format!("{s:<server$} {z:<apex$} {side:<6} {serial:<serial_w$} {owned:<5} {foreign:<7} ")
     };
-    let header = row("SERVER", "ZONE", "SIDE", "OWNED", "FOREIGN");
+    let header = row("SERVER", "ZONE", "SIDE", "SERIAL", "OWNED", "FOREIGN");
     let indent = header.chars().count();
     let mut out = String::new();
     push_row(&mut out, &header, "STATE", indent, width);
-    for z in zones {
-        let prefix =
-            row(&z.server, &z.zone, z.side.as_str(), &z.owned.to_string(), &z.foreign.to_string());
+    for (z, serial) in zones.iter().zip(&serials) {
+        let (owned, foreign) = (z.owned.to_string(), z.foreign.to_string());
+        let prefix = row(&z.server, &z.zone, z.side.as_str(), serial, &owned, &foreign);
         push_row(&mut out, &prefix, &z.state, indent, width);
+        for s in &z.secondaries {
+            let serial = s.serial.map_or_else(|| "none".to_owned(), |s| s.to_string());
+            let sync = if s.in_sync { "in sync" } else { "behind" };
+            let line = row("", &format!("  secondary {}", s.address), "", &serial, "", "");
+            push_row(&mut out, &line, sync, indent, width);
+        }
     }
     out
 }

@@ -11,7 +11,9 @@ use routerd_dns::artifacts::{RRsetName, Side as RRsetSide};
 use routerd_dns::kinds::server::{options_name, unit_name};
 use routerd_engine::ResultDocument;
 use routerd_engine::result::{ObservedArtifact, OperationResult, OrphanCleanup};
-use routerd_model::dns_view::{DnsRecordRow, DnsServerRow, DnsView, DnsZoneRow, RecordState, Side};
+use routerd_model::dns_view::{
+    DnsRecordRow, DnsSecondaryRow, DnsServerRow, DnsView, DnsZoneRow, RecordState, Side,
+};
 use routerd_model::status::DoctorCheck;
 use tokio::sync::{mpsc, watch};
 
@@ -101,11 +103,13 @@ fn rrset_data(spec: &serde_json::Value) -> Option<(Option<u64>, Vec<String>)> {
     (ttl.is_some() || rdata.is_some()).then(|| (ttl, rdata.unwrap_or_default()))
 }
 
-/// A zone being counted: its row, and what is wrong with its clause on a local server.
+/// A zone being counted: its row, what is wrong with its clause on a local server, and its
+/// secondaries behind the primary.
 #[derive(Default)]
 struct Tally {
     row: DnsZoneRow,
     clause: Option<String>,
+    behind: Vec<String>,
 }
 
 impl Tally {
@@ -117,6 +121,7 @@ impl Tally {
             format!("unreadable: {reason}")
         } else {
             let mut parts: Vec<String> = self.clause.into_iter().collect();
+            parts.extend(self.behind);
             for (n, what) in [
                 (z.drifted, "drifted"),
                 (z.missing, "missing"),
@@ -303,6 +308,7 @@ pub(crate) fn view<'a>(
             |n: &RRsetName| (side(n.side), n.server.clone(), n.zone.to_ascii(), n.owner.to_ascii());
         key(a).cmp(&key(b)).then_with(|| a.rtype.to_string().cmp(&b.rtype.to_string()))
     });
+    serials(doc, &mut zones);
     let zones: Vec<DnsZoneRow> = zones.into_values().map(Tally::finish).collect();
     let servers = servers
         .into_iter()
@@ -314,6 +320,48 @@ pub(crate) fn view<'a>(
         zones,
         records: records.into_iter().map(|(_, row)| row).collect(),
         checks,
+    }
+}
+
+/// Each zone's serial and secondaries, from the `servers[]` status field of the `DNSZone`s of
+/// `doc` (ADR 0013): a `primary` or `external` row names the zone's server, the `secondary`
+/// rows after it its secondaries. A secondary behind makes the zone's state say so.
+fn serials(doc: &ResultDocument, zones: &mut BTreeMap<ZoneKey, Tally>) {
+    let rows = doc
+        .resources
+        .iter()
+        .filter_map(|r| r.status.as_ref()?.get("servers")?.as_array())
+        .flatten();
+    let mut current: Option<ZoneKey> = None;
+    for row in rows {
+        let text = |field: &str| row.get(field).and_then(|v| v.as_str()).unwrap_or_default();
+        let serial = row.get("serial").and_then(|v| v.as_u64()).and_then(|s| u32::try_from(s).ok());
+        match text("role") {
+            "primary" | "external" => {
+                let side = if text("role") == "primary" { Side::Local } else { Side::Remote };
+                let key = (side, text("server").to_owned(), text("zone").to_owned());
+                if let Some(tally) = zones.get_mut(&key) {
+                    tally.row.serial = serial;
+                }
+                current = Some(key);
+            }
+            "secondary" => {
+                let Some(tally) = current.as_ref().and_then(|k| zones.get_mut(k)) else { continue };
+                if tally.row.zone != text("zone") {
+                    continue;
+                }
+                let in_sync = row.get("inSync").and_then(|v| v.as_bool()).unwrap_or(false);
+                if !in_sync {
+                    tally.behind.push(format!("secondary {} behind", text("server")));
+                }
+                tally.row.secondaries.push(DnsSecondaryRow {
+                    address: text("server").to_owned(),
+                    serial,
+                    in_sync,
+                });
+            }
+            _ => {}
+        }
     }
 }
 
@@ -332,6 +380,7 @@ fn tally<'z>(
             ..DnsZoneRow::default()
         },
         clause: None,
+        behind: Vec::new(),
     })
 }
 

@@ -337,6 +337,29 @@ fn a_clean_zone_is_ok_and_a_refused_clause_is_what_is_wrong() {
 }
 
 #[test]
+fn a_zone_shows_its_serial_and_its_secondaries_from_the_zone_status() {
+    let mut doc = document_json();
+    doc["resources"] = json!([doc["resources"][2].clone()]);
+    doc["orphans"] = json!([]);
+    doc["adoptionCandidates"] = json!([]);
+    doc["operations"] = json!([]);
+    doc["resources"][0]["status"] = json!({"servers": [
+        {"server": "auth", "zone": "lab.example.", "role": "primary", "state": "Configured",
+         "serial": 7},
+        {"server": "127.0.0.1#5301", "zone": "lab.example.", "role": "secondary",
+         "state": "Configured", "serial": 7, "inSync": true},
+        {"server": "192.0.2.53#53", "zone": "lab.example.", "role": "secondary",
+         "state": "Pending", "serial": 6, "inSync": false},
+    ], "recordsCount": 1, "foreignRecords": 0});
+    let zone = &view_of(Some(&typed(doc)), &[], Vec::new()).zones[0];
+    assert_eq!(zone.serial, Some(7));
+    let secondaries: Vec<(&str, Option<u32>, bool)> =
+        zone.secondaries.iter().map(|s| (s.address.as_str(), s.serial, s.in_sync)).collect();
+    assert_eq!(secondaries, [("127.0.0.1#5301", Some(7), true), ("192.0.2.53#53", Some(6), false)]);
+    assert_eq!((zone.state.as_str(), zone.ok), ("secondary 192.0.2.53#53 behind", false));
+}
+
+#[test]
 fn servers_show_their_unit_and_named_conf_or_their_zones_read() {
     let mut doc = document_json();
     doc["resources"][0]["observed"][1]["drift"] = json!([]);
