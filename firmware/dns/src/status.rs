@@ -421,14 +421,12 @@ fn rrset_conditions(facts: &StatusFacts<'_>) -> Vec<KindCondition> {
         names.extend(conflicts.iter().map(|(_, n)| *n));
         cond(words::PUBLISHED, false, words::UPDATE_PENDING, format!("pending: {}", list(&names)))
     } else {
-        // The serial named serves the zone at, for a local zone (Bindy's `Published` carries
-        // it): the zone's `bind.zone` as observed.
-        let at = serial_of_zone(facts, rrsets[0].name)
-            .map(|s| format!(" (serial {s})"))
-            .unwrap_or_default();
+        // No serial here: the status of every record would change with each UPDATE of its
+        // zone, and the daemon writes a changed status to the ledger. The zone's `Loaded`
+        // carries the serial.
         let message = match total {
-            1 => format!("{} is on the server as declared{at}", rrsets[0].name),
-            n => format!("{n} RRsets are on the server as declared{at}"),
+            1 => format!("{} is on the server as declared", rrsets[0].name),
+            n => format!("{n} RRsets are on the server as declared"),
         };
         cond(words::PUBLISHED, true, words::RRSETS_PUBLISHED, message)
     });
@@ -445,17 +443,6 @@ fn rrset_conditions(facts: &StatusFacts<'_>) -> Vec<KindCondition> {
         out.push(cond(words::CONFLICT, true, *reason, message));
     }
     out
-}
-
-/// The serial of the local zone the `dns.rrset` named `rrset` is in, as its `bind.zone` was
-/// observed; `None` on a remote primary or when unknown.
-fn serial_of_zone(facts: &StatusFacts<'_>, rrset: &str) -> Option<u64> {
-    let rest = rrset.strip_prefix("local:")?;
-    let mut parts = rest.splitn(3, '/');
-    let zone = format!("{}/{}", parts.next()?, parts.next()?);
-    let zones = facts.current_of(BIND_ZONE.as_str());
-    let at = zones.binary_search_by(|z| z.name.cmp(zone.as_str())).ok()?;
-    zones[at].attributes.get("serial").and_then(Value::as_u64)
 }
 
 /// The reason word an operation's error starts with (the engine writes `<reason>: <error>`),
