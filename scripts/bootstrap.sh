@@ -17,6 +17,7 @@ apt_packages=(
   bind9 bind9-utils bind9-dnsutils              # DNS controller tests: named, named-checkconf,
                                                 #   tsig-keygen, dig and nsupdate
   ndisc6                                        #   and rdisc6, which solicits the RAs
+  faketime                                      # DNS controller tests: libfaketime skews a remote named
   systemd                                       # DHCP client tests: the real systemd-networkd, busctl
   systemd-timesyncd                             # NTPClient tests: the real timesyncd
 )

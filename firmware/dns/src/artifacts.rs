@@ -310,24 +310,71 @@ impl RRsetName {
 
     /// The parts of the artifact name `name`, if it is one.
     pub fn parse(name: &str) -> Option<Self> {
-        let (side, rest) = name.split_once(':')?;
-        let side = match side {
+        let parts = RRsetNameParts::split(name)?;
+        let zone = parts.zone()?;
+        let owner = Name::from_ascii(parts.owner).ok()?;
+        let rtype: RecordType = parts.rtype.parse().ok()?;
+        (owner.is_fqdn() && zone.zone_of(&owner)).then_some(Self {
+            side: parts.side,
+            server: parts.server.to_owned(),
+            zone,
+            owner,
+            rtype,
+        })
+    }
+}
+
+/// A `dns.rrset` name cut where [`RRsetName::parse`] cuts it, nothing parsed yet: the RRsets
+/// of one zone share [`RRsetNameParts::zone_prefix`], so a caller with many names parses
+/// each zone once ([`RRsetNameParts::zone`]) and checks the rest of each name against it
+/// ([`RRsetNameParts::parses_in`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RRsetNameParts<'a> {
+    /// Local or remote.
+    pub side: Side,
+    /// `<side>:<server>/<zone>/`, as written in the name.
+    pub zone_prefix: &'a str,
+    /// The server, not empty.
+    pub server: &'a str,
+    /// The zone's text.
+    pub zone: &'a str,
+    /// The owner's text.
+    pub owner: &'a str,
+    /// The type's text: the rest of the name.
+    pub rtype: &'a str,
+}
+
+impl<'a> RRsetNameParts<'a> {
+    /// The parts of `name`; `None` when [`RRsetName::parse`] fails before it reads a part
+    /// (another side, no server, a part missing).
+    pub fn split(name: &'a str) -> Option<Self> {
+        let (side_word, rest) = name.split_once(':')?;
+        let side = match side_word {
             "local" => Side::Local,
             "remote" => Side::Remote,
             _ => return None,
         };
         let mut parts = rest.splitn(4, '/');
-        let server = parts.next().filter(|s| !s.is_empty())?.to_owned();
-        let zone = Name::from_ascii(parts.next()?).ok()?;
-        let owner = Name::from_ascii(parts.next()?).ok()?;
-        let rtype: RecordType = parts.next()?.parse().ok()?;
-        (zone.is_fqdn() && owner.is_fqdn() && zone.zone_of(&owner)).then_some(Self {
-            side,
-            server,
-            zone,
-            owner,
-            rtype,
-        })
+        let server = parts.next().filter(|s| !s.is_empty())?;
+        let zone = parts.next()?;
+        let owner = parts.next()?;
+        let rtype = parts.next()?;
+        let prefix_len = side_word.len() + server.len() + zone.len() + 3;
+        Some(Self { side, zone_prefix: name.get(..prefix_len)?, server, zone, owner, rtype })
+    }
+
+    /// The zone, as [`RRsetName::parse`] reads it; `None` when no name of this prefix parses
+    /// (not a name, or not absolute).
+    pub fn zone(&self) -> Option<Name> {
+        Name::from_ascii(self.zone).ok().filter(Name::is_fqdn)
+    }
+
+    /// Whether [`RRsetName::parse`] reads the whole name, `zone` being [`RRsetNameParts::zone`]
+    /// of the same prefix: the type parses, and the owner is an absolute name inside the zone.
+    pub fn parses_in(&self, zone: &Name) -> bool {
+        self.rtype.parse::<RecordType>().is_ok()
+            && Name::from_ascii(self.owner)
+                .is_ok_and(|owner| owner.is_fqdn() && zone.zone_of(&owner))
     }
 }
 
@@ -340,7 +387,8 @@ pub static BIND_ZONE: ExternalArtifactKind =
 /// `dns.rrset`, applied by the `dns` family.
 pub static DNS_RRSET: ExternalArtifactKind = ExternalArtifactKind::of::<RRset>("dns.rrset", "dns")
     .report_unrecorded()
-    .unowned_kept_if(is_remote);
+    .unowned_kept_if(is_remote)
+    .goes_with(local_zone_of);
 
 /// Attributes of a `dns.remoteZone` artifact (observe only): a zone on a remote primary,
 /// named `remote:<external server>/<zone>.`. Absent when the primary does not serve it
@@ -380,6 +428,15 @@ fn is_remote(name: &str) -> bool {
     name.starts_with("remote:")
 }
 
+/// The `bind.zone` an RRset of a local zone goes with (`local:auth/lab.example./…` →
+/// `auth/lab.example.`): the zone's section removed, named no longer serves any of its RRsets,
+/// so they leave the ledger with it, without an UPDATE each (issue 36 §2, the graph's
+/// `cascade`). An RRset on a remote primary goes with nothing: the zone is the primary's.
+fn local_zone_of(name: &str) -> Option<(&'static ExternalArtifactKind, String)> {
+    let parts = RRsetNameParts::split(name).filter(|p| p.side == Side::Local)?;
+    Some((&BIND_ZONE, format!("{}/{}", parts.server, parts.zone.to_ascii_lowercase())))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -400,6 +457,17 @@ mod tests {
         assert_eq!(RRsetName::parse("local:auth/lab.example./www.other./A"), None);
         assert_eq!(RRsetName::parse("elsewhere:auth/a./a./A"), None);
         assert_eq!(RRsetName::parse("local:/lab.example./www.lab.example./A"), None, "no server");
+    }
+
+    #[test]
+    fn a_local_rrset_goes_with_its_zone_a_remote_one_with_nothing() {
+        let zone = |name: &str| local_zone_of(name).map(|(kind, parent)| (kind.as_str(), parent));
+        assert_eq!(
+            zone("local:auth/lab.example./www.lab.example./A"),
+            Some(("bind.zone", "auth/lab.example.".to_owned()))
+        );
+        assert_eq!(zone("remote:ext/lab.example./www.lab.example./A"), None);
+        assert_eq!(zone("local:auth"), None);
     }
 
     #[test]

@@ -25,8 +25,8 @@ use routerd_host::{
 };
 
 use crate::artifacts::{
-    CONF_DIR, DATA_DIR, DNS_REMOTE_ZONE, DNS_RRSET, ENDPOINTS_FILE, RRset, RRsetName, RemoteZone,
-    Side, zone_file_name,
+    CONF_DIR, DATA_DIR, DNS_REMOTE_ZONE, DNS_RRSET, ENDPOINTS_FILE, RRset, RRsetName,
+    RRsetNameParts, RemoteZone, Side, zone_file_name,
 };
 use crate::owner_records::Registry as OwnerRegistry;
 use crate::wire::{self, Endpoint, RRsetChange, TsigKey, WireError};
@@ -37,11 +37,15 @@ pub const CREATE_BATCH: usize = 2000;
 /// How long one exchange with a server may take.
 pub const TIMEOUT: Duration = Duration::from_secs(5);
 
-/// A zone as last transferred: its RRsets as the artifacts observe lists.
+/// A zone as last transferred: its RRsets as the artifacts observe lists, shared with every
+/// observation while the serial stays.
 struct Cached {
     serial: u32,
-    sets: Arc<Vec<Artifact>>,
+    sets: ZoneSets,
 }
+
+/// The RRsets of one zone, as [`Backend::observe_shared`] hands them out.
+type ZoneSets = Arc<Vec<Arc<Artifact>>>;
 
 /// The `dns` family of one target and namespace.
 pub struct DnsBackend {
@@ -155,7 +159,7 @@ impl DnsBackend {
     /// Every RRset routerd may manage in `zone` on `ep`, by artifact name.
     ///
     /// Errors: the reason the zone could not be read (`TsigBadSig: …`).
-    async fn read_zone(&self, key: &ZoneKey, ep: &Endpoint) -> Result<Arc<Vec<Artifact>>, String> {
+    async fn read_zone(&self, key: &ZoneKey, ep: &Endpoint) -> Result<ZoneSets, String> {
         let unread = |e: WireError| format!("{}: {e}", e.reason());
         let (side, server, zone) = key;
         let cache_key = format!("{}/{zone}", block_name(*side, server));
@@ -178,7 +182,7 @@ impl DnsBackend {
             entry.0 = entry.0.min(record.ttl);
             entry.1.push(record.data);
         }
-        let sets: Vec<Artifact> = grouped
+        let sets: Vec<Arc<Artifact>> = grouped
             .into_iter()
             .map(|((owner, rtype), (ttl, rdata))| {
                 let name = RRsetName {
@@ -191,7 +195,7 @@ impl DnsBackend {
                 let spec =
                     ExternalArtifactSpec::new(&DNS_RRSET, name.key_name(), &RRset::new(ttl, rdata))
                         .map_err(|e| format!("RRsets of {zone}: {e}"))?;
-                Ok(Artifact::new(ArtifactSpec::External(spec)))
+                Ok(Arc::new(Artifact::new(ArtifactSpec::External(spec))))
             })
             .collect::<Result<_, String>>()?;
         let sets = Arc::new(sets);
@@ -260,11 +264,6 @@ impl DnsBackend {
                     results[*i] = Some(Err(e));
                 }
                 unconfirmed.into_iter().map(|(i, _)| i).collect()
-            } else {
-                self.still_ignored(&ep, &zone_key, &group).await
-            };
-            if delete {
-                Vec::new()
             } else {
                 self.still_ignored(&ep, &zone_key, &group).await
             };
@@ -518,6 +517,47 @@ impl DnsBackend {
     }
 }
 
+/// The zones that hold the `dns.rrset`s named in `wanted`, each with its keys in `wanted`'s
+/// order, ordered by side, server and zone text: what [`RRsetName::parse`] of each key gives,
+/// grouped by `(side, server, zone.to_ascii())`, without it. Keys that do not parse are left
+/// out, and so is a zone with none that does. Keys sharing a `side:server/zone/` prefix share
+/// one parse of the zone.
+fn zones_of(wanted: &[ArtifactKey]) -> Vec<(ZoneKey, Vec<&ArtifactKey>)> {
+    /// A prefix seen: its zone (`None`: no key of it parses) and its group, once it has one.
+    struct Prefix {
+        zone: Option<Name>,
+        group: Option<usize>,
+    }
+    let mut prefixes: HashMap<&str, Prefix> = HashMap::new();
+    // Prefixes whose zones parse alike (`lab.` and `la\142.`, hickory's octal escape) share a
+    // group.
+    let mut ids: BTreeMap<(u8, String, String), usize> = BTreeMap::new();
+    let mut groups: Vec<Option<(ZoneKey, Vec<&ArtifactKey>)>> = Vec::new();
+    for key in wanted {
+        let Some(parts) = RRsetNameParts::split(&key.name) else { continue };
+        let prefix = prefixes
+            .entry(parts.zone_prefix)
+            .or_insert_with(|| Prefix { zone: parts.zone(), group: None });
+        let Some(zone) = &prefix.zone else { continue };
+        if !parts.parses_in(zone) {
+            continue;
+        }
+        let group = *prefix.group.get_or_insert_with(|| {
+            let id =
+                (u8::from(parts.side == Side::Remote), parts.server.to_owned(), zone.to_ascii());
+            *ids.entry(id).or_insert_with(|| {
+                groups
+                    .push(Some(((parts.side, parts.server.to_owned(), zone.clone()), Vec::new())));
+                groups.len() - 1
+            })
+        });
+        if let Some((_, keys)) = &mut groups[group] {
+            keys.push(key);
+        }
+    }
+    ids.into_values().filter_map(|group| groups[group].take()).collect()
+}
+
 /// The RRset `owner`/`rtype` in the zone and on the server of `name`.
 fn rrset_name_in(name: &RRsetName, owner: Name, rtype: RecordType) -> RRsetName {
     RRsetName {
@@ -636,26 +676,24 @@ impl Backend for DnsBackend {
         wanted: &'a [ArtifactKey],
     ) -> BoxFuture<'a, Result<Vec<Artifact>, HostError>> {
         Box::pin(async move {
+            let shared = self.observe_shared(kind, wanted).await?;
+            Ok(shared.into_iter().map(Arc::unwrap_or_clone).collect())
+        })
+    }
+
+    /// A zone whose serial did not move lists the artifacts of its last transfer, shared.
+    fn observe_shared<'a>(
+        &'a self,
+        kind: ArtifactKind,
+        wanted: &'a [ArtifactKey],
+    ) -> BoxFuture<'a, Result<Vec<Arc<Artifact>>, HostError>> {
+        Box::pin(async move {
             if Some(kind) == DNS_REMOTE_ZONE.artifact_kind() {
-                return self.remote_zones(wanted).await;
-            }
-            let mut zones: BTreeMap<(u8, String, String), (ZoneKey, Vec<&ArtifactKey>)> =
-                BTreeMap::new();
-            for key in wanted {
-                let Some(name) = RRsetName::parse(&key.name) else { continue };
-                let id = (
-                    u8::from(name.side == Side::Remote),
-                    name.server.clone(),
-                    name.zone.to_ascii(),
-                );
-                zones
-                    .entry(id)
-                    .or_insert_with(|| ((name.side, name.server, name.zone), Vec::new()))
-                    .1
-                    .push(key);
+                let zones = self.remote_zones(wanted).await?;
+                return Ok(zones.into_iter().map(Arc::new).collect());
             }
             let mut listed = Vec::new();
-            for (_, (zone_key, keys)) in zones {
+            for (zone_key, keys) in zones_of(wanted) {
                 let (side, server, zone) = &zone_key;
                 if *side == Side::Local && !self.local_zone_exists(server, zone) {
                     continue;
@@ -680,7 +718,7 @@ impl Backend for DnsBackend {
                                         what: "RRsets".into(),
                                         message: e.to_string(),
                                     })?;
-                            listed.push(Artifact::new(ArtifactSpec::External(spec)));
+                            listed.push(Arc::new(Artifact::new(ArtifactSpec::External(spec))));
                         }
                     }
                 }
@@ -738,5 +776,90 @@ impl Backend for DnsBackend {
         Box::pin(async move {
             self.apply(&[observed], true, "delete").await.into_iter().next().unwrap_or(Ok(()))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The grouping as [`RRsetName::parse`] of every key gives it.
+    fn zones_by_parse(wanted: &[ArtifactKey]) -> Vec<(ZoneKey, Vec<&ArtifactKey>)> {
+        let mut zones: BTreeMap<(u8, String, String), (ZoneKey, Vec<&ArtifactKey>)> =
+            BTreeMap::new();
+        for key in wanted {
+            let Some(name) = RRsetName::parse(&key.name) else { continue };
+            let id =
+                (u8::from(name.side == Side::Remote), name.server.clone(), name.zone.to_ascii());
+            zones
+                .entry(id)
+                .or_insert_with(|| ((name.side, name.server, name.zone), Vec::new()))
+                .1
+                .push(key);
+        }
+        zones.into_values().collect()
+    }
+
+    /// Side, server, zone as written, key names: comparable (`Name`'s `==` ignores case).
+    type Shown<'a> = Vec<(Side, String, String, Vec<&'a str>)>;
+
+    fn shown<'a>(groups: Vec<(ZoneKey, Vec<&'a ArtifactKey>)>) -> Shown<'a> {
+        groups
+            .into_iter()
+            .map(|((side, server, zone), keys)| {
+                (side, server, zone.to_ascii(), keys.iter().map(|k| k.name.as_str()).collect())
+            })
+            .collect()
+    }
+
+    fn keys(names: &[String]) -> Vec<ArtifactKey> {
+        routerd_host::kinds::external::register(&DNS_RRSET).expect("dns.rrset registers");
+        let kind = DNS_RRSET.artifact_kind().expect("dns.rrset is registered");
+        names.iter().map(|n| ArtifactKey::new(kind, n.clone())).collect()
+    }
+
+    #[test]
+    fn zones_of_groups_by_prefix_as_parse_does() {
+        let names: Vec<String> = [
+            "local:auth/lab.example./www.lab.example./A",
+            "local:auth/lab.example./lab.example./MX",
+            "remote:ext/lab.example./www.lab.example./A",
+            "local:auth/other.example./a.other.example./AAAA",
+            "local:auth/lab.example./WWW.Lab.Example./TXT",
+            "local:auth/Lab.Example./www.lab.example./A",
+            "local:auth/lab.example./www.other./A",
+            "local:auth/lab.example./xlab.example./A",
+            "local:auth/lab.example./www.lab.example./BOGUS",
+            "local:auth/lab.example./www.lab.example./A/extra",
+            "local:auth/lab.example./www.lab.example",
+            "local:auth/lab.example./www.lab.example/A",
+            "local:/lab.example./www.lab.example./A",
+            "elsewhere:auth/lab.example./www.lab.example./A",
+            "local:auth/lab.example/www.lab.example./A",
+            "local:auth/la\\142.example./www.lab.example./A",
+            "local:auth/only.example./bad..only.example./A",
+            "local:auth/./www.lab.example./A",
+            "local:auth/lab.example./w\\.x.lab.example./A",
+            "local:auth/lab.example./*.lab.example./CNAME",
+            "local:auth/lab.example./_sip._tcp.lab.example./SRV",
+            "local:auth/lab.example./-w.lab.example./A",
+        ]
+        .map(String::from)
+        .into();
+        let wanted = keys(&names);
+        let groups = shown(zones_of(&wanted));
+        assert_eq!(groups, shown(zones_by_parse(&wanted)));
+        let zones: Vec<(Side, &str, &str, usize)> =
+            groups.iter().map(|(s, v, z, k)| (*s, v.as_str(), z.as_str(), k.len())).collect();
+        assert_eq!(
+            zones,
+            [
+                (Side::Local, "auth", ".", 1),
+                (Side::Local, "auth", "Lab.Example.", 1),
+                (Side::Local, "auth", "lab.example.", 7),
+                (Side::Local, "auth", "other.example.", 1),
+                (Side::Remote, "ext", "lab.example.", 1),
+            ]
+        );
     }
 }

@@ -6,9 +6,11 @@
 //! zonestatus`), the `dns.rrset` artifacts as the zone transfer found them, and the
 //! operations of this run with their reasons.
 
-use std::collections::HashSet;
+use std::ops::Range;
 
-use routerd_engine::kind_status::{ArtifactFacts, KindCondition, KindStatus, StatusFacts};
+use routerd_engine::kind_status::{
+    ArtifactFacts, KindCondition, KindItem, KindStatus, StatusFacts,
+};
 use routerd_engine::result::{ConditionStatus, OperationResult};
 use routerd_host::ControllerCode;
 use serde::Serialize;
@@ -122,16 +124,62 @@ pub fn zone_status(spec: &ZoneSpec, facts: &StatusFacts<'_>) -> KindStatus {
 
     let prefix = |apex: &str| format!("{}:{}/{apex}/", place.side.word(), place.server);
     let prefixes: Vec<String> = apexes.iter().map(|a| prefix(a)).collect();
-    let inside = |name: &str| prefixes.iter().any(|p| name.starts_with(p.as_str()));
-    let declared: HashSet<&str> =
-        facts.desired_of(DNS_RRSET.as_str()).iter().map(|i| i.name).filter(|n| inside(n)).collect();
-    let foreign = facts
-        .current_of(DNS_RRSET.as_str())
-        .iter()
-        .filter(|i| inside(i.name) && !declared.contains(i.name))
-        .count();
-    let fields = ZoneFields { servers, records_count: declared.len(), foreign_records: foreign };
+    let (records_count, foreign_records) = count_rrsets(
+        facts.desired_of(DNS_RRSET.as_str()),
+        facts.current_of(DNS_RRSET.as_str()),
+        &prefixes,
+    );
+    let fields = ZoneFields { servers, records_count, foreign_records };
     KindStatus { conditions, fields: serde_json::to_value(fields).ok() }
+}
+
+/// The RRsets whose names start with one of `prefixes` (the zone's and its reverse zones'):
+/// how many names `desired` declares, and how many of `current` it does not. Both lists are
+/// in name order ([`StatusFacts::desired_of`]), so the names of a prefix are one range of
+/// each, found by binary search, and a merge walk of the two finds the undeclared.
+fn count_rrsets(
+    desired: &[KindItem<'_>],
+    current: &[KindItem<'_>],
+    prefixes: &[String],
+) -> (usize, usize) {
+    let declared = || names_within(desired, prefixes);
+    let mut last = None;
+    let records = declared().filter(|name| last.replace(*name) != Some(*name)).count();
+    let mut declared = declared().peekable();
+    let foreign = names_within(current, prefixes)
+        .filter(|name| {
+            while declared.next_if(|d| d < name).is_some() {}
+            declared.peek() != Some(name)
+        })
+        .count();
+    (records, foreign)
+}
+
+/// The names of `items` (in name order) that start with one of `prefixes`, in order.
+fn names_within<'a>(
+    items: &'a [KindItem<'a>],
+    prefixes: &[String],
+) -> impl Iterator<Item = &'a str> + 'a {
+    let mut ranges: Vec<Range<usize>> = prefixes
+        .iter()
+        .map(|prefix| {
+            let prefix = prefix.as_str();
+            let start = items.partition_point(|i| i.name < prefix);
+            let len = items[start..].partition_point(|i| i.name.starts_with(prefix));
+            start..start + len
+        })
+        .filter(|range| !range.is_empty())
+        .collect();
+    // One prefix may hold another's names (the same apex twice): each name once.
+    ranges.sort_by_key(|range| range.start);
+    let mut merged: Vec<Range<usize>> = Vec::with_capacity(ranges.len());
+    for range in ranges {
+        match merged.last_mut() {
+            Some(last) if range.start <= last.end => last.end = last.end.max(range.end),
+            _ => merged.push(range),
+        }
+    }
+    merged.into_iter().flat_map(move |range| items[range].iter().map(|i| i.name))
 }
 
 /// A `DNSZone`'s status fields.
@@ -498,4 +546,83 @@ fn cond(
 
 fn cond_unknown(type_: ControllerCode, reason: ControllerCode, message: String) -> KindCondition {
     KindCondition { type_, status: ConditionStatus::Unknown, reason, message }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+
+    /// The counts by a set of the declared names and a scan of every name.
+    fn count_by_scan(
+        desired: &[KindItem<'_>],
+        current: &[KindItem<'_>],
+        prefixes: &[String],
+    ) -> (usize, usize) {
+        let inside = |name: &str| prefixes.iter().any(|p| name.starts_with(p.as_str()));
+        let declared: HashSet<&str> =
+            desired.iter().map(|i| i.name).filter(|n| inside(n)).collect();
+        let foreign =
+            current.iter().filter(|i| inside(i.name) && !declared.contains(i.name)).count();
+        (declared.len(), foreign)
+    }
+
+    fn items<'a>(names: &[&'a str]) -> Vec<KindItem<'a>> {
+        let mut names = names.to_vec();
+        names.sort();
+        names
+            .into_iter()
+            .map(|name| KindItem { name, attributes: &Value::Null, owner: "" })
+            .collect()
+    }
+
+    #[test]
+    fn rrsets_are_counted_by_range_as_by_scan() {
+        let desired = items(&[
+            "local:auth/lab.example./a.lab.example./A",
+            "local:auth/lab.example./a.lab.example./A",
+            "local:auth/lab.example./b.lab.example./A",
+            "local:auth/lab.example./lab.example./MX",
+            "local:auth/2.0.192.in-addr.arpa./10.2.0.192.in-addr.arpa./PTR",
+            "local:auth/other.example./a.other.example./A",
+            "local:auth/xlab.example./a.xlab.example./A",
+            "local:other/lab.example./a.lab.example./A",
+            "remote:auth/lab.example./a.lab.example./A",
+        ]);
+        let current = items(&[
+            "local:auth/lab.example./a.lab.example./A",
+            "local:auth/lab.example./c.lab.example./A",
+            "local:auth/lab.example./c.lab.example./A",
+            "local:auth/lab.example./lab.example./MX",
+            "local:auth/lab.example./z.lab.example./TXT",
+            "local:auth/2.0.192.in-addr.arpa./11.2.0.192.in-addr.arpa./PTR",
+            "local:auth/other.example./b.other.example./A",
+            "local:auth/xlab.example./b.xlab.example./A",
+            "local:auth/lab.example/a.lab.example./A",
+            "local:other/lab.example./b.lab.example./A",
+            "remote:auth/lab.example./b.lab.example./A",
+        ]);
+        let prefixes = |apexes: &[&str]| -> Vec<String> {
+            apexes.iter().map(|a| format!("local:auth/{a}/")).collect()
+        };
+        for apexes in [
+            &["lab.example."][..],
+            &["lab.example.", "2.0.192.in-addr.arpa."],
+            &["lab.example.", "lab.example."],
+            &["2.0.192.in-addr.arpa.", "lab.example.", "other.example."],
+            &["nowhere.example."],
+            &[],
+        ] {
+            let prefixes = prefixes(apexes);
+            let counts = count_rrsets(&desired, &current, &prefixes);
+            assert_eq!(counts, count_by_scan(&desired, &current, &prefixes), "{apexes:?}");
+        }
+        let counts = count_rrsets(&desired, &current, &prefixes(&["lab.example."]));
+        assert_eq!(counts, (3, 3));
+        let prefixes = ["local:auth/".to_owned(), "local:auth/lab.example./".to_owned()];
+        let counts = count_rrsets(&desired, &current, &prefixes);
+        assert_eq!(counts, count_by_scan(&desired, &current, &prefixes), "nested prefixes");
+        assert_eq!(count_rrsets(&[], &current, &prefixes), count_by_scan(&[], &current, &prefixes));
+    }
 }

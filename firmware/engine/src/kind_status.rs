@@ -5,10 +5,10 @@
 //! host from here.
 
 use std::cell::OnceCell;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use routerd_host::{Artifact, ArtifactSpec, ControllerCode};
+use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use crate::intent::Intent;
@@ -98,8 +98,8 @@ pub struct KindStatus {
 /// The artifacts of the plan by kind, built once per report on first use.
 pub(crate) struct KindIndex<'a> {
     plan: &'a EnginePlan,
-    current: OnceCell<HashMap<&'a str, Vec<KindItem<'a>>>>,
-    desired: OnceCell<HashMap<&'a str, Vec<KindItem<'a>>>>,
+    current: OnceCell<FxHashMap<&'a str, Vec<KindItem<'a>>>>,
+    desired: OnceCell<FxHashMap<&'a str, Vec<KindItem<'a>>>>,
 }
 
 impl<'a> KindIndex<'a> {
@@ -107,7 +107,7 @@ impl<'a> KindIndex<'a> {
         Self { plan, current: OnceCell::new(), desired: OnceCell::new() }
     }
 
-    fn current(&self) -> &HashMap<&'a str, Vec<KindItem<'a>>> {
+    fn current(&self) -> &FxHashMap<&'a str, Vec<KindItem<'a>>> {
         self.current.get_or_init(|| {
             let plan = self.plan;
             // The current graph holds what the plan acts on; orphans kept (foreign objects
@@ -122,7 +122,7 @@ impl<'a> KindIndex<'a> {
         })
     }
 
-    fn desired(&self) -> &HashMap<&'a str, Vec<KindItem<'a>>> {
+    fn desired(&self) -> &FxHashMap<&'a str, Vec<KindItem<'a>>> {
         self.desired.get_or_init(|| {
             by_kind(self.plan.desired.items.iter().map(|i| (&*i.artifact, &*i.owner)))
         })
@@ -135,7 +135,7 @@ impl<'a> KindIndex<'a> {
         ops: &[&'a Arc<OperationRecord>],
         executed: bool,
     ) -> StatusFacts<'a> {
-        let ops: HashMap<(&str, &str), &OperationRecord> =
+        let ops: FxHashMap<(&str, &str), &OperationRecord> =
             ops.iter().map(|o| ((&*o.kind, &*o.name), &***o)).collect();
         let artifacts = here
             .iter()
@@ -169,8 +169,8 @@ fn attributes(spec: &ArtifactSpec) -> Option<&Value> {
 
 fn by_kind<'a>(
     items: impl Iterator<Item = (&'a Artifact, &'a str)>,
-) -> HashMap<&'a str, Vec<KindItem<'a>>> {
-    let mut out: HashMap<&str, Vec<KindItem<'_>>> = HashMap::new();
+) -> FxHashMap<&'a str, Vec<KindItem<'a>>> {
+    let mut out: FxHashMap<&str, Vec<KindItem<'_>>> = FxHashMap::default();
     for (artifact, owner) in items {
         out.entry(artifact.key.kind.as_str()).or_default().push(KindItem {
             name: artifact.key.name.as_str(),

@@ -19,7 +19,7 @@ pub(crate) struct Listing {
     pub(crate) backends: Vec<usize>,
     /// One list per backend of `backends`, each kind after kind in [`Backend::kinds`] order;
     /// or the first error. Closed without a value when the thread died.
-    result: oneshot::Receiver<Result<Vec<Vec<Artifact>>, HostError>>,
+    result: oneshot::Receiver<Result<Vec<Vec<Arc<Artifact>>>, HostError>>,
 }
 
 impl Listing {
@@ -54,7 +54,7 @@ impl Listing {
     ///
     /// Errors: the first [`HostError`] of the listing. `Ok(None)` when the thread died without
     /// a result (the caller lists those backends itself).
-    pub(crate) async fn finish(self) -> Result<Option<Vec<Vec<Artifact>>>, HostError> {
+    pub(crate) async fn finish(self) -> Result<Option<Vec<Vec<Arc<Artifact>>>>, HostError> {
         match self.result.await {
             Ok(lists) => lists.map(Some),
             Err(_) => Ok(None),
@@ -63,7 +63,7 @@ impl Listing {
 }
 
 /// Every artifact of every kind of `backend`, driven without a runtime.
-fn list_all(backend: &dyn Backend) -> Result<Vec<Artifact>, HostError> {
+fn list_all(backend: &dyn Backend) -> Result<Vec<Arc<Artifact>>, HostError> {
     let mut all = Vec::new();
     futures::executor::block_on(observe_kinds(backend, &BTreeMap::new(), &mut all))?;
     Ok(all)
@@ -76,12 +76,12 @@ fn list_all(backend: &dyn Backend) -> Result<Vec<Artifact>, HostError> {
 pub(crate) async fn observe_kinds(
     backend: &dyn Backend,
     wanted: &BTreeMap<ArtifactKind, BTreeSet<ArtifactKey>>,
-    list: &mut Vec<Artifact>,
+    list: &mut Vec<Arc<Artifact>>,
 ) -> Result<(), HostError> {
     for kind in backend.kinds() {
         let keys: Vec<ArtifactKey> =
             wanted.get(kind).map(|k| k.iter().cloned().collect()).unwrap_or_default();
-        list.extend(backend.observe(*kind, &keys).await?);
+        list.extend(backend.observe_shared(*kind, &keys).await?);
     }
     Ok(())
 }
@@ -179,7 +179,7 @@ mod tests {
         }
     }
 
-    fn names(list: &[Artifact]) -> Vec<String> {
+    fn names(list: &[Arc<Artifact>]) -> Vec<String> {
         list.iter().map(|a| a.key.name.clone()).collect()
     }
 

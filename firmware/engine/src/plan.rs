@@ -10,12 +10,13 @@
 //! proves it ours (so it may be deleted). Anything else on the host is invisible to the
 //! reconciler and therefore never touched.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use routerd_graph::{Graph, Plan, Selection};
 use routerd_host::{Artifact, ArtifactKey, ArtifactKind, ArtifactSpec, AttributeDiff};
 use routerd_ledger::{EntryHead, EntryState, LedgerChange};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::error::EngineError;
 use crate::intent::{Action, ApplyWith, Intent, is_inventory_backed};
@@ -128,7 +129,7 @@ pub struct EnginePlan {
     /// Present desired artifacts not owned in the ledger.
     pub candidates: Vec<Candidate>,
     /// Keys the ledger proves we own.
-    pub owned: HashSet<ArtifactKey>,
+    pub owned: FxHashSet<ArtifactKey>,
     /// Desired artifacts absent from the host that no configurator can create there, with the
     /// condition reason and message (`uncreatable`): reported `Blocked` and never planned as
     /// a create, so plan never says `create` for what reconcile cannot create. Also the
@@ -184,7 +185,7 @@ pub struct Candidate {
 ///
 /// Errors: [`EngineError::Cycle`] when the intents' dependencies loop.
 pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan, EngineError> {
-    let owned: HashSet<ArtifactKey> = input
+    let owned: FxHashSet<ArtifactKey> = input
         .ledger
         .iter()
         .filter(|e| e.state == EntryState::Owned)
@@ -310,7 +311,7 @@ pub fn plan(desired: &Arc<Desired>, input: &PlanInput<'_>) -> Result<EnginePlan,
                 artifact: Arc::clone(obs),
                 owner: Arc::from(""),
                 apply_with: key.kind.apply_with(),
-                deps: orphan_deps(key.kind),
+                deps: orphan_deps(key),
                 external: false,
             });
         }
@@ -459,7 +460,7 @@ fn uncreatable(intent: &Intent) -> Option<Uncreatable> {
 /// not record. Route names start with `<table>:`, so they are one range of the observation.
 fn holds_unowned_routes(
     observed: &BTreeMap<ArtifactKey, Arc<Artifact>>,
-    owned: &HashSet<ArtifactKey>,
+    owned: &FxHashSet<ArtifactKey>,
     table: &str,
 ) -> bool {
     let prefix = format!("{table}:");
@@ -486,7 +487,8 @@ fn dedupe(
     warnings: &mut BTreeMap<String, Vec<String>>,
 ) -> (Vec<Intent>, BTreeMap<ArtifactKey, (Reason, String)>) {
     let mut out: Vec<Intent> = Vec::with_capacity(rendered.len());
-    let mut index: HashMap<ArtifactKey, usize> = HashMap::with_capacity(rendered.len());
+    let mut index: FxHashMap<ArtifactKey, usize> =
+        FxHashMap::with_capacity_and_hasher(rendered.len(), Default::default());
     // Further ensure declarations of a kept intent's key, by its index in `out`: rare, so
     // kept aside and settled once every declaration is known.
     let mut also: BTreeMap<usize, Vec<Intent>> = BTreeMap::new();
@@ -637,11 +639,19 @@ fn item(intent: &Intent, now: u64) -> HostItem {
     }
 }
 
-/// What an orphan of `kind` needs until it is deleted: a dnsmasq section is removed through
-/// the dnsmasq unit, so the unit (an orphan too, when nothing declares DHCP or DNS any more)
-/// goes after its sections.
-fn orphan_deps(kind: ArtifactKind) -> Arc<[routerd_graph::Dependency<HostItem>]> {
-    match kind {
+/// What an orphan needs until it is deleted: a dnsmasq section is removed through the dnsmasq
+/// unit, so the unit (an orphan too, when nothing declares DHCP or DNS any more) goes after its
+/// sections. An orphan of a kind that goes with another artifact (an RRset with its local
+/// zone, [`ArtifactKind::goes_with`]) depends on it with the graph's `cascade`: deleted with
+/// it, no operation of its own.
+fn orphan_deps(key: &ArtifactKey) -> Arc<[routerd_graph::Dependency<HostItem>]> {
+    if let Some(parent) = key.kind.goes_with(&key.name) {
+        let description = format!("goes with {parent}");
+        return Arc::new(
+            [routerd_graph::Dependency::on(graph_key(&parent), description).cascade()],
+        );
+    }
+    match key.kind {
         ArtifactKind::DnsmasqConfig => graph_deps(
             &[crate::intent::IntentDep {
                 key: ArtifactKey::new(ArtifactKind::SystemdService, routerd_host::dnsmasq::UNIT),

@@ -1,12 +1,13 @@
 //! Builds the Result document from a plan (and, after apply, the executed operations). Pure.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use routerd_graph::{Operation, PlannedOp};
 use routerd_host::{ArtifactKey, ArtifactSpec};
 use routerd_model::Config;
+use rustc_hash::FxHashMap;
 
 use crate::intent::{Action, Intent};
 use crate::item::{HostItem, artifact_key};
@@ -70,7 +71,7 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
     let pairs: Vec<(&Intent, &HostItem)> =
         plan.desired.intents.iter().zip(&plan.desired.items).collect();
     // A shared or conflicting artifact is listed under every resource declaring it.
-    let mut intents_of: HashMap<&str, Vec<&(&Intent, &HostItem)>> = HashMap::new();
+    let mut intents_of: FxHashMap<&str, Vec<&(&Intent, &HostItem)>> = FxHashMap::default();
     for pair in &pairs {
         for owner in pair.0.owners() {
             intents_of.entry(&**owner).or_default().push(pair);
@@ -240,11 +241,11 @@ pub fn build(plan: &EnginePlan, input: ReportInput<'_>) -> ResultDocument {
 fn group_by_owner<'a, T>(
     items: impl Iterator<Item = &'a T>,
     owner: impl Fn(&'a T) -> &'a str,
-) -> HashMap<&'a str, Vec<&'a T>>
+) -> FxHashMap<&'a str, Vec<&'a T>>
 where
     T: 'a,
 {
-    let mut out: HashMap<&'a str, Vec<&'a T>> = HashMap::new();
+    let mut out: FxHashMap<&'a str, Vec<&'a T>> = FxHashMap::default();
     for item in items {
         out.entry(owner(item)).or_default().push(item);
     }
@@ -255,12 +256,41 @@ where
 /// configurator and their dependents).
 pub fn planned_records(plan: &EnginePlan) -> Vec<Arc<OperationRecord>> {
     let orphan_reasons = orphan_reasons(plan);
-    plan.ops.ops.iter().map(|op| Arc::new(record(plan, op, &orphan_reasons))).collect()
+    let cascaded = plan
+        .ops
+        .cascaded
+        .iter()
+        .map(|(item, with)| Arc::new(cascade_record(item, with, OperationResult::Planned)));
+    plan.ops
+        .ops
+        .iter()
+        .map(|op| Arc::new(record(plan, op, &orphan_reasons)))
+        .chain(cascaded)
+        .collect()
+}
+
+/// The record of an orphan that goes with `with` (the graph's `cascade`: an RRset with its
+/// zone): a delete with no operation of its own, `planned` or `done` (`result`).
+pub(crate) fn cascade_record(
+    item: &routerd_graph::Key<routerd_host::ArtifactKind>,
+    with: &routerd_graph::Key<routerd_host::ArtifactKind>,
+    result: OperationResult,
+) -> OperationRecord {
+    OperationRecord {
+        operation: Operation::Delete,
+        kind: Cow::Borrowed(item.kind.as_str()),
+        name: Arc::clone(&item.name),
+        owner: Arc::from(""),
+        reason: format!("orphan: goes with {}", artifact_key(with)),
+        diff: Vec::new(),
+        result,
+        error: None,
+    }
 }
 
 /// The cleanup reason of each orphan the plan deletes, by key: looked up once per orphan
 /// delete, and removing much of a config makes thousands of both.
-pub(crate) fn orphan_reasons(plan: &EnginePlan) -> HashMap<&ArtifactKey, &'static str> {
+pub(crate) fn orphan_reasons(plan: &EnginePlan) -> FxHashMap<&ArtifactKey, &'static str> {
     plan.orphans
         .iter()
         .filter_map(|o| match &o.cleanup {
@@ -274,7 +304,7 @@ pub(crate) fn orphan_reasons(plan: &EnginePlan) -> HashMap<&ArtifactKey, &'stati
 pub(crate) fn record(
     plan: &EnginePlan,
     op: &PlannedOp<HostItem>,
-    orphan_reasons: &HashMap<&ArtifactKey, &'static str>,
+    orphan_reasons: &FxHashMap<&ArtifactKey, &'static str>,
 ) -> OperationRecord {
     let key = artifact_key(&op.key);
     let diff = match (&op.before, &op.after, op.op) {
@@ -305,7 +335,7 @@ fn owner(op: &PlannedOp<HostItem>) -> Arc<str> {
 pub(crate) fn reason(
     plan: &EnginePlan,
     op: &PlannedOp<HostItem>,
-    orphan_reasons: &HashMap<&ArtifactKey, &'static str>,
+    orphan_reasons: &FxHashMap<&ArtifactKey, &'static str>,
 ) -> String {
     let key = artifact_key(&op.key);
     if let Some((_, message)) = plan.desired.blocked.get(&key) {

@@ -16,12 +16,13 @@
 //! Result document and the ledger and is the time its plans measure `when.state` `for`
 //! durations at ([`PlanInput::now`]), the verification's included.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use routerd_graph::{Operation, Reconciler, Selection};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::drawing::{Drawing, GraphView};
 use routerd_host::bus::SystemBus;
@@ -137,8 +138,18 @@ macro_rules! timed {
     }};
 }
 
+/// What [`Session::apply`] did: the current graph after it, the operations run, and the
+/// orphans that went with an artifact deleted for good (the graph's `cascade`: no operation
+/// of their own), as `(orphan, went with)`.
+struct Applied {
+    current: routerd_graph::Graph<HostItem>,
+    log: Vec<routerd_graph::OpLogEntry<HostItem>>,
+    cascaded: Vec<routerd_graph::Cascaded<ArtifactKind>>,
+}
+
 struct Snapshot {
-    entries: Vec<EntryHead>,
+    /// Shared with the ledger's own copy ([`routerd_ledger::Ledger::heads_shared`]).
+    entries: Arc<Vec<EntryHead>>,
     observed: BTreeMap<ArtifactKey, Arc<Artifact>>,
     /// The leases of the lease files the desired state reads
     /// ([`crate::runtime::RuntimeReads::dhcp_leases`]), as read with this observation.
@@ -383,18 +394,21 @@ impl Session {
         now: SystemTime,
         listing: Option<Listing>,
     ) -> Result<ResultDocument, EngineError> {
+        let observing = std::time::Instant::now();
         let mut snap = self.snapshot(desired, listing).await?;
+        self.record_timing("observe", observing.elapsed());
         let now_ms = unix_ms(now);
         let desired = self.bound(&input.config, desired, &snap, now_ms);
         if self.resolve_pending(&snap)? {
-            snap.entries = self.ledger.heads()?;
+            snap.entries = self.ledger.heads_shared()?;
         }
         let mut plan = self.plan_of(&desired, &snap, now_ms)?;
 
         let (created_keys, prepared) = timed!(self, "prepare", self.prepare(&plan, input, now)?);
         let strict = input.config.spec.reconcile.mode == routerd_model::ReconcileMode::Strict;
         self.registry.begin_apply(strict);
-        let (current, log) = timed!(self, "apply", self.apply(&mut plan).await?);
+        let Applied { current, log, cascaded } =
+            timed!(self, "apply", self.apply(&mut plan).await?);
         // The verification's listing of the kernel starts now, on a helper thread, while the
         // ledger is committed and the records are built (none of that touches the host).
         let listing = if log.is_empty() { None } else { Listing::start(self.registry.backends()) };
@@ -417,7 +431,7 @@ impl Session {
         let deleted = |e: &&routerd_graph::OpLogEntry<HostItem>| {
             e.operation == Operation::Delete && e.error.is_none()
         };
-        let known: BTreeSet<String> = if log.iter().any(|e| deleted(&e)) {
+        let known: BTreeSet<String> = if log.iter().any(|e| deleted(&e)) || !cascaded.is_empty() {
             snap.entries.iter().map(EntryHead::key).collect()
         } else {
             BTreeSet::new()
@@ -432,6 +446,14 @@ impl Session {
                     .push(LedgerChange::Remove { kind: key.kind.as_str().into(), name: key.name });
             }
         }
+        // Gone with what they went with: out of the ledger like a deleted orphan.
+        for (item, _) in &cascaded {
+            let key = artifact_key(item);
+            if known.contains(&routerd_ledger::entry_key(key.kind.as_str(), &key.name)) {
+                changes
+                    .push(LedgerChange::Remove { kind: key.kind.as_str().into(), name: key.name });
+            }
+        }
         for o in plan.orphans.iter().filter(|o| o.cleanup.is_none()) {
             changes.push(LedgerChange::Remove {
                 kind: o.key.kind.as_str().into(),
@@ -439,16 +461,21 @@ impl Session {
             });
         }
         changes.extend(crate::plan::owner_changes(&desired, &snap.entries));
-        let generation = self.generation(&input.digest)?;
-        changes.push(LedgerChange::SetGeneration { generation, digest: input.digest.clone() });
-        timed!(self, "commit", self.ledger.apply(&changes)?);
+        let applied = self.ledger.applied_generation()?;
+        // A resync that changed nothing of an applied config has nothing to commit: no write
+        // transaction, no fsync.
+        if !changes.is_empty() || applied.digest.as_deref() != Some(input.digest.as_str()) {
+            let generation = self.generation(&input.digest)?;
+            changes.push(LedgerChange::SetGeneration { generation, digest: input.digest.clone() });
+            timed!(self, "commit", self.ledger.apply(&changes)?);
+        }
 
         let reconciled = |plan: &EnginePlan, snap: &Snapshot, executed| {
             self.report(plan, snap, input, now, "reconcile", Some(executed), true, Vec::new())
         };
         if log.is_empty() {
             // Nothing ran: the host is as observed, and the plan already is the verification.
-            let executed = executed_records(&plan, &log, &self.registry);
+            let executed = executed_records(&plan, &log, &cascaded, &self.registry);
             plan.current = current;
             let doc = reconciled(&plan, &snap, executed);
             self.release((plan, snap, desired, prepared, changes, created_keys));
@@ -458,16 +485,21 @@ impl Session {
         // verification: the plan, the operation log and the graph are large.
         // (Built on two threads at once, the records and the ledger view took longer than one
         // after the other: both allocate and free thousands of small blocks.)
-        let executed = timed!(self, "records", executed_records(&plan, &log, &self.registry));
+        let executed =
+            timed!(self, "records", executed_records(&plan, &log, &cascaded, &self.registry));
         drop((plan, log, current, created_keys));
         // The ledger as just committed, without reading it back (apply is all or nothing).
         let entries = timed!(
             self,
             "ledger-view",
-            entries_after(std::mem::take(&mut snap.entries), prepared, &changes)
+            entries_after(
+                Arc::unwrap_or_clone(std::mem::take(&mut snap.entries)),
+                prepared,
+                &changes,
+            )
         );
         drop(changes);
-        let after = self.snapshot_with(&desired, entries, listing).await?;
+        let after = self.snapshot_with(&desired, Arc::new(entries), listing).await?;
         let verified = self.plan_of(&desired, &after, now_ms)?;
         let doc = reconciled(&verified, &after, executed);
         self.release((verified, after, desired, snap));
@@ -607,7 +639,7 @@ impl Session {
         desired: &Desired,
         listing: Option<Listing>,
     ) -> Result<Snapshot, EngineError> {
-        let entries = timed!(self, "ledger-read", self.ledger.heads()?);
+        let entries = timed!(self, "ledger-read", self.ledger.heads_shared()?);
         self.snapshot_with(desired, entries, listing).await
     }
 
@@ -616,7 +648,7 @@ impl Session {
     async fn snapshot_with(
         &self,
         desired: &Desired,
-        entries: Vec<EntryHead>,
+        entries: Arc<Vec<EntryHead>>,
         listing: Option<Listing>,
     ) -> Result<Snapshot, EngineError> {
         let start = std::time::Instant::now();
@@ -632,14 +664,14 @@ impl Session {
         for i in desired.intents.iter().filter(|i| wanted_kinds.contains(&i.kind())) {
             wanted.entry(i.kind()).or_default().insert(i.key().clone());
         }
-        for e in &entries {
+        for e in entries.iter() {
             if let Some(kind) = ArtifactKind::parse(&e.kind).filter(|k| wanted_kinds.contains(k)) {
                 wanted.entry(kind).or_default().insert(ArtifactKey::new(kind, e.name.clone()));
             }
         }
         let backends = self.registry.backends();
         let elsewhere = listing.as_ref().map(|l| l.backends.clone()).unwrap_or_default();
-        let mut lists: Vec<Vec<Artifact>> = Vec::with_capacity(backends.len());
+        let mut lists: Vec<Vec<Arc<Artifact>>> = Vec::with_capacity(backends.len());
         for (i, backend) in backends.iter().enumerate() {
             let mut list = Vec::new();
             if !elsewhere.contains(&i) {
@@ -663,7 +695,7 @@ impl Session {
             }
         }
         let mut listed: Vec<Arc<Artifact>> = Vec::with_capacity(lists.iter().map(Vec::len).sum());
-        listed.extend(lists.into_iter().flatten().map(Arc::new));
+        listed.extend(lists.into_iter().flatten());
         // Sorted once and built in one pass (the map would otherwise be searched per insert);
         // the stable sort keeps the first of duplicate keys first.
         listed.sort_by(|a, b| a.key.cmp(&b.key));
@@ -746,13 +778,13 @@ impl Session {
         now: SystemTime,
     ) -> Result<(Vec<ArtifactKey>, Vec<LedgerChange>), EngineError> {
         let generation = self.generation(&input.digest)?;
-        let by_key: HashMap<&ArtifactKey, &Intent> =
+        let by_key: FxHashMap<&ArtifactKey, &Intent> =
             plan.desired.intents.iter().map(|i| (i.key(), i)).collect();
         // Sized once: a cold reconcile records thousands, and growth slack would be the
         // reconcile's peak memory.
         let creates = plan.ops.ops.iter().filter(|o| o.op == Operation::Create).count();
         let (mut keys, mut intents) = (Vec::with_capacity(creates), Vec::with_capacity(creates));
-        let mut seen = HashSet::with_capacity(creates);
+        let mut seen = FxHashSet::with_capacity_and_hasher(creates, Default::default());
         for op in plan.ops.ops.iter().filter(|o| o.op == Operation::Create) {
             let key = artifact_key(&op.key);
             let Some(intent) = by_key.get(&key) else { continue };
@@ -785,26 +817,22 @@ impl Session {
     }
 
     /// Runs the plan; the current graph is moved out of `plan` and returned updated.
-    async fn apply(
-        &self,
-        plan: &mut EnginePlan,
-    ) -> Result<
-        (routerd_graph::Graph<HostItem>, Vec<routerd_graph::OpLogEntry<HostItem>>),
-        EngineError,
-    > {
+    async fn apply(&self, plan: &mut EnginePlan) -> Result<Applied, EngineError> {
         let mut current = std::mem::take(&mut plan.current);
         if plan.ops.ops.is_empty() && !current.async_ops_in_progress() {
-            return Ok((current, Vec::new()));
+            return Ok(Applied { current, log: Vec::new(), cascaded: Vec::new() });
         }
         let reconciler = Reconciler::new(&self.registry);
         let deadline = tokio::time::Instant::now() + ASYNC_DEADLINE;
         let mut log = Vec::new();
+        let mut cascaded = Vec::new();
         loop {
             let status = reconciler
                 .reconcile(&mut current, plan.intended(), Selection::All)
                 .await
                 .map_err(|e| EngineError::Cycle(e.to_string()))?;
             log.extend(status.op_log);
+            cascaded.extend(status.cascaded);
             let Some(mut resume) = status.ready_to_resume.filter(|_| status.async_ops_in_progress)
             else {
                 break;
@@ -817,7 +845,7 @@ impl Session {
                 break;
             }
         }
-        Ok((current, log))
+        Ok(Applied { current, log, cascaded })
     }
 
     fn generation(&self, digest: &str) -> Result<u64, EngineError> {

@@ -3,12 +3,13 @@
 //! the ledger holds after it, computed as the store computes them.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use routerd_graph::Operation;
 use routerd_host::ArtifactKind;
 use routerd_ledger::{EntryHead, EntryState, LedgerChange};
+use rustc_hash::FxHashMap;
 
 use crate::intent::{Action, Intent, is_inventory_backed};
 use crate::item::{BackendRegistry, HostItem, artifact_key};
@@ -32,17 +33,19 @@ pub(super) fn records_create(plan: &EnginePlan, intent: &Intent) -> bool {
 }
 
 /// The executed operations as records, followed by planned operations that did not run
-/// (`skipped` behind a failure, `blocked` without a configurator).
+/// (`skipped` behind a failure, `blocked` without a configurator), then the orphans that
+/// went with what was deleted (`cascaded`, `done` with no operation of their own).
 pub(super) fn executed_records(
     plan: &EnginePlan,
     log: &[routerd_graph::OpLogEntry<HostItem>],
+    cascaded: &[routerd_graph::Cascaded<ArtifactKind>],
     registry: &BackendRegistry,
 ) -> Vec<Arc<OperationRecord>> {
     // A planned record is built only for the operations that did not run, not for every
     // one: after a cold apply the records would double the peak of the reconcile's memory.
     let orphan_reasons = crate::report::orphan_reasons(plan);
     let planned = |i: usize| crate::report::record(plan, &plan.ops.ops[i], &orphan_reasons);
-    let position: HashMap<(Operation, &routerd_graph::Key<ArtifactKind>), usize> =
+    let position: FxHashMap<(Operation, &routerd_graph::Key<ArtifactKind>), usize> =
         plan.ops.ops.iter().enumerate().map(|(i, op)| ((op.op, &op.key), i)).collect();
     let mut ran = vec![false; plan.ops.ops.len()];
     let mut out = Vec::with_capacity(log.len());
@@ -87,6 +90,9 @@ pub(super) fn executed_records(
         }
         out.push(Arc::new(OperationRecord { result: OperationResult::Skipped, ..p }));
     }
+    out.extend(cascaded.iter().map(|(item, with)| {
+        Arc::new(crate::report::cascade_record(item, with, OperationResult::Done))
+    }));
     out
 }
 

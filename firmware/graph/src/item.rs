@@ -92,6 +92,27 @@ pub struct Dependency<I: Item> {
     /// When the required item (an external item) disappears or stops satisfying, the dependent
     /// is gone too: no Delete is called, it is simply removed from the current state.
     pub auto_deleted_by_external: bool,
+    /// The dependent goes with the required item (an owner reference with garbage collection):
+    /// when a run deletes the required item for good, the dependent is not deleted by an
+    /// operation of its own but removed from the current state once that delete succeeded.
+    ///
+    /// Shape: applies when the required item's stage-1 action is a delete whose reason is not a
+    /// recreate ([`Reason::is_recreate`](crate::Reason::is_recreate)), or is itself the removal
+    /// of an item that goes with another (chains), and the dependent is present, not intended
+    /// (an intended dependent is deleted first and left pending, as without the flag), not
+    /// external, with no operation in progress and not already gone with an external
+    /// dependency declared `auto_deleted_by_external`.
+    /// The dependent then comes after the required item in the run, does not block its delete
+    /// (its own plain dependents still do: they are deleted first), and is listed in
+    /// [`Plan::cascaded`](crate::Plan::cascaded) and
+    /// [`Status::cascaded`](crate::Status::cascaded) with the item it went with. If the
+    /// required item's delete fails, is deferred or continues in the background, the dependent
+    /// stays in the current state, reported deferred. A recreate of the required item (delete,
+    /// then create) is not a cascade: the dependent is deleted first, as without the flag. An
+    /// item with several such dependencies goes with one of them; for the others it is a plain
+    /// dependent being deleted. No effect on a dependency on an external item (see
+    /// `auto_deleted_by_external`).
+    pub cascade: bool,
 }
 
 impl<I: Item> Dependency<I> {
@@ -103,6 +124,7 @@ impl<I: Item> Dependency<I> {
             must_satisfy: None,
             recreate_when_modified: false,
             auto_deleted_by_external: false,
+            cascade: false,
         }
     }
 
@@ -124,6 +146,21 @@ impl<I: Item> Dependency<I> {
         self
     }
 
+    /// Makes the dependent go with the required item: when a run deletes the required item for
+    /// good, the dependent is removed from the current state with it, without a Delete of its
+    /// own, and reported in `cascaded` (e.g. a DNS record with its zone, whose removal drops
+    /// the records).
+    ///
+    /// Shape: only for a dependent that is no longer intended, and only when the required item
+    /// goes for good: a recreate of the required item, or an intended dependent, behave as
+    /// without the flag (the dependent is deleted first); a failed, deferred or background
+    /// delete of the required item keeps the dependent (reported deferred). The field of the
+    /// same name has the full rules.
+    pub fn cascade(mut self) -> Self {
+        self.cascade = true;
+        self
+    }
+
     /// Whether `required` satisfies this dependency's predicate (true without a predicate).
     ///
     /// Side effects: none besides running the caller's predicate.
@@ -140,6 +177,7 @@ impl<I: Item> Clone for Dependency<I> {
             must_satisfy: self.must_satisfy.clone(),
             recreate_when_modified: self.recreate_when_modified,
             auto_deleted_by_external: self.auto_deleted_by_external,
+            cascade: self.cascade,
         }
     }
 }
@@ -152,6 +190,7 @@ impl<I: Item> fmt::Debug for Dependency<I> {
             .field("must_satisfy", &self.must_satisfy.as_ref().map(|_| "<predicate>"))
             .field("recreate_when_modified", &self.recreate_when_modified)
             .field("auto_deleted_by_external", &self.auto_deleted_by_external)
+            .field("cascade", &self.cascade)
             .finish()
     }
 }

@@ -126,6 +126,6 @@ pub use configurator::{Configurator, KindRegistry, OpError, Registry};
 pub use error::{GraphError, OperationError, ReconcileError};
 pub use graph::Graph;
 pub use item::{Dependency, Item, Key, MustSatisfy};
-pub use plan::{Plan, PlannedOp, Reason, plan};
+pub use plan::{Cascaded, Plan, PlannedOp, Reason, plan};
 pub use reconciler::{OpLogEntry, Reconciler, Status};
 pub use state::{ItemState, ItemStatus, Operation, Selection};

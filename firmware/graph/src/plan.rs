@@ -92,6 +92,10 @@ impl fmt::Display for Reason {
     }
 }
 
+/// An item removed from the current state without a Delete, with the item it went with (its
+/// dependency declared [`cascade`](crate::Dependency::cascade)): `(item, went with)`.
+pub type Cascaded<K> = (Key<K>, Key<K>);
+
 /// One operation of a plan.
 ///
 /// Shape: `before` is set for Modify and Delete, `after` for Create and Modify. `op` is never
@@ -127,6 +131,11 @@ pub struct Plan<I: Item> {
     /// Items removed from the current state without a Delete, because an external dependency
     /// declared `auto_deleted_by_external` disappeared.
     pub auto_deleted: Vec<Key<I::Kind>>,
+    /// Items removed from the current state without a Delete, with the item they went with
+    /// (a dependency declared [`cascade`](crate::Dependency::cascade), deleted for good), as
+    /// `(item, went with)`, in execution order; the item they went with has its Delete in
+    /// `ops` (or went itself with another item, listed before).
+    pub cascaded: Vec<Cascaded<I::Kind>>,
 }
 
 impl<I: Item> Plan<I> {
@@ -171,6 +180,9 @@ impl<I: Item> fmt::Display for Plan<I> {
         for key in &self.auto_deleted {
             writeln!(f, "     auto-deleted {key}")?;
         }
+        for (key, with) in &self.cascaded {
+            writeln!(f, "     cascaded {key} with {with}")?;
+        }
         Ok(())
     }
 }
@@ -198,6 +210,7 @@ pub fn plan<I: Item>(
             pending: Vec::new(),
             deferred: Vec::new(),
             auto_deleted: Vec::new(),
+            cascaded: Vec::new(),
         });
     }
     engine_plan(current, intended, needs_recreate, &selection, index)
@@ -227,6 +240,7 @@ fn engine_plan<'a, I: Item>(
         pending: report.pending,
         deferred: report.deferred,
         auto_deleted: report.auto_deleted,
+        cascaded: report.cascaded,
     })
 }
 
@@ -346,7 +360,7 @@ mod tests {
                 converged += 1;
                 assert!(plan.ops.is_empty(), "shortcut would hide {plan}");
                 assert!(plan.pending.is_empty() && plan.deferred.is_empty());
-                assert!(plan.auto_deleted.is_empty());
+                assert!(plan.auto_deleted.is_empty() && plan.cascaded.is_empty());
             } else {
                 differing += 1;
             }

@@ -15,7 +15,7 @@ use crate::configurator::{Configurator, Registry};
 use crate::error::{GraphError, OperationError, ReconcileError, error_chain};
 use crate::graph::Graph;
 use crate::item::{Item, Key};
-use crate::plan::{Plan, PlannedOp, plan};
+use crate::plan::{Cascaded, Plan, PlannedOp, plan};
 use crate::sequencer::{Current, Index, Outcome, Sequencer};
 use crate::state::{Operation, Selection};
 
@@ -69,6 +69,11 @@ pub struct Status<I: Item> {
     pub deferred: Vec<(Key<I::Kind>, String)>,
     /// Items removed without a Delete because an external dependency disappeared.
     pub auto_deleted: Vec<Key<I::Kind>>,
+    /// Items removed without a Delete with the item they went with (a dependency declared
+    /// [`cascade`](crate::Dependency::cascade), removed in this run: its Delete succeeded, or
+    /// it was auto-deleted or went itself with another item), as `(item, went with)`, in the
+    /// order of the run.
+    pub cascaded: Vec<Cascaded<I::Kind>>,
     /// Whether operations continue in the background (anywhere in the current graph).
     pub async_ops_in_progress: bool,
     /// Fires when a background operation finishes; then call `reconcile` again. `None` when no
@@ -175,6 +180,7 @@ impl<'r, I: Item> Reconciler<'r, I> {
             pending: report.pending,
             deferred: report.deferred,
             auto_deleted: report.auto_deleted,
+            cascaded: report.cascaded,
             async_ops_in_progress: in_progress,
             ready_to_resume: in_progress.then(|| ResumeSignal::new(&tracker, seen)),
             cancel: in_progress.then(|| CancelHandle::new(Arc::clone(&tracker))),
@@ -411,6 +417,7 @@ impl<I: Item> Default for Status<I> {
             pending: Vec::new(),
             deferred: Vec::new(),
             auto_deleted: Vec::new(),
+            cascaded: Vec::new(),
             async_ops_in_progress: false,
             ready_to_resume: None,
             cancel: None,

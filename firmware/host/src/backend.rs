@@ -5,6 +5,8 @@
 //! backend whose [`Backend::kinds`] lists its kind. Backends hold no ownership policy: they list
 //! what is on the host and do what they are told. Deciding what may be deleted is the engine's.
 
+use std::sync::Arc;
+
 use futures::future::BoxFuture;
 
 use crate::artifact::{Artifact, ArtifactKey, ArtifactKind};
@@ -35,6 +37,20 @@ pub trait Backend: Send + Sync {
         kind: ArtifactKind,
         wanted: &'a [ArtifactKey],
     ) -> BoxFuture<'a, Result<Vec<Artifact>, HostError>>;
+
+    /// [`Backend::observe`], the artifacts shared: what the engine calls. A backend that keeps
+    /// what it observed (a zone transfer cached by its SOA serial) hands the same artifacts
+    /// out again instead of copying them for every reconcile. Default: [`Backend::observe`],
+    /// each artifact wrapped.
+    fn observe_shared<'a>(
+        &'a self,
+        kind: ArtifactKind,
+        wanted: &'a [ArtifactKey],
+    ) -> BoxFuture<'a, Result<Vec<Arc<Artifact>>, HostError>> {
+        Box::pin(async move {
+            Ok(self.observe(kind, wanted).await?.into_iter().map(Arc::new).collect())
+        })
+    }
 
     /// Whether [`Backend::observe`] reads `wanted` (a backend that cannot list its kinds);
     /// `false` lets the engine skip collecting the keys for a backend that lists everything.

@@ -438,10 +438,56 @@ pub struct RemoteZone<'a> {
     pub records: &'a str,
 }
 
+/// Where libfaketime may be (Debian's `faketime` package puts it in the multiarch directory).
+const LIBFAKETIME_DIRS: [&str; 5] = [
+    "/usr/lib/x86_64-linux-gnu/faketime",
+    "/usr/lib/aarch64-linux-gnu/faketime",
+    "/usr/lib64/faketime",
+    "/usr/lib/faketime",
+    "/usr/local/lib/faketime",
+];
+
+/// `libfaketime.so.1`; panics, saying to install `faketime`, when it is not there.
+pub fn libfaketime() -> PathBuf {
+    let found = LIBFAKETIME_DIRS
+        .iter()
+        .map(|dir| Path::new(dir).join("libfaketime.so.1"))
+        .find(|path| path.is_file());
+    found.unwrap_or_else(|| {
+        panic!(
+            "libfaketime.so.1 is in none of {LIBFAKETIME_DIRS:?}: install the `faketime` package \
+             (scripts/bootstrap.sh does)"
+        )
+    })
+}
+
 impl RemoteNamed {
     /// Starts named on 127.0.0.1#`port` in `ns` with `keys` and `zones`; waits until each zone
     /// answers its SOA.
     pub fn start(ns: &Netns, port: u16, keys: &[RemoteKey<'_>], zones: &[RemoteZone<'_>]) -> Self {
+        Self::spawn(ns, port, keys, zones, None)
+    }
+
+    /// As [`RemoteNamed::start`], with named's clock `offset_secs` ahead of the real one (behind
+    /// when negative): libfaketime (`FAKETIME=+N`) offsets what named reads as the time, and so
+    /// the time it checks TSIG signatures against. Panics when libfaketime is not installed.
+    pub fn start_skewed(
+        ns: &Netns,
+        port: u16,
+        keys: &[RemoteKey<'_>],
+        zones: &[RemoteZone<'_>],
+        offset_secs: i64,
+    ) -> Self {
+        Self::spawn(ns, port, keys, zones, Some(offset_secs))
+    }
+
+    fn spawn(
+        ns: &Netns,
+        port: u16,
+        keys: &[RemoteKey<'_>],
+        zones: &[RemoteZone<'_>],
+        offset_secs: Option<i64>,
+    ) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().display();
         let mut conf = format!(
@@ -487,13 +533,18 @@ controls {{ }};
         let conf_path = dir.path().join("named.conf");
         std::fs::write(&conf_path, conf).expect("named.conf");
         let log = std::fs::File::create(dir.path().join("named.log")).expect("named.log");
+        let mut command = ns.command("/usr/sbin/named");
+        if let Some(offset) = offset_secs {
+            // named is linked with jemalloc, which clashes with libfaketime (libfaketime issue
+            // #130: each calls into the other while initialising, and named hangs); glibc
+            // preloaded after libfaketime takes `malloc` over from jemalloc, so libfaketime
+            // initialises on glibc's. (`ip netns exec`, preloaded too, passes both on.)
+            command
+                .env("LD_PRELOAD", format!("{}:libc.so.6", libfaketime().display()))
+                .env("FAKETIME", format!("{offset:+}"));
+        }
         let mut named = Daemon::spawn(
-            ns.command("/usr/sbin/named")
-                .arg("-g")
-                .arg("-c")
-                .arg(&conf_path)
-                .stdout(Stdio::null())
-                .stderr(log),
+            command.arg("-g").arg("-c").arg(&conf_path).stdout(Stdio::null()).stderr(log),
         );
         for z in zones {
             named.wait_until(&format!("named to serve {}", z.apex), DEADLINE, || {

@@ -2,12 +2,12 @@
 //! §5): a second `named` the test starts itself in its namespace (not through routerd), with
 //! a hand-made zone, keys and update policies of its own. Which RRsets routerd changes there,
 //! what it leaves when a zone leaves the config, and how a refused signature or policy is
-//! reported. Needs root and BIND 9 (`named`, `dig`).
+//! reported. Needs root, BIND 9 (`named`, `dig`) and libfaketime (package `faketime`).
 //!
-//! A skewed clock (`TsigBadTime`) cannot be provoked through the engine: the `dns` family signs
-//! every UPDATE at `SystemTime::now()` (`rrsets.rs` → `wire::update`), not at the `now` a
-//! session is given, and named reads the real clock too (no libfaketime here; a time namespace
-//! does not offset `CLOCK_REALTIME`). The wire tests cover it with `wire::update_at`.
+//! A skewed clock (`TsigBadTime`): routerd signs every UPDATE at `SystemTime::now()`
+//! (`rrsets.rs` → `wire::update`), so the remote named's clock is the one set apart: libfaketime
+//! offsets it ([`RemoteNamed::start_skewed`]; a time namespace would not offset
+//! `CLOCK_REALTIME`).
 
 use crate::common;
 use crate::common::{
@@ -499,5 +499,60 @@ async fn with_a_txt_registry_a_delete_needs_the_owner_record_too() {
     );
     assert!(failed[0].contains("no owner record of edge-1"), "{}", failed[0]);
     assert!(ledger_origin(&mut lab, &rrset("kept")).is_some(), "the ledger keeps it");
+    lab.finish();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skewed_clock_on_the_remote_primary_names_the_key_and_the_server_with_tsig_bad_time() {
+    let mut lab = common::Lab::new("dnso").await;
+    // named's clock runs an hour ahead, far beyond the fudge (300 s) routerd signs with.
+    let keys = [RemoteKey { name: "skew-key", secret: SECRET_A }];
+    let zones = [RemoteZone {
+        apex: "time.example",
+        granted: &["skew-key"],
+        transfer: &["skew-key"],
+        records: "",
+    }];
+    let remote = RemoteNamed::start_skewed(&lab.ns, REMOTE_PORT, &keys, &zones, 3600);
+    let key = tsig_key("skew-key", SECRET_A);
+    let server = external_server("skewed", REMOTE_PORT, "skew-key");
+    let zone = external_zone("time", "time.example", "skewed");
+    let www = a_record("www", "time", "www", &["192.0.2.4"]);
+    let input = config(&[&key, &server, &zone, &www]);
+    let name = "remote:skewed/time.example./www.time.example./A";
+    let rejected = "server 127.0.0.1#5310 rejected the signing time of TSIG key \"skew-key\": \
+                    the clocks differ by more than the fudge (BADTIME)";
+    let message = format!("TsigBadTime: dns.rrset/{name}: create: {rejected}");
+    // Both reconciles create (the zone cannot be read either), and fail the same way.
+    for pass in ["first", "second"] {
+        let doc = lab.reconcile(&input).await;
+        let failed = failed_rrsets(&doc);
+        assert_eq!(failed.len(), 1, "{pass}: {:#?}\n{}", failures(&doc), remote.log());
+        let (failed_name, error) = &failed[0];
+        assert_eq!(failed_name, name, "{pass}");
+        assert!(error.contains("TsigBadTime: "), "{pass}: {error}");
+        assert!(error.contains("TSIG key \"skew-key\""), "{pass}: {error}");
+        assert!(error.contains("server 127.0.0.1#5310"), "{pass}: {error}");
+        assert_eq!(error, &message, "{pass}");
+        assert_eq!(common::operations_on(&doc, "dns.rrset"), [format!("create {name}")], "{pass}");
+        assert_eq!(ledger_origin(&mut lab, name), None, "{pass}: {name} is not routerd's");
+        assert_eq!(phase(&doc, "ARecord/www"), Phase::Blocked, "{pass}");
+        // The record's `Published` names the server's reason; the zone, unreadable with the
+        // same key, is of unknown standing for that reason.
+        let published = common::condition(&doc, "ARecord/www", "Published").expect("Published");
+        assert_eq!(published, format!("False TsigBadTime: not published: {name}"), "{pass}");
+        let loaded = common::condition(&doc, "DNSZone/time", "Loaded").expect("Loaded");
+        assert_eq!(
+            loaded,
+            format!(
+                "Unknown TsigBadTime: zone time.example. on skewed cannot be read: TsigBadTime: \
+                 {rejected}"
+            ),
+            "{pass}"
+        );
+    }
+    assert!(remote.log().contains("(BADTIME)"), "named saw the skew: {}", remote.log());
+    assert_eq!(remote_dig(&lab, "www.time.example", "A"), Vec::<String>::new());
+    drop(remote);
     lab.finish();
 }

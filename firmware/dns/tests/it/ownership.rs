@@ -284,10 +284,53 @@ async fn removing_a_zone_with_owned_records_converges() {
     lab.reconcile_ok(&full).await;
 
     // Brief §5, zone removal: the zone is refused, its files kept, and its RRsets leave the
-    // ledger with it, without failed operations.
+    // ledger with it, without failed operations. They go with the zone (the graph's cascade):
+    // the plan and the reconcile list them, but no UPDATE is sent for them.
     let without = config(&[KEY, SERVER]);
+    let cascaded = |doc: &routerd_engine::ResultDocument| -> Vec<String> {
+        let mut ops: Vec<String> = doc
+            .operations
+            .iter()
+            .map(|op| {
+                format!("{} {}/{} {} ({})", op.operation, op.kind, op.name, op.result, op.reason)
+            })
+            .collect();
+        ops.sort();
+        ops
+    };
+    const REVERSE: &str = "auth/2.0.192.in-addr.arpa.";
+    const NS1_RRSET: &str = "local:auth/lab.example./ns1.lab.example./A";
+    let recorded = "orphan: recorded in the ledger";
+    let goes_with = "orphan: goes with bind.zone/auth/lab.example.";
+    assert_eq!(
+        cascaded(&lab.plan(&without, false).await),
+        [
+            format!("delete bind.zone/{REVERSE} planned ({recorded})"),
+            format!("delete bind.zone/auth/lab.example. planned ({recorded})"),
+            format!("delete dns.rrset/{PTR_RRSET} planned (orphan: goes with bind.zone/{REVERSE})"),
+            format!("delete dns.rrset/{NAS_RRSET} planned ({goes_with})"),
+            format!("delete dns.rrset/{NS1_RRSET} planned ({goes_with})"),
+            format!("delete dns.rrset/{WWW_RRSET} planned ({goes_with})"),
+        ]
+    );
+    let jnl = lab.path("/var/lib/routerd/dns/auth/lab.example.zone.jnl");
+    let journal = || std::fs::read(&jnl);
+    let before = journal().expect("routerd's UPDATEs wrote the zone's journal");
     let removed = lab.reconcile(&without).await;
     assert_eq!(failures(&removed), Vec::<String>::new());
+    assert_eq!(
+        cascaded(&removed),
+        [
+            format!("delete bind.zone/{REVERSE} done ({recorded})"),
+            format!("delete bind.zone/auth/lab.example. done ({recorded})"),
+            format!("delete dns.rrset/{PTR_RRSET} done (orphan: goes with bind.zone/{REVERSE})"),
+            format!("delete dns.rrset/{NAS_RRSET} done ({goes_with})"),
+            format!("delete dns.rrset/{NS1_RRSET} done ({goes_with})"),
+            format!("delete dns.rrset/{WWW_RRSET} done ({goes_with})"),
+        ]
+    );
+    // Nothing was sent to the zone before its section went: its journal is as it was.
+    assert_eq!(journal().expect("the journal stays"), before, "no UPDATE for the RRsets");
     assert_eq!(dig_status(&lab.ns, common::AUTH_PORT, "lab.example", "SOA"), "REFUSED");
     assert_eq!(entries_of(&mut lab, "dns.rrset"), Vec::<String>::new());
     assert_eq!(entries_of(&mut lab, "bind.zone"), Vec::<String>::new());

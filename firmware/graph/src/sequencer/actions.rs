@@ -3,7 +3,9 @@
 //!
 //! Decisions are a fixed point: an item's delete forces the delete of every item depending on
 //! it, a modify may force the recreate of dependents, and a dependency that goes away makes
-//! its dependents pending. Pure: only the sequencer's maps are written.
+//! its dependents pending. An item no longer intended that depends with
+//! [`cascade`](crate::Dependency::cascade) on an item deleted for good goes with it instead:
+//! after it, with no operation of its own. Pure: only the sequencer's maps are written.
 
 use std::collections::VecDeque;
 
@@ -15,8 +17,8 @@ use crate::state::Operation;
 impl<I: Item, F: Fn(&I, &I) -> bool> Sequencer<'_, I, F> {
     /// Decides the stage-1 action of every item of the current graph.
     ///
-    /// Shape: actions only escalate (none < modify < delete), so the worklist terminates after
-    /// each item escalated at most twice.
+    /// Shape: actions only escalate (none < modify < delete < cascade), so the worklist
+    /// terminates after each item escalated at most three times.
     pub(super) fn compute_actions(&mut self) {
         let mut queue: VecDeque<usize> = self.cur_ids.iter().copied().collect();
         let mut queued = vec![false; self.index.len()];
@@ -41,13 +43,22 @@ impl<I: Item, F: Fn(&I, &I) -> bool> Sequencer<'_, I, F> {
 
     /// Stage-1 ids, each after the ids that must be handled before it: dependents being
     /// deleted come before the item they depend on; a modified dependency before its modified
-    /// dependents.
+    /// dependents. A dependent that goes with an item (a cascade) comes after it instead, and
+    /// its own dependents being deleted before it.
     pub(super) fn stage1_order(&self) -> Vec<usize> {
-        let is_delete = |id: usize| matches!(self.actions[id], Some(Action::Delete { .. }));
         let is_modify = |id: usize| matches!(self.actions[id], Some(Action::Modify));
         let before = |&id: &usize| -> Vec<usize> {
-            let mut first: Vec<usize> =
-                self.dependents[id].iter().copied().filter(|&dep| is_delete(dep)).collect();
+            let mut first = Vec::new();
+            if let Some(Action::Cascade { with }) = self.actions[id] {
+                first.push(with);
+            }
+            self.find_dependent(id, |dependent, required| {
+                let removed = self.actions[dependent].as_ref().is_some_and(Action::removes);
+                if removed && !self.goes_with(dependent, required) {
+                    first.push(dependent);
+                }
+                None::<()>
+            });
             if is_modify(id) {
                 let deps = self.index.int_deps[id].iter().map(|edge| edge.to);
                 first.extend(deps.filter(|&dep| is_modify(dep)));
@@ -66,6 +77,9 @@ impl<I: Item, F: Fn(&I, &I) -> bool> Sequencer<'_, I, F> {
         let fact = &self.cur_facts[id];
         if !fact.present || fact.external || fact.running.is_some() {
             return None;
+        }
+        if let Some(with) = self.goes_with_deleted(id) {
+            return Some(Action::Cascade { with });
         }
         if let Some(reason) = self.cascade_reason(id) {
             return Some(self.delete(id, reason));
@@ -94,6 +108,44 @@ impl<I: Item, F: Fn(&I, &I) -> bool> Sequencer<'_, I, F> {
         }
     }
 
+    /// The item that the current item `id` goes with, if it goes with one: `id` is not
+    /// intended, and one of its current dependencies declared `cascade` is deleted for good
+    /// (not to be recreated) or goes with another item, through no loop back to `id`. The
+    /// first such dependency in declaration order; `None` as well when `id` already vanished
+    /// with an external dependency (`auto_deleted_by_external`: removed at once instead).
+    fn goes_with_deleted(&self, id: usize) -> Option<usize> {
+        if self.index.int_items[id].is_some() {
+            return None;
+        }
+        let with = self.cur_deps[id].iter().filter(|edge| edge.dep.cascade).find_map(|edge| {
+            let gone = match &self.actions[edge.to] {
+                Some(Action::Delete { reason, .. }) => !reason.is_recreate(),
+                Some(Action::Cascade { .. }) => !self.cascades_into(edge.to, id),
+                Some(Action::Modify) | None => false,
+            };
+            gone.then_some(edge.to)
+        })?;
+        (!self.auto_deleted(id)).then_some(with)
+    }
+
+    /// Whether following the `with` links from `from` reaches `id`.
+    ///
+    /// Shape: the links form a forest, so the walk ends; it is bounded by the number of ids
+    /// all the same.
+    fn cascades_into(&self, from: usize, id: usize) -> bool {
+        let mut at = from;
+        for _ in 0..self.actions.len() {
+            if at == id {
+                return true;
+            }
+            match self.actions[at] {
+                Some(Action::Cascade { with }) => at = with,
+                _ => return false,
+            }
+        }
+        true
+    }
+
     /// The delete of the current item `id`.
     fn delete(&self, id: usize, reason: Reason) -> Action {
         Action::Delete { reason, auto: self.auto_deleted(id) }
@@ -107,6 +159,9 @@ impl<I: Item, F: Fn(&I, &I) -> bool> Sequencer<'_, I, F> {
             let dependency = || dep.key.to_string();
             match &self.actions[edge.to] {
                 Some(Action::Delete { reason, .. }) => Some(self.deleted_dependency(dep, reason)),
+                Some(Action::Cascade { .. }) => {
+                    Some(self.deleted_dependency(dep, &Reason::NotIntended))
+                }
                 Some(Action::Modify) if dep.recreate_when_modified => {
                     Some(Reason::DependencyModified { dependency: dependency() })
                 }
@@ -156,6 +211,9 @@ impl<I: Item, F: Fn(&I, &I) -> bool> Sequencer<'_, I, F> {
         match &self.actions[edge.to] {
             Some(Action::Delete { reason, .. }) => {
                 return Some(self.deleted_dependency(dep, reason));
+            }
+            Some(Action::Cascade { .. }) => {
+                return Some(self.deleted_dependency(dep, &Reason::NotIntended));
             }
             Some(Action::Modify)
                 if self.index.int_items[edge.to].is_some_and(|new| !dep.is_satisfied_by(new)) =>

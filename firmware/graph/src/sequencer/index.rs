@@ -5,8 +5,7 @@
 //! Ids `0..intended.len()` are the intended items in key order; keys only named by a
 //! dependency, and current items that are not intended, come after in discovery order.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use rustc_hash::FxHashMap;
 
 use super::order;
 use crate::error::GraphError;
@@ -26,7 +25,7 @@ pub(crate) struct Edge<I: Item> {
 pub(crate) struct Index<'a, I: Item> {
     /// Key of each id.
     pub(crate) keys: Vec<Key<I::Kind>>,
-    ids: HashMap<Key<I::Kind>, usize, BuildHasherDefault<FxHasher>>,
+    ids: FxHashMap<Key<I::Kind>, usize>,
     /// The intended item of each id, if any.
     pub(crate) int_items: Vec<Option<&'a I>>,
     /// The subgraph of the intended item of each id, if any.
@@ -47,7 +46,7 @@ impl<'a, I: Item> Index<'a, I> {
         let count = intended.len();
         let mut index = Index {
             keys: Vec::with_capacity(count),
-            ids: HashMap::with_capacity_and_hasher(count, BuildHasherDefault::default()),
+            ids: FxHashMap::with_capacity_and_hasher(count, Default::default()),
             int_items: Vec::with_capacity(count),
             int_subgraphs: Vec::with_capacity(count),
             int_deps: Vec::with_capacity(count),
@@ -116,57 +115,5 @@ impl<'a, I: Item> Index<'a, I> {
         self.int_items.resize(len, None);
         self.int_subgraphs.resize(len, None);
         self.int_deps.resize_with(len, Vec::new);
-    }
-}
-
-/// The Fx hash (as in rustc): fast on short keys; only used for the run's key-to-id map,
-/// whose keys come from the caller's own graphs.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct FxHasher(u64);
-
-impl FxHasher {
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(word));
-        }
-    }
-
-    fn write_u8(&mut self, n: u8) {
-        self.add(u64::from(n));
-    }
-
-    fn write_u16(&mut self, n: u16) {
-        self.add(u64::from(n));
-    }
-
-    fn write_u32(&mut self, n: u32) {
-        self.add(u64::from(n));
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.add(n);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.add(n as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
     }
 }

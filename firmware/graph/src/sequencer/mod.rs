@@ -6,11 +6,12 @@
 //! `plan` assumes success, `reconcile` calls the configurator.
 //!
 //! ```text
-//! new: actions (fixed point) ─▶ stage 1 order (post-order: dependents first)
+//! new: actions (fixed point) ─▶ stage 1 order (post-order: dependents first, an item that
+//!      goes with a deleted dependency after it)
 //!      intended topological order ─▶ stage 2 (creates: dependencies first)
 //! loop: next_op [─▶ next_joining …] ─▶ driver runs them ─▶ complete(outcome) per op, in order
 //!       ─▶ graph updated, blocks recorded
-//! finish: pending / deferred / auto-deleted report
+//! finish: pending / deferred / auto-deleted / cascaded report
 //! ```
 
 mod actions;
@@ -27,7 +28,7 @@ use self::index::Edge;
 pub(crate) use self::index::Index;
 use crate::graph::Graph;
 use crate::item::{Item, Key};
-use crate::plan::{PlannedOp, Reason};
+use crate::plan::{Cascaded, PlannedOp, Reason};
 use crate::state::{ItemState, Operation, Selection};
 
 /// Result of one operation handed out by [`Sequencer::next_op`].
@@ -48,6 +49,12 @@ pub(crate) enum Action {
     Modify,
     /// Delete; with `auto`, the item is only removed from the graph (no operation).
     Delete { reason: Reason, auto: bool },
+    /// Removal without an operation of its own, once item `with` (a dependency declared
+    /// [`cascade`](crate::Dependency::cascade), deleted for good or itself cascaded) is gone.
+    ///
+    /// Shape: the `with` links of all cascades form a forest (`compute_actions` refuses a link
+    /// that would close a loop), so walks along them end.
+    Cascade { with: usize },
 }
 
 impl Action {
@@ -55,7 +62,13 @@ impl Action {
         match self {
             Action::Modify => 1,
             Action::Delete { .. } => 2,
+            Action::Cascade { .. } => 3,
         }
+    }
+
+    /// Whether the action removes the item from the current graph (a delete or a cascade).
+    fn removes(&self) -> bool {
+        matches!(self, Action::Delete { .. } | Action::Cascade { .. })
     }
 }
 
@@ -176,6 +189,8 @@ pub(crate) struct Report<K> {
     pub(crate) pending: Vec<(Key<K>, String)>,
     pub(crate) deferred: Vec<(Key<K>, String)>,
     pub(crate) auto_deleted: Vec<Key<K>>,
+    /// Items removed with the item they go with, as `(item, went with)`.
+    pub(crate) cascaded: Vec<Cascaded<K>>,
 }
 
 /// One reconciliation run over a current graph it updates in place.
@@ -303,7 +318,12 @@ impl<'a, I: Item, F: Fn(&I, &I) -> bool> Sequencer<'a, I, F> {
             running: VecDeque::new(),
             in_flight: vec![false; count],
             seen: vec![Cell::new(None); count],
-            report: Report { pending: Vec::new(), deferred: Vec::new(), auto_deleted: Vec::new() },
+            report: Report {
+                pending: Vec::new(),
+                deferred: Vec::new(),
+                auto_deleted: Vec::new(),
+                cascaded: Vec::new(),
+            },
         };
         seq.compute_actions();
         let stage1 = seq.stage1_order();
@@ -399,12 +419,14 @@ impl<'a, I: Item, F: Fn(&I, &I) -> bool> Sequencer<'a, I, F> {
             let same_kind = match &self.actions[id] {
                 Some(Action::Modify) => kind == Operation::Modify,
                 Some(Action::Delete { .. }) => kind == Operation::Delete,
-                None => true,
+                // No operation: removed with its dependency (an edge to it), or kept.
+                Some(Action::Cascade { .. }) | None => true,
             };
             let flying = |to: usize| self.in_flight[to];
+            // A delete also looks through the dependents going with it at their dependents.
             let linked = self.cur_deps[id].iter().any(|edge| flying(edge.to))
                 || self.index.int_deps[id].iter().any(|edge| flying(edge.to))
-                || self.dependents[id].iter().any(|&d| flying(d))
+                || self.find_dependent(id, |d, _| flying(d).then_some(())).is_some()
                 || self.int_dependents[id].iter().any(|&d| flying(d));
             if !same_kind || linked {
                 return None;
@@ -475,6 +497,38 @@ impl<'a, I: Item, F: Fn(&I, &I) -> bool> Sequencer<'a, I, F> {
         match self.index.get(key) {
             Some(id) => self.index.int_subgraphs[id].map(str::to_string),
             None => self.int.subgraph_of(key).map(str::to_string),
+        }
+    }
+
+    /// Whether the current item `dependent` goes with item `id` (a cascade).
+    fn goes_with(&self, dependent: usize, id: usize) -> bool {
+        matches!(self.actions[dependent], Some(Action::Cascade { with }) if with == id)
+    }
+
+    /// The first `Some` of `visit(dependent, required)` over the current dependents of `id`
+    /// (`required` is `id`) and, through each dependent that goes with `id`, over that
+    /// dependent's own (`required` is that dependent), and so on down.
+    ///
+    /// Shape: dependents in key order, those of a cascaded dependent after all of `id`'s; each
+    /// dependent visited once per item it depends on along the way. Walks only `with` links
+    /// backwards (a forest), so it ends; allocates only when `id` has a cascaded dependent.
+    fn find_dependent<T>(
+        &self,
+        id: usize,
+        mut visit: impl FnMut(usize, usize) -> Option<T>,
+    ) -> Option<T> {
+        let mut below = Vec::new();
+        let mut required = id;
+        loop {
+            for &dependent in &self.dependents[required] {
+                if let Some(found) = visit(dependent, required) {
+                    return Some(found);
+                }
+                if self.goes_with(dependent, required) {
+                    below.push(dependent);
+                }
+            }
+            required = below.pop()?;
         }
     }
 

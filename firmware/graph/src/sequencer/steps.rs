@@ -1,10 +1,12 @@
 //! Executing the run step by step: whether the next stage-1 or stage-2 key yields an operation
 //! (or is blocked, deferred, pending), and how an outcome changes the current graph.
 //!
-//! Blocking rules: an item is deleted only once every item depending on it is gone; a modify
-//! waits for dependents it forces out and for failed or in-progress dependencies; a create waits
-//! until every dependency exists, is settled (not failed, in progress or deferred in this run)
-//! and satisfies its predicate.
+//! Blocking rules: an item is deleted only once every item depending on it is gone, except the
+//! dependents that go with it (a cascade), whose own dependents must be gone instead; an item
+//! that goes with another is removed once that one is gone; a modify waits for dependents it
+//! forces out and for failed or in-progress dependencies; a create waits until every dependency
+//! exists, is settled (not failed, in progress or deferred in this run) and satisfies its
+//! predicate.
 
 use super::actions::detail;
 use super::{Action, Edge, Hold, Seen, Sequencer};
@@ -17,6 +19,12 @@ impl<I: Item, F: Fn(&I, &I) -> bool> Sequencer<'_, I, F> {
         let action = self.actions[id].clone()?;
         let key = &self.index.keys[id].clone();
         if self.held.contains_key(key) {
+            return None;
+        }
+        if let Action::Cascade { with } = action {
+            if self.cur.contains(key) {
+                self.cascade_step(key, with);
+            }
             return None;
         }
         let current = self.cur.get(key)?.clone();
@@ -53,7 +61,25 @@ impl<I: Item, F: Fn(&I, &I) -> bool> Sequencer<'_, I, F> {
                     reason: Reason::AttributesDiffer,
                 })
             }
+            Action::Cascade { .. } => None,
         }
+    }
+
+    /// The step of `key`, which goes with item `with`: removed if `with` is gone, else kept
+    /// and deferred.
+    fn cascade_step(&mut self, key: &Key<I::Kind>, with: usize) {
+        let with = self.index.keys[with].clone();
+        let why = match self.held.get(&with) {
+            Some(hold) => format!("goes with {with}, which {hold}"),
+            // Ordered after `with`, so only a loop in the current graph gets here.
+            None if self.cur.contains(&with) => format!("goes with {with}, which still exists"),
+            None => {
+                self.remove(key, Reason::NotIntended);
+                self.report.cascaded.push((key.clone(), with));
+                return;
+            }
+        };
+        self.defer(key, why);
     }
 
     pub(super) fn stage2_step(&mut self, id: usize) -> Option<PlannedOp<I>> {
@@ -157,17 +183,26 @@ impl<I: Item, F: Fn(&I, &I) -> bool> Sequencer<'_, I, F> {
     }
 
     /// A dependent that still exists (or still refers to item `id`) and so blocks its delete.
+    ///
+    /// Shape: a dependent that goes with `id` does not block it (it is removed after), unless
+    /// it is held; its own dependents do, and so on down.
     fn delete_blocker(&self, id: usize) -> Option<String> {
-        self.dependents[id].iter().find_map(|&dependent| self.still_depends(dependent, id))
+        self.find_dependent(id, |dependent, required| {
+            if !self.goes_with(dependent, required) {
+                return self.still_depends(dependent, required);
+            }
+            let key = &self.index.keys[dependent];
+            let hold = self.held.get(key)?;
+            Some(format!("dependent {key} {hold}"))
+        })
     }
 
     /// Dependents forced out by the modify that still exist, or an unsettled dependency.
     fn modify_blocker(&self, id: usize) -> Option<String> {
-        let forced_out =
-            self.dependents[id].iter().find_map(|&dependent| match self.actions[dependent] {
-                Some(Action::Delete { .. }) => self.still_depends(dependent, id),
-                _ => None,
-            });
+        let forced_out = self.dependents[id].iter().find_map(|&dependent| {
+            let removed = self.actions[dependent].as_ref().is_some_and(Action::removes);
+            if removed { self.still_depends(dependent, id) } else { None }
+        });
         forced_out.or_else(|| {
             self.index.int_deps[id].iter().find_map(|edge| {
                 let hold = self.held.get(&edge.dep.key)?;
@@ -204,7 +239,7 @@ impl<I: Item, F: Fn(&I, &I) -> bool> Sequencer<'_, I, F> {
         if seen.state.is_some_and(|(usable, _)| !usable) {
             return unsatisfied("is not created".to_string());
         }
-        let delete_planned = matches!(self.actions[edge.to], Some(Action::Delete { .. }));
+        let delete_planned = self.actions[edge.to].as_ref().is_some_and(Action::removes);
         if delete_planned && !self.deleted.contains_key(&dep.key) {
             return unsatisfied("is being deleted".to_string());
         }
@@ -218,6 +253,12 @@ impl<I: Item, F: Fn(&I, &I) -> bool> Sequencer<'_, I, F> {
     }
 
     fn remove_auto_deleted(&mut self, key: &Key<I::Kind>, reason: Reason) {
+        self.remove(key, reason);
+        self.report.auto_deleted.push(key.clone());
+    }
+
+    /// Removes `key` from the current graph without an operation, as deleted for `reason`.
+    fn remove(&mut self, key: &Key<I::Kind>, reason: Reason) {
         self.forget(key);
         self.cur.take_entry(key);
         self.cur.drop_state(key);
@@ -225,7 +266,6 @@ impl<I: Item, F: Fn(&I, &I) -> bool> Sequencer<'_, I, F> {
             self.restorable.insert(key.clone());
         }
         self.deleted.insert(key.clone(), reason);
-        self.report.auto_deleted.push(key.clone());
     }
 
     fn defer(&mut self, key: &Key<I::Kind>, why: String) {

@@ -3,6 +3,7 @@
 mod async_ops;
 mod basic;
 mod batches;
+mod cascade;
 mod dependencies;
 mod dot;
 mod external;

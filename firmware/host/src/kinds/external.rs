@@ -45,7 +45,11 @@ pub struct ExternalArtifactKind {
     keep_orphans: bool,
     report_unrecorded: bool,
     unowned_kept: Option<fn(&str) -> bool>,
+    goes_with: Option<GoesWithFn>,
 }
+
+/// The artifact an orphan of a kind goes with, by name ([`ExternalArtifactKind::goes_with`]).
+type GoesWithFn = fn(&str) -> Option<(&'static ExternalArtifactKind, String)>;
 
 impl ExternalArtifactKind {
     /// The kind `kind` (its stable string, `dns.rrset`: part of the ledger format, never
@@ -59,6 +63,7 @@ impl ExternalArtifactKind {
             keep_orphans: false,
             report_unrecorded: false,
             unowned_kept: None,
+            goes_with: None,
         }
     }
 
@@ -84,6 +89,22 @@ impl ExternalArtifactKind {
     /// candidate (ADR 0002).
     pub const fn unowned_kept_if(self, applies: fn(&str) -> bool) -> Self {
         Self { unowned_kept: Some(applies), ..self }
+    }
+
+    /// An orphan of this kind named `name` goes with the artifact `parent(name)` names (an
+    /// RRset of a local zone with the zone's section: Bindy's owner references, design brief
+    /// `dns-bind9.md` §3): when that artifact is deleted for good in the same run, the orphan
+    /// is not deleted by an operation of its own but dropped from the graph and the ledger
+    /// once the parent's delete succeeded (the graph's `cascade` dependency). `None`: it has
+    /// no such parent.
+    pub const fn goes_with(self, parent: GoesWithFn) -> Self {
+        Self { goes_with: Some(parent), ..self }
+    }
+
+    /// The kind and name of the artifact an orphan named `name` goes with
+    /// ([`ExternalArtifactKind::goes_with`]), if any.
+    pub fn parent_of(&self, name: &str) -> Option<(&'static ExternalArtifactKind, String)> {
+        self.goes_with.and_then(|parent| parent(name))
     }
 
     /// Whether an unrecorded object named `name` that differs from the config is kept

@@ -259,6 +259,19 @@ macro_rules! artifact_kinds {
                 }
             }
 
+            /// The artifact an orphan of this kind named `name` goes with when that artifact
+            /// is deleted ([`external::ExternalArtifactKind::goes_with`]); `None` for every
+            /// built-in kind and for a parent kind not registered.
+            pub fn goes_with(self, name: &str) -> Option<ArtifactKey> {
+                match self {
+                    Self::External(k) => {
+                        let (kind, parent) = k.descriptor().parent_of(name)?;
+                        Some(ArtifactKey::new(kind.artifact_kind()?, parent))
+                    }
+                    _ => None,
+                }
+            }
+
             /// Parses the stable string form of a built-in or registered kind.
             pub fn parse(s: &str) -> Option<ArtifactKind> {
                 Self::builtin(s).or_else(|| external::lookup(s).map(Self::External))
