@@ -460,7 +460,14 @@ fn rrset_conditions(facts: &StatusFacts<'_>) -> Vec<KindCondition> {
     let total = rrsets.len();
     out.push(if let Some((reason, _)) = failed.first() {
         let names: Vec<&str> = failed.iter().map(|(_, n)| *n).collect();
-        cond(words::PUBLISHED, false, *reason, format!("not published: {}", list(&names)))
+        // The first failure's own words name the server and the key (`server 192.0.2.1#53
+        // rejected the signature of TSIG key "k": …`).
+        let why = rrsets
+            .iter()
+            .find_map(|a| a.operation.filter(|o| o.result == OperationResult::Failed))
+            .and_then(|o| server_message(o.error.as_deref()?))
+            .map_or_else(String::new, |m| format!(" ({m})"));
+        cond(words::PUBLISHED, false, *reason, format!("not published: {}{why}", list(&names)))
     } else if let Some((reason, _)) = unknown.first() {
         let names: Vec<&str> = unknown.iter().map(|(_, n)| *n).collect();
         cond_unknown(words::PUBLISHED, *reason, format!("zone unreadable: {}", list(&names)))
@@ -495,6 +502,12 @@ fn rrset_conditions(facts: &StatusFacts<'_>) -> Vec<KindCondition> {
 
 /// The reason word an operation's error starts with (the engine writes `<reason>: <error>`),
 /// if it is one of [`words::WIRE`]; otherwise `UpdateFailed`.
+/// What the server said in a failed operation's error: the engine writes
+/// `<reason>: <kind>/<name>: <operation>: <message>`, and names hold no `": "`.
+fn server_message(error: &str) -> Option<&str> {
+    error.splitn(4, ": ").nth(3)
+}
+
 fn failure_reason(error: Option<&str>) -> ControllerCode {
     error.and_then(|e| e.split_once(": ")).map_or(words::UPDATE_FAILED, |(w, _)| wire_reason(w))
 }

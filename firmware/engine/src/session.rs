@@ -394,9 +394,7 @@ impl Session {
         now: SystemTime,
         listing: Option<Listing>,
     ) -> Result<ResultDocument, EngineError> {
-        let observing = std::time::Instant::now();
         let mut snap = self.snapshot(desired, listing).await?;
-        self.record_timing("observe", observing.elapsed());
         let now_ms = unix_ms(now);
         let desired = self.bound(&input.config, desired, &snap, now_ms);
         if self.resolve_pending(&snap)? {

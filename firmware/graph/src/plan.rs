@@ -149,9 +149,12 @@ impl<I: Item> Plan<I> {
         self.ops.iter().map(|op| (op.op, op.key.clone())).collect()
     }
 
-    /// One operation per key: a Delete followed by a Create of the same key is a Recreate.
+    /// One operation per key: a Delete followed by a Create of the same key is a Recreate; an
+    /// item that goes with another ([`Plan::cascaded`]) counts as deleted, though no operation
+    /// of its own runs (a drawing shows it going).
     pub fn summary(&self) -> BTreeMap<Key<I::Kind>, Operation> {
-        let mut summary = BTreeMap::new();
+        let mut summary: BTreeMap<Key<I::Kind>, Operation> =
+            self.cascaded.iter().map(|(key, _)| (key.clone(), Operation::Delete)).collect();
         for op in &self.ops {
             summary
                 .entry(op.key.clone())

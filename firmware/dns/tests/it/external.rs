@@ -343,12 +343,17 @@ async fn refused_signatures_and_policies_name_the_key_and_the_server_with_a_stab
                 .zip(expected)
         {
             let published = common::condition(&doc, id, "Published").expect("Published");
-            assert_eq!(published, format!("False {reason}: not published: {name}"), "{pass}");
+            let error = &failed.iter().find(|(n, _)| n == name).expect("failed").1;
+            let said = error.splitn(4, ": ").nth(3).expect("the server's words");
+            assert_eq!(published, format!("False {reason}: not published: {name} ({said})"));
+            assert!(said.contains("server 127.0.0.1#5310") && said.contains("TSIG key"), "{said}");
             let loaded = common::condition(&doc, zone, "Loaded").expect("Loaded");
             assert!(loaded.starts_with(&format!("Unknown {reason}: ")), "{pass}: {loaded}");
         }
         let refused = common::condition(&doc, "ARecord/policy-www", "Published");
-        let want = format!("False UpdateRefused: not published: {}", expected[2].0);
+        let said = failed[2].1.splitn(4, ": ").nth(3).expect("the server's words");
+        assert!(said.contains("server 127.0.0.1#5310"), "{said}");
+        let want = format!("False UpdateRefused: not published: {} ({said})", expected[2].0);
         assert_eq!(refused.as_deref(), Some(want.as_str()), "{pass}");
     }
     for zone in ["www.sig.example", "www.key.example", "www.policy.example"] {
@@ -540,7 +545,11 @@ async fn a_skewed_clock_on_the_remote_primary_names_the_key_and_the_server_with_
         // The record's `Published` names the server's reason; the zone, unreadable with the
         // same key, is of unknown standing for that reason.
         let published = common::condition(&doc, "ARecord/www", "Published").expect("Published");
-        assert_eq!(published, format!("False TsigBadTime: not published: {name}"), "{pass}");
+        assert_eq!(
+            published,
+            format!("False TsigBadTime: not published: {name} ({rejected})"),
+            "{pass}"
+        );
         let loaded = common::condition(&doc, "DNSZone/time", "Loaded").expect("Loaded");
         assert_eq!(
             loaded,

@@ -67,6 +67,10 @@ async fn removing_a_zone_deletes_only_the_zone_and_its_orphan_records_go_with_it
     assert_eq!(plan.cascaded, went_with(&["r1", "r2", "r3"], zone_key.clone()));
     let shown = plan.to_string();
     assert!(shown.contains("     cascaded route/r1 with svc/zone\n"), "{shown}");
+    // A drawing shows them going with the zone.
+    let summary = plan.summary();
+    assert_eq!(summary.get(&key(Route, "r1")), Some(&Operation::Delete));
+    assert_eq!(summary.get(&zone_key), Some(&Operation::Delete));
     assert!(plan.deferred.is_empty() && plan.pending.is_empty() && plan.auto_deleted.is_empty());
 
     assert_eq!(mock.log(), vec![delete(Svc, "zone"), create(Link, "eth0")]);
