@@ -11,9 +11,10 @@
 //!    its predicate; the rest stays pending.
 //!
 //! External items are observed facts that are never touched; their presence only decides
-//! whether dependents can exist. A failed operation blocks only what depends on it. Operations
-//! may continue in the background ([`OpContext::continue_in_background`]); a later reconcile
-//! finishes their transition.
+//! whether dependents can exist. A failed operation blocks only what depends on it, or, with
+//! [`OnFailure::AbortRun`] ([`Reconciler::with_options`]), ends the run and leaves the rest
+//! for the next one ([`Status::skipped`]). Operations may continue in the background
+//! ([`OpContext::continue_in_background`]); a later reconcile finishes their transition.
 //!
 //! This crate knows nothing of Linux, netlink or routerd kinds: it is generic over [`Item`].
 //! It spawns no task and keeps no state between calls besides the current-state graph.
@@ -127,5 +128,5 @@ pub use error::{GraphError, OperationError, ReconcileError};
 pub use graph::Graph;
 pub use item::{Dependency, Item, Key, MustSatisfy};
 pub use plan::{Cascaded, Plan, PlannedOp, Reason, plan};
-pub use reconciler::{OpLogEntry, Reconciler, Status};
+pub use reconciler::{OnFailure, OpLogEntry, ReconcileOptions, Reconciler, Status};
 pub use state::{ItemState, ItemStatus, Operation, Selection};

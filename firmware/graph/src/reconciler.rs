@@ -1,5 +1,6 @@
 //! The effectful half: [`Reconciler::reconcile`] runs the operations the ordering core hands out
 //! through the configurators and records what happened in the current graph and a [`Status`].
+//! [`ReconcileOptions`] choose what a failed operation does to the rest of the run.
 //!
 //! The reconciler holds no state between calls besides what it writes into the current graph
 //! (item states, the background-operation tracker); it spawns no task and returns once every
@@ -67,6 +68,17 @@ pub struct Status<I: Item> {
     pub pending: Vec<(Key<I::Kind>, String)>,
     /// Deletes and modifies that wait for another operation.
     pub deferred: Vec<(Key<I::Kind>, String)>,
+    /// Operations not run because the run ended at a failure ([`OnFailure::AbortRun`]), as
+    /// `(key, operation, reason)` in the order they would have run; the reason names the
+    /// failed operation (`not run: delete svc/zone failed first`). Always empty with
+    /// [`OnFailure::BlockDependents`].
+    ///
+    /// Shape: what the run would still have handed out had it gone on with every later
+    /// operation succeeding: what the failure blocks is in [`Status::pending`] or
+    /// [`Status::deferred`] as usual, and a dependent of a skipped create is skipped, not
+    /// pending. An item with a skipped operation is in neither of those lists. The current
+    /// graph has none of these operations; a later reconcile runs them.
+    pub skipped: Vec<(Key<I::Kind>, Operation, String)>,
     /// Items removed without a Delete because an external dependency disappeared.
     pub auto_deleted: Vec<Key<I::Kind>>,
     /// Items removed without a Delete with the item they went with (a dependency declared
@@ -99,20 +111,75 @@ impl<I: Item> Status<I> {
     }
 }
 
+/// What a failed operation does to the rest of a run ([`ReconcileOptions::on_failure`]).
+///
+/// Failures of background operations read at the start of a run (started by an earlier run)
+/// block their dependents under either policy; only an operation the run itself executes
+/// ends it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum OnFailure {
+    /// The run goes on: a failed operation blocks only what depends on it (its dependents'
+    /// creates stay pending, the deletes it holds up are deferred); everything else runs.
+    /// The default, and the behaviour of [`Reconciler::new`].
+    #[default]
+    BlockDependents,
+    /// The first operation the run executes that fails ends the run (for operations run
+    /// together as a batch, the batch in which one fails): no further operation is handed to
+    /// a configurator, and those that would still have run are reported in
+    /// [`Status::skipped`].
+    ///
+    /// Why: the seed's "abort on first failure". API calls made in dependency order (the
+    /// seed's NetBird calls) stop at the first failure instead of going on around it: the
+    /// remote side holds a prefix of the change in dependency order, nothing is attempted on
+    /// top of a refusal, and a rerun, once the cause is fixed, finishes exactly the rest.
+    ///
+    /// Shape: the current graph keeps what actually happened: operations that finished before
+    /// the failure, the failure itself, and operations already continuing in the background
+    /// (they are neither cancelled nor waited for, as with [`OnFailure::BlockDependents`]).
+    /// Nothing after the failure is touched: not even removals without an operation (items
+    /// auto-deleted or going with a deleted item, see [`Status::auto_deleted`] and
+    /// [`Status::cascaded`]) that the rest of the run would have made; the next run makes
+    /// them.
+    AbortRun,
+}
+
+/// Options of a [`Reconciler`].
+///
+/// Shape: `ReconcileOptions::default()` is the behaviour of [`Reconciler::new`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ReconcileOptions {
+    /// What a failed operation does to the rest of the run.
+    pub on_failure: OnFailure,
+}
+
 /// Drives configurators to move a current-state graph to an intended-state graph.
 ///
 /// Shape: cheap to build; keep the registry and build a reconciler per run if convenient.
 pub struct Reconciler<'r, I: Item> {
     registry: &'r dyn Registry<I>,
+    options: ReconcileOptions,
 }
 
 impl<'r, I: Item> Reconciler<'r, I> {
-    /// A reconciler that finds configurators in `registry`.
+    /// A reconciler that finds configurators in `registry`, with the default options (a
+    /// failure blocks only its dependents: [`OnFailure::BlockDependents`]).
     pub fn new(registry: &'r dyn Registry<I>) -> Self {
-        Self { registry }
+        Self::with_options(registry, ReconcileOptions::default())
     }
 
-    /// The plan [`Reconciler::reconcile`] would execute if every operation succeeded at once.
+    /// A reconciler that finds configurators in `registry` and runs with `options` (for
+    /// instance [`OnFailure::AbortRun`] to end a run at its first failure).
+    pub fn with_options(registry: &'r dyn Registry<I>, options: ReconcileOptions) -> Self {
+        Self { registry, options }
+    }
+
+    /// The options this reconciler runs with.
+    pub fn options(&self) -> ReconcileOptions {
+        self.options
+    }
+
+    /// The plan [`Reconciler::reconcile`] would execute if every operation succeeded at once
+    /// (the same under every [`OnFailure`] policy).
     ///
     /// Errors: [`GraphError::Cycle`]. Side effects: none.
     pub fn plan(
@@ -128,11 +195,12 @@ impl<'r, I: Item> Reconciler<'r, I> {
     ///
     /// Shape: first reads results of finished background operations (whatever the selection),
     /// then runs deletes and modifies (dependents first), then creates (dependencies first). A
-    /// failed operation blocks only what depends on it. Creates of a configurator that takes
-    /// batches ([`Configurator::create_batch_limit`]) go to it together when none depends on
-    /// another (ADR 0009); the outcome is the same as one at a time. Operations that continue in the
-    /// background leave their item in progress; call again once [`Status::ready_to_resume`]
-    /// fires.
+    /// failed operation blocks only what depends on it, or, with [`OnFailure::AbortRun`], ends
+    /// the run: the operations left are listed in [`Status::skipped`]. Creates of a
+    /// configurator that takes batches ([`Configurator::create_batch_limit`]) go to it together
+    /// when none depends on another (ADR 0009); the outcome is the same as one at a time.
+    /// Operations that continue in the background leave their item in progress; call again
+    /// once [`Status::ready_to_resume`] fires.
     /// Errors: [`GraphError::Cycle`] when `intended` has a dependency cycle; nothing is run.
     /// Operation failures are not errors of this function: they are in the returned status.
     /// Side effects: calls configurators; updates items and states of `current` in place.
@@ -156,15 +224,28 @@ impl<'r, I: Item> Reconciler<'r, I> {
             index,
             failed,
         );
+        let mut skipped = Vec::new();
         while let Some(op) = seq.next_op() {
-            if let Some(batch) = self.batch(&mut seq, &op) {
-                self.execute_batch(&tracker, &mut seq, op, batch, &mut op_log).await;
-                continue;
+            let failed = match self.batch(&mut seq, &op) {
+                Some(batch) => self.execute_batch(&tracker, &mut seq, op, batch, &mut op_log).await,
+                None => {
+                    let previous_error = seq.last_error(&op.key);
+                    let (outcome, entry) = self.execute(&tracker, op, previous_error).await;
+                    let failed =
+                        entry.error.is_some().then(|| (entry.operation, entry.key.clone()));
+                    op_log.push(entry);
+                    seq.complete(outcome);
+                    failed
+                }
+            };
+            if let Some((operation, key)) = failed
+                && self.options.on_failure == OnFailure::AbortRun
+            {
+                let reason = format!("not run: {operation} {key} failed first");
+                skipped =
+                    seq.abort().into_iter().map(|op| (op.key, op.op, reason.clone())).collect();
+                break;
             }
-            let previous_error = seq.last_error(&op.key);
-            let (outcome, entry) = self.execute(&tracker, op, previous_error).await;
-            op_log.push(entry);
-            seq.complete(outcome);
         }
         let report = seq.finish();
         let in_progress = current.async_ops_in_progress();
@@ -179,6 +260,7 @@ impl<'r, I: Item> Reconciler<'r, I> {
             errors,
             pending: report.pending,
             deferred: report.deferred,
+            skipped,
             auto_deleted: report.auto_deleted,
             cascaded: report.cascaded,
             async_ops_in_progress: in_progress,
@@ -229,7 +311,7 @@ impl<'r, I: Item> Reconciler<'r, I> {
 
     /// Runs `first` and the operations `joined` to it with one
     /// [`Configurator::create_many`] or [`Configurator::change_many`], then completes them in
-    /// order.
+    /// order; returns the first that failed, as `(operation, key)`.
     ///
     /// Shape: every log entry of the batch carries the batch's start and end.
     async fn execute_batch<F: Fn(&I, &I) -> bool>(
@@ -239,7 +321,7 @@ impl<'r, I: Item> Reconciler<'r, I> {
         first: PlannedOp<I>,
         (configurator, joined): (&'r dyn Configurator<I>, Vec<PlannedOp<I>>),
         op_log: &mut Vec<OpLogEntry<I>>,
-    ) {
+    ) -> Option<(Operation, Key<I::Kind>)> {
         let operation = first.op;
         let ops: Vec<PlannedOp<I>> = std::iter::once(first).chain(joined).collect();
         let ctx = OpContext::new(Arc::clone(tracker));
@@ -265,6 +347,7 @@ impl<'r, I: Item> Reconciler<'r, I> {
         };
         let end = SystemTime::now();
         let mut results = results.into_iter();
+        let mut first_failed = None;
         for PlannedOp { key, after, before, .. } in ops {
             let previous_error = seq.last_error(&key);
             let result = match results.next() {
@@ -276,6 +359,9 @@ impl<'r, I: Item> Reconciler<'r, I> {
                 Ok(()) => Outcome::Done,
             };
             let item = after.or(before).expect("invariant: every planned op carries an item");
+            if result.is_err() && first_failed.is_none() {
+                first_failed = Some((operation, key.clone()));
+            }
             op_log.push(OpLogEntry {
                 key,
                 operation,
@@ -289,6 +375,7 @@ impl<'r, I: Item> Reconciler<'r, I> {
             });
             seq.complete(outcome);
         }
+        first_failed
     }
 
     fn needs_recreate(&self, current: &I, intended: &I) -> bool {
@@ -416,6 +503,7 @@ impl<I: Item> Default for Status<I> {
             errors: Vec::new(),
             pending: Vec::new(),
             deferred: Vec::new(),
+            skipped: Vec::new(),
             auto_deleted: Vec::new(),
             cascaded: Vec::new(),
             async_ops_in_progress: false,

@@ -13,7 +13,12 @@
 //!       ─▶ graph updated, blocks recorded
 //! finish: pending / deferred / auto-deleted / cascaded report
 //! ```
+//!
+//! A driver that ends the run at its first failure calls [`Sequencer::abort`] instead of
+//! going on: it lists the operations that would still have run and leaves the current graph
+//! as it stands.
 
+mod abort;
 mod actions;
 mod index;
 pub(crate) mod order;
@@ -234,6 +239,8 @@ pub(crate) struct Sequencer<'a, I: Item, F> {
     /// each of its routes), and each question would otherwise search the graph's map.
     seen: Vec<Cell<Option<Seen>>>,
     report: Report<I::Kind>,
+    /// Set by [`Sequencer::abort`]: the run goes on only on a copy, to list what is skipped.
+    aborted: Option<abort::Aborted<'a, I>>,
 }
 
 impl<'a, I: Item, F: Fn(&I, &I) -> bool> Sequencer<'a, I, F> {
@@ -324,6 +331,7 @@ impl<'a, I: Item, F: Fn(&I, &I) -> bool> Sequencer<'a, I, F> {
                 auto_deleted: Vec::new(),
                 cascaded: Vec::new(),
             },
+            aborted: None,
         };
         seq.compute_actions();
         let stage1 = seq.stage1_order();
@@ -472,8 +480,12 @@ impl<'a, I: Item, F: Fn(&I, &I) -> bool> Sequencer<'a, I, F> {
     /// Side effects: clears `externally_modified` on selected external items, moves selected
     /// non-external items into their intended subgraph, and drops states of selected keys that
     /// are neither present nor intended.
-    /// A plan ([`Current::Shared`]) skips this: its scratch graph is thrown away.
+    /// A plan ([`Current::Shared`]) skips this: its scratch graph is thrown away. After
+    /// [`Sequencer::abort`], see `finish_aborted`.
     pub(crate) fn finish(mut self) -> Report<I::Kind> {
+        if let Some(aborted) = self.aborted.take() {
+            return self.finish_aborted(aborted);
+        }
         if !matches!(self.cur, Current::Shared(_)) {
             let scope = self.scope.as_ref();
             self.cur.settle(self.int, |key| scope.is_none_or(|scope| scope.contains(key)));

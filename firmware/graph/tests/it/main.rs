@@ -1,5 +1,6 @@
 //! Reconciler scenarios with a recording mock configurator (one test binary, see STYLE §6).
 
+mod abort;
 mod async_ops;
 mod basic;
 mod batches;
