@@ -103,10 +103,6 @@ pub fn artifact_key(key: &Key<ArtifactKind>) -> ArtifactKey {
     ArtifactKey::new(key.kind, &*key.name)
 }
 
-/// Error text of operations not run because `reconcile.mode: strict` stopped at an earlier
-/// failure; the report shows them as `skipped`.
-pub const STRICT_ABORT: &str = "not run: reconcile.mode strict stops at the first failure";
-
 /// Whether this build can apply an intent ([`BackendRegistry::support`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Support {
@@ -131,10 +127,9 @@ pub struct BackendRegistry {
 struct Shared {
     /// Stable reason of the last failure per artifact.
     failures: Mutex<BTreeMap<ArtifactKey, Reason>>,
-    /// `reconcile.mode: strict`: refuse every operation after the first failure.
+    /// `reconcile.mode: strict`: operations one at a time, so that the run ends right at the
+    /// first failure (the graph's `OnFailure::AbortRun` ends it after the failed batch).
     strict: AtomicBool,
-    /// A failure happened in this apply.
-    failed: AtomicBool,
 }
 
 struct BackendConfigurator {
@@ -160,11 +155,10 @@ impl BackendRegistry {
         Self { by_kind, backends, shared }
     }
 
-    /// Starts an apply: clears failures; with `strict`, the first failure stops every later
-    /// operation ([`STRICT_ABORT`]).
+    /// Starts an apply: clears failures; with `strict`, operations run one at a time (the
+    /// session ends a strict run at its first failure: `OnFailure::AbortRun`).
     pub fn begin_apply(&self, strict: bool) {
         self.shared.strict.store(strict, Ordering::SeqCst);
-        self.shared.failed.store(false, Ordering::SeqCst);
         if let Ok(mut f) = self.shared.failures.lock() {
             f.clear();
         }
@@ -216,18 +210,8 @@ impl Registry<HostItem> for BackendRegistry {
 }
 
 impl BackendConfigurator {
-    /// Refuses the operation when strict mode already saw a failure.
-    fn gate(&self) -> Result<(), OpError> {
-        let s = &self.shared;
-        if s.strict.load(Ordering::SeqCst) && s.failed.load(Ordering::SeqCst) {
-            return Err(STRICT_ABORT.into());
-        }
-        Ok(())
-    }
-
     fn record(&self, key: &ArtifactKey, result: Result<(), HostError>) -> Result<(), OpError> {
         result.map_err(|e| {
-            self.shared.failed.store(true, Ordering::SeqCst);
             if let Ok(mut f) = self.shared.failures.lock() {
                 f.insert(key.clone(), Reason::from(e.reason_code()));
             }
@@ -243,7 +227,6 @@ impl Configurator<HostItem> for BackendConfigurator {
         item: &'a HostItem,
     ) -> BoxFuture<'a, Result<(), OpError>> {
         Box::pin(async move {
-            self.gate()?;
             let r = self.backend.create(&item.artifact).await;
             self.record(&item.artifact.key, r)
         })
@@ -263,10 +246,6 @@ impl Configurator<HostItem> for BackendConfigurator {
         items: &'a [&'a HostItem],
     ) -> BoxFuture<'a, Vec<Result<(), OpError>>> {
         Box::pin(async move {
-            if let Err(refused) = self.gate() {
-                let refused = refused.to_string();
-                return items.iter().map(|_| Err(refused.clone().into())).collect();
-            }
             let artifacts: Vec<&Artifact> = items.iter().map(|item| &*item.artifact).collect();
             let results = self.backend.create_many(&artifacts).await;
             results
@@ -284,7 +263,6 @@ impl Configurator<HostItem> for BackendConfigurator {
         intended: &'a HostItem,
     ) -> BoxFuture<'a, Result<(), OpError>> {
         Box::pin(async move {
-            self.gate()?;
             let r = self.backend.modify(&current.artifact, &intended.artifact).await;
             self.record(&intended.artifact.key, r)
         })
@@ -296,7 +274,6 @@ impl Configurator<HostItem> for BackendConfigurator {
         item: &'a HostItem,
     ) -> BoxFuture<'a, Result<(), OpError>> {
         Box::pin(async move {
-            self.gate()?;
             let r = self.backend.delete(&item.artifact).await;
             self.record(&item.artifact.key, r)
         })
@@ -316,10 +293,6 @@ impl Configurator<HostItem> for BackendConfigurator {
         changes: &'a [(&'a HostItem, Option<&'a HostItem>)],
     ) -> BoxFuture<'a, Vec<Result<(), OpError>>> {
         Box::pin(async move {
-            if let Err(refused) = self.gate() {
-                let refused = refused.to_string();
-                return changes.iter().map(|_| Err(refused.clone().into())).collect();
-            }
             let artifacts: Vec<(&Artifact, Option<&Artifact>)> = changes
                 .iter()
                 .map(|(current, intended)| (&*current.artifact, intended.map(|i| &*i.artifact)))

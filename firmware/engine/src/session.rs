@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use routerd_graph::{Operation, Reconciler, Selection};
+use routerd_graph::{OnFailure, Operation, ReconcileOptions, Reconciler, Selection};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::drawing::{Drawing, GraphView};
@@ -145,6 +145,9 @@ struct Applied {
     current: routerd_graph::Graph<HostItem>,
     log: Vec<routerd_graph::OpLogEntry<HostItem>>,
     cascaded: Vec<routerd_graph::Cascaded<ArtifactKind>>,
+    /// What a strict run did not run after its first failure, with why
+    /// (`OnFailure::AbortRun`).
+    skipped: Vec<(routerd_graph::Key<ArtifactKind>, Operation, String)>,
 }
 
 struct Snapshot {
@@ -405,8 +408,9 @@ impl Session {
         let (created_keys, prepared) = timed!(self, "prepare", self.prepare(&plan, input, now)?);
         let strict = input.config.spec.reconcile.mode == routerd_model::ReconcileMode::Strict;
         self.registry.begin_apply(strict);
-        let Applied { current, log, cascaded } =
-            timed!(self, "apply", self.apply(&mut plan).await?);
+        let on_failure = if strict { OnFailure::AbortRun } else { OnFailure::BlockDependents };
+        let Applied { current, log, cascaded, skipped } =
+            timed!(self, "apply", self.apply(&mut plan, on_failure).await?);
         // The verification's listing of the kernel starts now, on a helper thread, while the
         // ledger is committed and the records are built (none of that touches the host).
         let listing = if log.is_empty() { None } else { Listing::start(self.registry.backends()) };
@@ -473,7 +477,7 @@ impl Session {
         };
         if log.is_empty() {
             // Nothing ran: the host is as observed, and the plan already is the verification.
-            let executed = executed_records(&plan, &log, &cascaded, &self.registry);
+            let executed = executed_records(&plan, &log, &cascaded, &skipped, &self.registry);
             plan.current = current;
             let doc = reconciled(&plan, &snap, executed);
             self.release((plan, snap, desired, prepared, changes, created_keys));
@@ -483,8 +487,11 @@ impl Session {
         // verification: the plan, the operation log and the graph are large.
         // (Built on two threads at once, the records and the ledger view took longer than one
         // after the other: both allocate and free thousands of small blocks.)
-        let executed =
-            timed!(self, "records", executed_records(&plan, &log, &cascaded, &self.registry));
+        let executed = timed!(
+            self,
+            "records",
+            executed_records(&plan, &log, &cascaded, &skipped, &self.registry)
+        );
         drop((plan, log, current, created_keys));
         // The ledger as just committed, without reading it back (apply is all or nothing).
         let entries = timed!(
@@ -815,15 +822,25 @@ impl Session {
     }
 
     /// Runs the plan; the current graph is moved out of `plan` and returned updated.
-    async fn apply(&self, plan: &mut EnginePlan) -> Result<Applied, EngineError> {
+    async fn apply(
+        &self,
+        plan: &mut EnginePlan,
+        on_failure: OnFailure,
+    ) -> Result<Applied, EngineError> {
         let mut current = std::mem::take(&mut plan.current);
         if plan.ops.ops.is_empty() && !current.async_ops_in_progress() {
-            return Ok(Applied { current, log: Vec::new(), cascaded: Vec::new() });
+            return Ok(Applied {
+                current,
+                log: Vec::new(),
+                cascaded: Vec::new(),
+                skipped: Vec::new(),
+            });
         }
-        let reconciler = Reconciler::new(&self.registry);
+        let reconciler = Reconciler::with_options(&self.registry, ReconcileOptions { on_failure });
         let deadline = tokio::time::Instant::now() + ASYNC_DEADLINE;
         let mut log = Vec::new();
         let mut cascaded = Vec::new();
+        let mut skipped = Vec::new();
         loop {
             let status = reconciler
                 .reconcile(&mut current, plan.intended(), Selection::All)
@@ -831,6 +848,11 @@ impl Session {
                 .map_err(|e| EngineError::Cycle(e.to_string()))?;
             log.extend(status.op_log);
             cascaded.extend(status.cascaded);
+            if !status.skipped.is_empty() {
+                // Strict mode ended the run: another pass would run what it skipped.
+                skipped = status.skipped;
+                break;
+            }
             let Some(mut resume) = status.ready_to_resume.filter(|_| status.async_ops_in_progress)
             else {
                 break;
@@ -843,7 +865,7 @@ impl Session {
                 break;
             }
         }
-        Ok(Applied { current, log, cascaded })
+        Ok(Applied { current, log, cascaded, skipped })
     }
 
     fn generation(&self, digest: &str) -> Result<u64, EngineError> {

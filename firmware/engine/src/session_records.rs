@@ -39,6 +39,7 @@ pub(super) fn executed_records(
     plan: &EnginePlan,
     log: &[routerd_graph::OpLogEntry<HostItem>],
     cascaded: &[routerd_graph::Cascaded<ArtifactKind>],
+    skipped: &[(routerd_graph::Key<ArtifactKind>, Operation, String)],
     registry: &BackendRegistry,
 ) -> Vec<Arc<OperationRecord>> {
     // A planned record is built only for the operations that did not run, not for every
@@ -61,9 +62,6 @@ pub(super) fn executed_records(
         });
         let result = match (&e.error, plan.desired.blocked.contains_key(&key)) {
             (Some(_), true) => OperationResult::Blocked,
-            (Some(err), false) if err.contains(crate::item::STRICT_ABORT) => {
-                OperationResult::Skipped
-            }
             (Some(_), false) => OperationResult::Failed,
             (None, _) => OperationResult::Done,
         };
@@ -88,7 +86,15 @@ pub(super) fn executed_records(
         if p.result == OperationResult::Blocked {
             continue;
         }
-        out.push(Arc::new(OperationRecord { result: OperationResult::Skipped, ..p }));
+        // Why it did not run when a strict run ended at a failure (`not run: delete … failed
+        // first`); otherwise something it depends on failed, as the report says.
+        let error = skipped
+            .iter()
+            .find(|(key, op, _)| {
+                *op == p.operation && *key.name == *p.name && key.kind.as_str() == p.kind
+            })
+            .map(|(.., why)| why.strip_prefix("not run: ").unwrap_or(why).to_owned());
+        out.push(Arc::new(OperationRecord { result: OperationResult::Skipped, error, ..p }));
     }
     out.extend(cascaded.iter().map(|(item, with)| {
         Arc::new(crate::report::cascade_record(item, with, OperationResult::Done))

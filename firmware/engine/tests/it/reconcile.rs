@@ -654,6 +654,21 @@ async fn strict_mode_stops_at_the_first_failure() {
         skipped.contains(&"create nft.table/ip/routerd_snat_lan_masquerade".to_string()),
         "{skipped:#?}"
     );
+    // Those the run ended before name the failure (the graph's `OnFailure::AbortRun`); the
+    // failed operation's dependents were blocked by it, as in progressive mode.
+    let failed = doc
+        .operations
+        .iter()
+        .find(|o| o.result == OperationResult::Failed)
+        .map(|o| format!("{} {}/{} failed first", o.operation, o.kind, o.name))
+        .expect("one failed");
+    let skipped_ops: Vec<_> =
+        doc.operations.iter().filter(|o| o.result == OperationResult::Skipped).collect();
+    let named = skipped_ops.iter().filter(|o| o.error.as_deref() == Some(failed.as_str())).count();
+    assert!(named > 0, "{skipped_ops:#?}");
+    let others: Vec<_> =
+        skipped_ops.iter().filter(|o| o.error.as_deref().is_some_and(|e| e != failed)).collect();
+    assert!(others.is_empty(), "{others:#?}");
     assert!(!lab.nft(&["list", "tables"]).contains("routerd_snat"));
     // Nothing that did not run is in the ledger.
     assert!(!lab.ledger_keys().iter().any(|k| k.contains("routerd_snat")));
