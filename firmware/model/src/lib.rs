@@ -38,3 +38,4 @@ pub use kind::{
     ResourceSpec, SYSTEM_API_VERSION, UnknownKindError,
 };
 pub use parse::{load, parse_config, read_source, source_from_bytes};
+pub use yaml::{Located, LocatedProblem, locate_json};

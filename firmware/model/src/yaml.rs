@@ -13,7 +13,8 @@
 //! bounded like saphyr's), and a duplicate mapping key is reported at the second key as
 //! `duplicate key "X"`. Duplicate keys that are collections are compared by their JSON value,
 //! an approximation of saphyr's comparison (such keys are always rejected anyway). This module
-//! does no I/O and knows nothing about routerd kinds.
+//! does no I/O and knows nothing about routerd kinds. [`locate_json`] offers the positions and
+//! duplicate keys of a JSON text to other crates.
 
 use std::borrow::Cow;
 use std::cell::OnceCell;
@@ -58,22 +59,14 @@ pub(crate) struct YamlProblem {
     pub path: String,
     /// Lowercase message.
     pub message: String,
+    /// The problem is a repeated mapping key.
+    pub duplicate_key: bool,
 }
 
 impl SourceMap<'_> {
     /// Start of the node at `path`, or of its nearest recorded ancestor.
     pub(crate) fn value(&self, path: &str) -> Location {
-        let positions = self.positions_for(path);
-        let mut p = path;
-        loop {
-            if let Some(loc) = positions.values.get(p) {
-                return *loc;
-            }
-            match parent(p) {
-                Some(up) => p = up,
-                None => return Location::new(1, 1),
-            }
-        }
+        self.positions_for(path).value(path)
     }
 
     /// Start of the mapping key that introduced `path`, falling back to [`Self::value`].
@@ -89,10 +82,103 @@ impl SourceMap<'_> {
         }
         self.full.get_or_init(|| {
             // The source parsed once already; a second parse cannot fail differently.
-            let full = build(self.source, true, None);
+            let full = build(self.source, true, false, None);
             full.map(|built| built.positions).unwrap_or_default()
         })
     }
+}
+
+impl Positions {
+    /// Start of the node at `path`, or of its nearest recorded ancestor, else 1:1.
+    fn value(&self, path: &str) -> Location {
+        let mut p = path;
+        loop {
+            if let Some(loc) = self.values.get(p) {
+                return *loc;
+            }
+            match parent(p) {
+                Some(up) => p = up,
+                None => return Location::new(1, 1),
+            }
+        }
+    }
+}
+
+/// Where each value and mapping key of a JSON text starts, by JSON path (see [`locate_json`]).
+///
+/// Shape: paths are `routes.gs-local-network.groups[0]` (keys joined by `.`, items as `[i]`,
+/// keys written as parsed, unescaped), the root is the empty string; lines and columns are
+/// 1-based, columns count characters.
+#[derive(Debug, Clone)]
+pub struct Located {
+    positions: Positions,
+}
+
+impl Located {
+    /// Start of the value at `path`, or of its nearest ancestor in the text (a missing field:
+    /// the object that lacks it; a path of no node at all: the root).
+    pub fn value_location(&self, path: &str) -> Location {
+        self.positions.value(path)
+    }
+
+    /// Start of the key that introduced `path`, or of its nearest ancestor's key (a missing
+    /// field: the key of the object that lacks it); without a key on the way (the root, items
+    /// of a root array), [`Self::value_location`].
+    pub fn key_location(&self, path: &str) -> Location {
+        let mut p = path;
+        loop {
+            if let Some(loc) = self.positions.keys.get(p) {
+                return *loc;
+            }
+            match parent(p) {
+                Some(up) => p = up,
+                None => return self.value_location(path),
+            }
+        }
+    }
+}
+
+/// A problem [`locate_json`] found in a text.
+///
+/// Shape: `path` is in [`Located`]'s format, empty for the root and for syntax errors;
+/// `message` is lowercase without a trailing period, e.g. `duplicate key "pilots"`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocatedProblem {
+    /// Where the problem is: a duplicate key's second occurrence, where a syntax error was
+    /// found.
+    pub location: Location,
+    /// JSON path of the offending node (of the repeated key's value for a duplicate key).
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+    /// The problem is a mapping key that appears twice in one object.
+    pub duplicate_key: bool,
+}
+
+/// Locates every value and key of `text`, a JSON document, for error messages that point at
+/// `line:column`, and finds duplicate keys (which serde_json accepts, keeping the last).
+///
+/// The text is read as YAML 1.2, of which JSON is a subset, so this accepts more than JSON
+/// (comments, plain scalars, block style): check the syntax with serde_json first and use this
+/// only to locate. Strings may hold any character; nesting is limited to 64 levels, as in
+/// `router.yaml`.
+///
+/// Errors: one problem: the first duplicate key (at the repeated key, with its path), a syntax
+/// error, or an empty or multi-document stream; or else every node JSON cannot hold
+/// (non-string keys, tags). No side effects; never panics.
+pub fn locate_json(text: &str) -> Result<Located, Vec<LocatedProblem>> {
+    let problems = |problems: Vec<YamlProblem>| {
+        let public = |p: YamlProblem| LocatedProblem {
+            location: p.location,
+            path: p.path,
+            message: p.message,
+            duplicate_key: p.duplicate_key,
+        };
+        problems.into_iter().map(public).collect::<Vec<_>>()
+    };
+    let built = build(text, true, true, None).map_err(problems)?;
+    let (_, positions) = whole(text, built, true).map_err(problems)?;
+    Ok(Located { positions })
 }
 
 /// Number of `.` in `path`: the first parse records paths with at most one (envelope fields
@@ -140,13 +226,14 @@ pub(crate) fn parse<'s, S: ItemSink>(
     items_path: &str,
     mut sink: S,
 ) -> Result<(Value, SourceMap<'s>, S), Vec<YamlProblem>> {
-    let built = build(source, false, Some((items_path, &mut sink)))?;
-    let (value, positions) = whole(source, built)?;
+    let built = build(source, false, false, Some((items_path, &mut sink)))?;
+    let (value, positions) = whole(source, built, false)?;
     Ok((value, SourceMap { source, shallow: positions, full: OnceCell::new() }, sink))
 }
 
-/// The document and positions of a [`build`] over all of `source`, or its problems.
-fn whole(source: &str, built: Built) -> Result<(Value, Positions), Vec<YamlProblem>> {
+/// The document and positions of a [`build`] over all of `source`, or its problems (`json`
+/// as in [`build`]).
+fn whole(source: &str, built: Built, json: bool) -> Result<(Value, Positions), Vec<YamlProblem>> {
     let Some(value) = built.document else {
         return Err(vec![problem(Location::new(1, 1), "", "document is empty")]);
     };
@@ -155,7 +242,7 @@ fn whole(source: &str, built: Built) -> Result<(Value, Positions), Vec<YamlProbl
     }
     if built.unlocated {
         // A problem below the recorded paths: build again with every path to locate it.
-        let full = build(source, true, None);
+        let full = build(source, true, json, None);
         return Err(full.map(|full| full.problems).unwrap_or_default());
     }
     if !built.problems.is_empty() {
@@ -241,11 +328,15 @@ fn check_version_directive(source: &str) -> Result<(), YamlProblem> {
 
 /// Runs the parser over `source` and builds the JSON value from its events.
 ///
+/// `json` is for [`locate_json`]: strings may hold any character (no [`forbidden_char`] check)
+/// and a duplicate key's problem names its path and the key as parsed.
+///
 /// Errors: a syntax error, or the first duplicate key or alias budget overrun (a later syntax
 /// error wins, as in saphyr's loader); one problem either way.
 fn build<'f>(
     source: &str,
     record_all: bool,
+    json: bool,
     items: Option<Streamed<'f>>,
 ) -> Result<Built, Vec<YamlProblem>> {
     check_version_directive(source).map_err(|p| vec![p])?;
@@ -253,6 +344,7 @@ fn build<'f>(
         source,
         items,
         record_all,
+        json,
         positions: Positions::default(),
         sink: Sink::default(),
         stack: Vec::new(),
@@ -274,6 +366,7 @@ fn build<'f>(
                 location: location(e.marker()),
                 path: String::new(),
                 message: syntax_message(source, e.marker(), e.info()),
+                duplicate_key: false,
             }]
         })?;
         builder.on_event(ev, span);
@@ -302,6 +395,8 @@ struct Builder<'i, 'f> {
     items: Option<Streamed<'f>>,
     /// Record every node (error path) rather than the shallow ones.
     record_all: bool,
+    /// Reading JSON for [`locate_json`] (see [`build`]).
+    json: bool,
     positions: Positions,
     sink: Sink,
     /// Collections being built, innermost last.
@@ -624,7 +719,7 @@ impl<'i> Builder<'i, '_> {
             if matches!(data, Data::Bad) {
                 return; // an empty document
             }
-            let value = to_value(data, &ctx, at, &mut self.sink);
+            let value = to_value(data, &ctx, at, &mut self.sink, self.json);
             if self.document.is_none() {
                 self.document = Some(value);
             } else if self.extra.is_none() {
@@ -636,7 +731,7 @@ impl<'i> Builder<'i, '_> {
         match &mut parent.items {
             Items::Sequence(items) => {
                 parent.count += count;
-                let value = to_value(data, &ctx, at, &mut self.sink);
+                let value = to_value(data, &ctx, at, &mut self.sink, self.json);
                 match &mut self.items {
                     Some((path, sink))
                         if !parent_quiet && parent.ctx.path.as_deref() == Some(*path) =>
@@ -656,8 +751,16 @@ impl<'i> Builder<'i, '_> {
                 }
                 Some(PendingKey { key: Key::String(name), mark: key_mark, .. }) => {
                     parent.count += 1 + count;
-                    let value = to_value(data, &ctx, at, &mut self.sink);
-                    if entries.insert(name, value).is_some() {
+                    let value = to_value(data, &ctx, at, &mut self.sink, self.json);
+                    if self.json && entries.contains_key(&name) {
+                        let path = parent.ctx.path.as_deref().map(|p| child_key(p, &name));
+                        self.fatal = Some(YamlProblem {
+                            location: location(&key_mark),
+                            path: path.unwrap_or_default(),
+                            message: format!("duplicate key {name:?}"),
+                            duplicate_key: true,
+                        });
+                    } else if entries.insert(name, value).is_some() {
                         self.fatal = Some(duplicate(self.source, key_mark));
                     }
                 }
@@ -681,11 +784,12 @@ impl<'i> Builder<'i, '_> {
 /// saphyr's loader error for a duplicate key: at `mark`, the repeated key.
 fn duplicate(source: &str, mark: Marker) -> YamlProblem {
     let message = syntax_message(source, &mark, "duplicated key in mapping");
-    problem(location(&mark), "", &message)
+    YamlProblem { duplicate_key: true, ..problem(location(&mark), "", &message) }
 }
 
-/// The JSON value of a finished node, recording its problems unless `ctx` is quiet.
-fn to_value(data: Data<'_>, ctx: &Ctx, at: Location, sink: &mut Sink) -> Value {
+/// The JSON value of a finished node, recording its problems unless `ctx` is quiet; `json`
+/// strings may hold any character.
+fn to_value(data: Data<'_>, ctx: &Ctx, at: Location, sink: &mut Sink, json: bool) -> Value {
     let message = match data {
         Data::Scalar(scalar) => match scalar {
             Scalar::Null => return Value::Null,
@@ -695,7 +799,7 @@ fn to_value(data: Data<'_>, ctx: &Ctx, at: Location, sink: &mut Sink) -> Value {
                 Some(n) => return Value::Number(n),
                 None => "non-finite numbers are not supported".to_owned(),
             },
-            Scalar::String(s) => match forbidden_char(&s) {
+            Scalar::String(s) => match forbidden_char(&s).filter(|_| !json) {
                 None => return Value::String(s.into_owned()),
                 Some(c) => format!("text {s:?} contains {}", describe_forbidden(c)),
             },
@@ -750,7 +854,12 @@ fn unanchored<'i>(ev: &Event<'i>) -> Event<'i> {
 }
 
 fn problem(location: Location, path: &str, message: &str) -> YamlProblem {
-    YamlProblem { location, path: path.to_owned(), message: message.to_owned() }
+    YamlProblem {
+        location,
+        path: path.to_owned(),
+        message: message.to_owned(),
+        duplicate_key: false,
+    }
 }
 
 /// Converts a saphyr marker (1-based line, 0-based column) to a [`Location`].

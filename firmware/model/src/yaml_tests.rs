@@ -153,3 +153,30 @@ fn parent_strips_last_segment() {
     assert_eq!(parent("a"), Some(""));
     assert_eq!(parent(""), None);
 }
+
+#[test]
+fn locate_json_finds_nested_values_and_keys() {
+    let text = "{\n  \"a\": {\"b\": [1, \"x\\ty\"]},\n  \"c\": []\n}";
+    let located = locate_json(text).expect("valid json");
+    assert_eq!(located.value_location("a.b[1]"), Location::new(2, 18));
+    assert_eq!(located.key_location("a.b"), Location::new(2, 9));
+    assert_eq!(located.value_location("a.b[7].c"), Location::new(2, 14));
+    // A missing field: the key of the object that lacks it.
+    assert_eq!(located.key_location("a.b[7].c"), Location::new(2, 9));
+    assert_eq!(located.key_location(""), Location::new(1, 1));
+}
+
+#[test]
+fn locate_json_reports_a_duplicate_key_with_its_path() {
+    let text = "{\"a\": {\"b\": 1,\n \"b\": 2}}";
+    let problems = locate_json(text).expect_err("duplicate");
+    assert_eq!(
+        problems,
+        [LocatedProblem {
+            location: Location::new(2, 2),
+            path: "a.b".to_owned(),
+            message: "duplicate key \"b\"".to_owned(),
+            duplicate_key: true,
+        }]
+    );
+}
