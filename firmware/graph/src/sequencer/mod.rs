@@ -487,10 +487,35 @@ impl<'a, I: Item, F: Fn(&I, &I) -> bool> Sequencer<'a, I, F> {
             return self.finish_aborted(aborted);
         }
         if !matches!(self.cur, Current::Shared(_)) {
+            let keep_marked = self.marks_still_needed();
             let scope = self.scope.as_ref();
             self.cur.settle(self.int, |key| scope.is_none_or(|scope| scope.contains(key)));
+            for key in &keep_marked {
+                if self.cur.state(key).is_some() {
+                    self.cur.state_mut(key).externally_modified = true;
+                }
+            }
         }
         self.report
+    }
+
+    /// External items whose `externally_modified` mark a delete of this run was for and that
+    /// delete did not happen (failed, deferred): settling would clear the mark, and the
+    /// `recreate_when_modified` dependent would then never be recreated.
+    fn marks_still_needed(&self) -> BTreeSet<Key<I::Kind>> {
+        let mut keep = BTreeSet::new();
+        for &id in &self.cur_ids {
+            let deleting = matches!(self.actions[id], Some(Action::Delete { auto: false, .. }));
+            if !deleting || self.deleted.contains_key(&self.index.keys[id]) {
+                continue;
+            }
+            for edge in &self.cur_deps[id] {
+                if edge.dep.recreate_when_modified && self.cur_facts[edge.to].externally_modified {
+                    keep.insert(edge.dep.key.clone());
+                }
+            }
+        }
+        keep
     }
 
     fn in_scope(&self, key: &Key<I::Kind>) -> bool {

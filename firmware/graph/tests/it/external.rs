@@ -98,3 +98,24 @@ async fn externally_modified_item_recreates_its_recreate_when_modified_dependent
     let status = mock.reconcile(&mut current, &intended).await;
     assert!(steps(&status).is_empty());
 }
+
+#[tokio::test]
+async fn a_recreate_for_an_externally_modified_item_is_retried_after_its_delete_failed() {
+    let mock = Mock::new();
+    let mut current = graph([uplink("mac 1")]);
+    let bound = Dependency::on(key(Link, "eth0"), "bound to the link").recreate_when_modified();
+    let intended = graph([uplink("mac 1"), item(Svc, "dhcp").dep_with(bound)]);
+    mock.reconcile(&mut current, &intended).await;
+
+    current.put(uplink("mac 2"));
+    mock.fail(delete(Svc, "dhcp"));
+    let status = mock.reconcile(&mut current, &intended).await;
+    assert_eq!(steps(&status), vec![delete(Svc, "dhcp")]);
+    // The recreate did not happen: the link's mark stays, so the next run tries it again.
+    assert!(current.state(&key(Link, "eth0")).is_some_and(|s| s.externally_modified));
+
+    mock.heal(&delete(Svc, "dhcp"));
+    let status = mock.reconcile(&mut current, &intended).await;
+    assert_eq!(steps(&status), vec![delete(Svc, "dhcp"), create(Svc, "dhcp")]);
+    assert!(current.state(&key(Link, "eth0")).is_some_and(|s| !s.externally_modified));
+}
