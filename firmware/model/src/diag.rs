@@ -89,8 +89,9 @@ impl<'m> Diagnostics<'m> {
     }
 }
 
-/// `prefix` extended by the segments of a `serde_path_to_error` path.
-fn join_path(prefix: &str, path: &serde_path_to_error::Path) -> String {
+/// `prefix` extended by the segments of a `serde_path_to_error` path, in routerd's path
+/// spelling (`spec.resources[3].spec.address`, as [`crate::locate_json`] takes them).
+pub fn join_path(prefix: &str, path: &serde_path_to_error::Path) -> String {
     let mut out = prefix.to_owned();
     for segment in path.iter() {
         out = match segment {

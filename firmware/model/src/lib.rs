@@ -31,6 +31,7 @@ mod validate;
 mod yaml;
 
 pub use config::{Config, Metadata, ReconcileMode, ReconcileSpec, Resource, RouterSpec};
+pub use diag::join_path;
 pub use duration::parse_duration;
 pub use error::{ConfigError, ConfigErrors, Location};
 pub use kind::{

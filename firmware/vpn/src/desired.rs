@@ -11,11 +11,10 @@ use std::net::IpAddr;
 
 use ipnet::IpNet;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_path_to_error::Segment;
 
 use routerd_model::{Located, LocatedProblem};
 
-use crate::error::{Location, NetbirdStateError, NetbirdStateErrors, child_index, child_key};
+use crate::error::{Location, NetbirdStateError, NetbirdStateErrors};
 use crate::validate;
 
 /// The whole `netbird.json`: one NetBird account's groups, setup keys, policies, routes and
@@ -284,7 +283,7 @@ fn duplicates(problems: Vec<LocatedProblem>, file: &str) -> Vec<NetbirdStateErro
 fn read(text: &str, file: &str) -> Result<NetbirdState, NetbirdStateErrors> {
     let mut de = serde_json::Deserializer::from_str(text);
     let state = serde_path_to_error::deserialize(&mut de).map_err(|err| {
-        let path = join_path(err.path());
+        let path = routerd_model::join_path("", err.path());
         serde_error(text, file, path, err.inner())
     })?;
     de.end().map_err(|err| serde_error(text, file, String::new(), &err))?;
@@ -320,18 +319,4 @@ fn serde_error(
         stopped
     };
     NetbirdStateErrors(vec![NetbirdStateError { file: file.to_owned(), location, path, message }])
-}
-
-/// Our spelling of a serde path: `routes.gs.groups[0]`.
-fn join_path(path: &serde_path_to_error::Path) -> String {
-    let mut out = String::new();
-    for segment in path.iter() {
-        out = match segment {
-            Segment::Seq { index } => child_index(&out, *index),
-            Segment::Map { key } => child_key(&out, key),
-            Segment::Enum { variant } => child_key(&out, variant),
-            Segment::Unknown => out,
-        };
-    }
-    out
 }
